@@ -1,0 +1,46 @@
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import './fastify-types.js';
+import type { Config } from '../shared/config.js';
+import type { ApiDeps } from './deps.js';
+import { registerCors } from './plugins/cors.js';
+import { registerErrorHandling } from './plugins/error-handler.js';
+import { registerLockoutGuard } from './plugins/lockout-guard.js';
+import { requestIdFrom } from './plugins/request-id.js';
+import { bulkImportRoutes } from './routes/bulk-imports.js';
+import { healthRoutes } from './routes/health.js';
+import { keyRoutes } from './routes/keys.js';
+import { meRoutes } from './routes/me.js';
+
+/** A hop count trusts that many proxies nearest to us, as proxy-addr does for a number. */
+function toFastifyTrustProxy(setting: Config['trustProxy']) {
+  return typeof setting === 'number' ? (_address: string, hop: number) => hop < setting : setting;
+}
+
+/** Builds the API without listening: the server entry listens, tests call `app.inject`. */
+export async function buildApp(deps: ApiDeps): Promise<FastifyInstance> {
+  const app = Fastify({
+    // note: pino's Logger is a FastifyBaseLogger; naming the base type keeps the app's type the default one.
+    loggerInstance: deps.log as FastifyBaseLogger,
+    trustProxy: toFastifyTrustProxy(deps.config.trustProxy),
+    requestIdHeader: false,
+    genReqId: requestIdFrom,
+    logController: new LogController({ requestIdLogLabel: 'requestId' }),
+    // note: per-route limits (1 MB machines, 2 MB listings) are set on those routes.
+    bodyLimit: 64 * 1024,
+    return503OnClosing: true,
+  });
+
+  // Every response carries its request id, errors and 404s included.
+  app.addHook('onRequest', async (request, reply) => {
+    reply.header('x-request-id', request.id);
+  });
+  registerErrorHandling(app);
+  await registerCors(app, deps.config.corsAllowedOrigins);
+  registerLockoutGuard(app, deps.lockout);
+
+  await app.register(healthRoutes, deps);
+  await app.register(meRoutes, deps);
+  await app.register(bulkImportRoutes, deps);
+  await app.register(keyRoutes, deps);
+  return app;
+}

@@ -1,0 +1,54 @@
+import { QueueEvents } from 'bullmq';
+import type { Redis } from 'ioredis';
+import type { Config } from '../shared/config.js';
+import { createSql, type Sql } from '../shared/db.js';
+import { createImportQueue, IMPORT_QUEUE_NAME } from '../shared/import-queue.js';
+import type { Logger } from '../shared/logger.js';
+import { createRedis, waitForRedis } from '../shared/redis.js';
+import { ImportRunner } from './import-runner.js';
+import { AccountQuota } from './limits/account-quota.js';
+import { AuthLockout } from './limits/auth-lockout.js';
+
+/** Everything the API's routes and hooks use, created once per process and passed in. */
+export interface ApiDeps {
+  config: Config;
+  log: Logger;
+  sql: Sql;
+  redis: Redis;
+  imports: ImportRunner;
+  quota: AccountQuota;
+  lockout: AuthLockout;
+}
+
+export async function createApiDeps(config: Config, log: Logger): Promise<ApiDeps & { close(): Promise<void> }> {
+  const sql = createSql(config);
+  const redis = createRedis(config, 'command');
+  redis.on('error', (err) => log.warn({ err: err.message }, 'redis connection error'));
+  await waitForRedis(redis);
+  const queue = createImportQueue(config, redis);
+  queue.on('error', (err) => log.warn({ err: err.message }, 'import queue error'));
+  const eventsRedis = createRedis(config, 'blocking');
+  const events = new QueueEvents(IMPORT_QUEUE_NAME, {
+    connection: eventsRedis,
+    prefix: config.redisPrefix,
+  });
+  events.on('error', (err) => log.warn({ err: err.message }, 'queue events error'));
+  await events.waitUntilReady();
+
+  return {
+    config,
+    log,
+    sql,
+    redis,
+    imports: new ImportRunner(queue, events, config.importTimeoutMs, log),
+    quota: new AccountQuota(redis, config.redisPrefix),
+    lockout: new AuthLockout(redis, config.redisPrefix),
+    async close() {
+      await events.close();
+      await queue.close();
+      await sql.end({ timeout: 5 });
+      eventsRedis.disconnect();
+      redis.disconnect();
+    },
+  };
+}

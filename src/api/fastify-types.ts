@@ -1,0 +1,16 @@
+import type { Account } from '../shared/repositories/accounts.js';
+import type { AuthenticatedKey } from '../shared/repositories/api-keys.js';
+import type { Scope } from '../shared/scopes.js';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** set by the API-key hook */
+    apiKey?: AuthenticatedKey;
+    /** set by the session-token hook */
+    sessionAccount?: Account;
+  }
+  interface FastifyContextConfig {
+    /** the scope an API-key route requires (spec 2.2) */
+    requiredScope?: Scope;
+  }
+}

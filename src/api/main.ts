@@ -1,0 +1,15 @@
+import closeWithGrace from 'close-with-grace';
+import { loadConfig } from '../shared/config.js';
+import { createLogger, warnAboutDevSecrets } from '../shared/logger.js';
+import { startApiServer } from './server.js';
+
+const config = loadConfig();
+const log = createLogger(config, 'api');
+warnAboutDevSecrets(config, log);
+const running = await startApiServer(config, log);
+
+closeWithGrace({ delay: config.importTimeoutMs + 5_000 }, async ({ signal, err }) => {
+  if (err) log.error({ err }, 'api stopping after an error');
+  else log.info({ signal }, 'api stopping: finishing in-flight requests');
+  await running.close();
+});

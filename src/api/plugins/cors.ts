@@ -1,0 +1,29 @@
+import cors from '@fastify/cors';
+import type { FastifyInstance } from 'fastify';
+import { ApiError } from '../../shared/api-error.js';
+
+/**
+ * The API is for servers (spec 1): a request that carries an Origin not on the allow-list is
+ * refused, preflights included, before anything else runs (decisions E). Allowed origins get the
+ * usual CORS headers from @fastify/cors.
+ */
+export async function registerCors(app: FastifyInstance, allowedOrigins: readonly string[]): Promise<void> {
+  const allowed = new Set(allowedOrigins);
+  app.addHook('onRequest', async (request) => {
+    const origin = request.headers.origin;
+    if (origin !== undefined && !allowed.has(origin)) {
+      throw new ApiError(403, { error: 'Cross-origin requests are not allowed' });
+    }
+  });
+  if (allowed.size > 0) {
+    await app.register(cors, {
+      origin: [...allowed],
+      methods: ['GET', 'POST', 'DELETE'],
+      allowedHeaders: ['Authorization', 'Content-Type', 'X-Request-Id', 'Idempotency-Key'],
+      exposedHeaders: [
+        'X-Request-Id', 'Retry-After', 'X-RateLimit-Limit-Minute', 'X-RateLimit-Remaining-Minute',
+        'X-RateLimit-Limit-Day', 'X-RateLimit-Remaining-Day',
+      ],
+    });
+  }
+}

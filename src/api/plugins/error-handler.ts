@@ -1,0 +1,39 @@
+import type { FastifyError, FastifyInstance } from 'fastify';
+import { ApiError } from '../../shared/api-error.js';
+
+const INVALID_JSON_CODES = new Set(['FST_ERR_CTP_INVALID_JSON_BODY', 'FST_ERR_CTP_EMPTY_JSON_BODY']);
+
+function isFastifyError(error: unknown): error is FastifyError {
+  return typeof error === 'object' && error !== null && 'statusCode' in error;
+}
+
+/**
+ * The one place errors become responses: ApiError carries its spec body; the framework's body
+ * errors get the texts of decisions A; anything else is a logged 500 without internals.
+ */
+export function registerErrorHandling(app: FastifyInstance): void {
+  app.setErrorHandler(async (error, request, reply) => {
+    if (error instanceof ApiError) {
+      return reply.code(error.statusCode).headers(error.headers).send(error.body);
+    }
+    if (isFastifyError(error)) {
+      if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
+        return reply.code(413).send({ error: 'Request body too large', limit_bytes: request.routeOptions.bodyLimit });
+      }
+      if (INVALID_JSON_CODES.has(error.code) || (error.statusCode === 400 && error instanceof SyntaxError)) {
+        return reply.code(400).send({ error: 'Invalid JSON body' });
+      }
+      if (error.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') {
+        return reply.code(415).send({ error: 'Content-Type must be application/json' });
+      }
+      if (error.statusCode !== undefined && error.statusCode >= 400 && error.statusCode < 500) {
+        request.log.info({ code: error.code }, 'client error from the framework');
+        return reply.code(error.statusCode).send({ error: 'Bad request' });
+      }
+    }
+    request.log.error({ err: error }, 'unhandled error');
+    return reply.code(500).send({ error: 'Internal server error', request_id: request.id });
+  });
+
+  app.setNotFoundHandler(async (_request, reply) => reply.code(404).send({ error: 'Not found' }));
+}

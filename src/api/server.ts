@@ -1,0 +1,24 @@
+import type { FastifyInstance } from 'fastify';
+import type { Config } from '../shared/config.js';
+import type { Logger } from '../shared/logger.js';
+import { buildApp } from './app.js';
+import { createApiDeps } from './deps.js';
+
+export interface RunningApi {
+  app: FastifyInstance;
+  /** stops accepting, lets in-flight requests (and the imports they await) finish, closes clients */
+  close(): Promise<void>;
+}
+
+export async function startApiServer(config: Config, log: Logger): Promise<RunningApi> {
+  const deps = await createApiDeps(config, log);
+  const app = await buildApp(deps);
+  await app.listen({ port: config.port, host: config.host });
+  return {
+    app,
+    async close() {
+      await app.close();
+      await deps.close();
+    },
+  };
+}

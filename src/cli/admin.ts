@@ -1,0 +1,101 @@
+import { parseArgs } from 'node:util';
+import { loadConfig, type Config } from '../shared/config.js';
+import { createSql, type Sql } from '../shared/db.js';
+import { createAccount, isUuid, setAccountTier } from '../shared/repositories/accounts.js';
+import { signSessionToken } from '../shared/session-token.js';
+
+/**
+ * Operator CLI (decisions F): each command prints exactly one JSON object on stdout and exits 0,
+ * or prints an error on stderr and exits non-zero.
+ */
+
+const DEFAULT_SESSION_TTL_SEC = 24 * 60 * 60;
+const TIER_PATTERN = /^[a-z][a-z0-9_]{0,31}$/;
+
+const USAGE = `usage:
+  admin accounts create --name NAME --tier TIER [--owner] [--onboarded] [--avatar-url URL]
+  admin accounts set-tier ACCOUNT_ID TIER
+  admin sessions create ACCOUNT_ID [--ttl-sec N]`;
+
+class UsageError extends Error {}
+
+function requireTier(tier: string | undefined): string {
+  if (tier === undefined || !TIER_PATTERN.test(tier)) {
+    throw new UsageError(`tier must be a lowercase word such as enterprise, global, pro or free (got ${JSON.stringify(tier)})`);
+  }
+  return tier;
+}
+
+function requireAccountId(id: string | undefined): string {
+  if (id === undefined || !isUuid(id)) throw new UsageError(`account id must be a UUID (got ${JSON.stringify(id)})`);
+  return id;
+}
+
+async function accountsCreate(sql: Sql, config: Config, args: string[]): Promise<object> {
+  const { values } = parseArgs({
+    args,
+    options: {
+      name: { type: 'string' },
+      tier: { type: 'string' },
+      owner: { type: 'boolean', default: false },
+      onboarded: { type: 'boolean', default: false },
+      'avatar-url': { type: 'string' },
+    },
+  });
+  const name = values.name?.trim();
+  if (!name) throw new UsageError('--name is required');
+  const account = await createAccount(sql, {
+    displayName: name,
+    tier: requireTier(values.tier),
+    isOwner: values.owner,
+    hasCompletedOnboarding: values.onboarded,
+    avatarUrl: values['avatar-url'] ?? null,
+  });
+  return {
+    id: account.id,
+    display_name: account.display_name,
+    subscription_tier: account.subscription_tier,
+    session_token: await signSessionToken(account.id, config.sessionSecret, DEFAULT_SESSION_TTL_SEC),
+  };
+}
+
+async function accountsSetTier(sql: Sql, args: string[]): Promise<object> {
+  const { positionals } = parseArgs({ args, allowPositionals: true, options: {} });
+  const id = requireAccountId(positionals[0]);
+  const account = await setAccountTier(sql, id, requireTier(positionals[1]));
+  if (!account) throw new Error(`no account with id ${id}`);
+  return { id: account.id, subscription_tier: account.subscription_tier };
+}
+
+async function sessionsCreate(sql: Sql, config: Config, args: string[]): Promise<object> {
+  const { positionals, values } = parseArgs({ args, allowPositionals: true, options: { 'ttl-sec': { type: 'string' } } });
+  const id = requireAccountId(positionals[0]);
+  const ttl = values['ttl-sec'] === undefined ? DEFAULT_SESSION_TTL_SEC : Number(values['ttl-sec']);
+  if (!Number.isInteger(ttl) || ttl <= 0) throw new UsageError('--ttl-sec must be a positive whole number of seconds');
+  const [found] = await sql`select 1 from accounts where id = ${id}`;
+  if (!found) throw new Error(`no account with id ${id}`);
+  return { session_token: await signSessionToken(id, config.sessionSecret, ttl) };
+}
+
+async function run(argv: string[]): Promise<object> {
+  const [group, command, ...rest] = argv;
+  const config = loadConfig();
+  const sql = createSql(config, { max: 1 });
+  try {
+    if (group === 'accounts' && command === 'create') return await accountsCreate(sql, config, rest);
+    if (group === 'accounts' && command === 'set-tier') return await accountsSetTier(sql, rest);
+    if (group === 'sessions' && command === 'create') return await sessionsCreate(sql, config, rest);
+    throw new UsageError(`unknown command: ${[group, command].filter(Boolean).join(' ') || '(none)'}`);
+  } finally {
+    await sql.end({ timeout: 5 });
+  }
+}
+
+try {
+  const output = await run(process.argv.slice(2));
+  process.stdout.write(`${JSON.stringify(output)}\n`);
+} catch (error) {
+  const message = error instanceof Error ? error.message : String(error);
+  process.stderr.write(`error: ${message}\n${error instanceof UsageError || (error as { code?: string }).code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION' ? `${USAGE}\n` : ''}`);
+  process.exitCode = error instanceof UsageError ? 2 : 1;
+}

@@ -1,0 +1,12 @@
+import type { z } from 'zod';
+import { ListingRowSchema } from './rows/listing-row.js';
+import { MachineRowSchema } from './rows/machine-row.js';
+
+/** The two bulk imports and their limits (spec 4.2, 4.3, 8; decisions A). */
+export const BULK_KINDS = {
+  machines: { maxRows: 500, bodyLimitBytes: 1_048_576, rowSchema: MachineRowSchema },
+  listings: { maxRows: 200, bodyLimitBytes: 2_097_152, rowSchema: ListingRowSchema },
+} as const satisfies Record<string, { maxRows: number; bodyLimitBytes: number; rowSchema: z.ZodType }>;
+
+export type BulkKind = keyof typeof BULK_KINDS;
+export const BULK_KIND_NAMES = Object.keys(BULK_KINDS) as BulkKind[];

@@ -1,0 +1,40 @@
+import { ApiError } from './api-error.js';
+import { BULK_KINDS, type BulkKind } from './bulk-kinds.js';
+import type { ListingRow } from './rows/listing-row.js';
+import type { MachineRow } from './rows/machine-row.js';
+import { validateRows, type RowError } from './rows/validate-rows.js';
+
+export interface RowsByKind {
+  machines: MachineRow;
+  listings: ListingRow;
+}
+
+export interface ValidatedBulkRequest<K extends BulkKind> {
+  kind: K;
+  total: number;
+  rows: RowsByKind[K][];
+  errors: RowError[];
+}
+
+/**
+ * Checks the envelope (`{machines: [...]}` / `{listings: [...]}`) and validates every row.
+ * Throws the 400s of decisions A; nothing has been written when it throws.
+ */
+export function validateBulkRequest<K extends BulkKind>(kind: K, body: unknown): ValidatedBulkRequest<K> {
+  const { maxRows, rowSchema } = BULK_KINDS[kind];
+  const input = typeof body === 'object' && body !== null && !Array.isArray(body) ? (body as Record<string, unknown>)[kind] : undefined;
+  if (!Array.isArray(input)) {
+    throw new ApiError(400, { error: `Body must be an object with a "${kind}" array` });
+  }
+  if (input.length === 0) {
+    throw new ApiError(400, { error: `No rows: send 1 to ${maxRows} ${kind}` });
+  }
+  if (input.length > maxRows) {
+    throw new ApiError(400, { error: `Too many rows: at most ${maxRows} ${kind} per request`, received: input.length });
+  }
+  const { rows, errors } = validateRows(rowSchema, input);
+  if (rows.length === 0) {
+    throw new ApiError(400, { error: 'no valid rows', errors });
+  }
+  return { kind, total: input.length, rows: rows as RowsByKind[K][], errors };
+}

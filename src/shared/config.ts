@@ -1,0 +1,86 @@
+import { z } from 'zod';
+
+const DEV_SESSION_SECRET = 'dev-only-session-secret-change-me-0123456789';
+
+/** Fastify `trustProxy` accepts a boolean, a hop count or a list of addresses/CIDRs. */
+function parseTrustProxy(raw: string | undefined): boolean | number | string[] {
+  if (raw === undefined || raw.trim() === '' || raw === 'false') return false;
+  if (raw === 'true') return true;
+  if (/^\d+$/.test(raw)) return Number(raw);
+  return raw.split(',').map((part) => part.trim()).filter(Boolean);
+}
+
+const intFromEnv = (fallback: number) => z.coerce.number().int().positive().default(fallback);
+
+const EnvSchema = z.object({
+  NODE_ENV: z.string().default('development'),
+  PORT: z.coerce.number().int().min(0).max(65535).default(3000),
+  HOST: z.string().min(1).default('0.0.0.0'),
+  DATABASE_URL: z.url().default('postgres://postgres@127.0.0.1:5432/bulk_import'),
+  REDIS_URL: z.url().default('redis://127.0.0.1:6379'),
+  REDIS_PREFIX: z.string().min(1).regex(/^[A-Za-z0-9_.:-]+$/, 'letters, digits and _.:- only').default('bulk-import'),
+  SESSION_SECRET: z.string().min(32, 'must be at least 32 characters').optional(),
+  TRUST_PROXY: z.string().optional(),
+  CORS_ALLOWED_ORIGINS: z.string().default(''),
+  UPGRADE_URL: z.url().default('https://example.com/pricing'),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  DATABASE_POOL_MAX: intFromEnv(10),
+  WORKER_CONCURRENCY: intFromEnv(8),
+  IMPORT_TIMEOUT_MS: intFromEnv(60_000),
+});
+
+export interface Config {
+  nodeEnv: string;
+  port: number;
+  host: string;
+  databaseUrl: string;
+  databasePoolMax: number;
+  redisUrl: string;
+  redisPrefix: string;
+  sessionSecret: string;
+  /** true when SESSION_SECRET was not set and the development default is in use */
+  usingDevSessionSecret: boolean;
+  trustProxy: boolean | number | string[];
+  corsAllowedOrigins: string[];
+  upgradeUrl: string;
+  logLevel: string;
+  workerConcurrency: number;
+  importTimeoutMs: number;
+}
+
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+/**
+ * Parses the environment once per entry point. Nothing else reads process.env, so every
+ * setting the service honours is listed here and in the README.
+ */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const parsed = EnvSchema.safeParse(env);
+  if (!parsed.success) {
+    const problems = parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`);
+    throw new ConfigError(`Invalid configuration: ${problems.join('; ')}`);
+  }
+  const e = parsed.data;
+  if (e.NODE_ENV === 'production' && e.SESSION_SECRET === undefined) {
+    throw new ConfigError('Invalid configuration: SESSION_SECRET is required when NODE_ENV=production');
+  }
+  return {
+    nodeEnv: e.NODE_ENV,
+    port: e.PORT,
+    host: e.HOST,
+    databaseUrl: e.DATABASE_URL,
+    databasePoolMax: e.DATABASE_POOL_MAX,
+    redisUrl: e.REDIS_URL,
+    redisPrefix: e.REDIS_PREFIX,
+    sessionSecret: e.SESSION_SECRET ?? DEV_SESSION_SECRET,
+    usingDevSessionSecret: e.SESSION_SECRET === undefined,
+    trustProxy: parseTrustProxy(e.TRUST_PROXY),
+    corsAllowedOrigins: e.CORS_ALLOWED_ORIGINS.split(',').map((o) => o.trim()).filter(Boolean),
+    upgradeUrl: e.UPGRADE_URL,
+    logLevel: e.LOG_LEVEL,
+    workerConcurrency: e.WORKER_CONCURRENCY,
+    importTimeoutMs: e.IMPORT_TIMEOUT_MS,
+  };
+}

@@ -1,0 +1,28 @@
+import postgres from 'postgres';
+import { PG_DUPLICATE_DATABASE } from './db.js';
+
+/**
+ * Creates the database named in the URL when it does not exist and the server allows it
+ * (decisions F). Connects to the server's `postgres` database to do so.
+ */
+export async function ensureDatabase(databaseUrl: string): Promise<{ created: boolean }> {
+  const url = new URL(databaseUrl);
+  const name = decodeURIComponent(url.pathname.replace(/^\//, ''));
+  if (name === '' || name === 'postgres') return { created: false };
+  url.pathname = '/postgres';
+  const admin = postgres(url.toString(), { max: 1, connect_timeout: 5, onnotice: () => {} });
+  try {
+    const [row] = await admin`select 1 as found from pg_database where datname = ${name}`;
+    if (row) return { created: false };
+    try {
+      await admin.unsafe(`create database "${name.replaceAll('"', '""')}"`);
+      return { created: true };
+    } catch (error) {
+      // note: two processes starting together may both try; the loser finds it created.
+      if ((error as { code?: string }).code === PG_DUPLICATE_DATABASE) return { created: false };
+      throw error;
+    }
+  } finally {
+    await admin.end({ timeout: 5 });
+  }
+}

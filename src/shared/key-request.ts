@@ -1,0 +1,46 @@
+import { z } from 'zod';
+import { ApiError } from './api-error.js';
+import { codePointLength } from './rows/field-schemas.js';
+import { parseScope, SCOPES, type Scope } from './scopes.js';
+
+export const KEY_LABEL_MAX = 80;
+
+const CreateKeyBodySchema = z.object({
+  label: z
+    .string({ error: 'label: required, 1 to 80 characters' })
+    .trim()
+    .min(1, 'label: required, 1 to 80 characters')
+    .refine((s) => codePointLength(s) <= KEY_LABEL_MAX, `label: must be at most ${KEY_LABEL_MAX} characters`)
+    .refine((s) => !s.includes('\u0000'), 'label: must not contain NUL characters'),
+  scopes: z
+    .array(z.string({ error: 'scopes: every entry must be a string' }), { error: 'scopes: required, a non-empty array' })
+    .min(1, 'scopes: at least one scope is required'),
+});
+
+export interface CreateKeyRequest {
+  label: string;
+  scopes: Scope[];
+}
+
+/**
+ * `POST /v1/api/keys` body (decisions C). Any unknown scope is refused by name: a typo must not
+ * silently give a weaker key. Duplicates and the two spellings of a scope are merged.
+ */
+export function parseCreateKeyRequest(body: unknown): CreateKeyRequest {
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+    throw new ApiError(400, { error: 'Body must be an object with "label" and "scopes"' });
+  }
+  const parsed = CreateKeyBodySchema.safeParse(body);
+  if (!parsed.success) {
+    throw new ApiError(400, { error: parsed.error.issues.map((issue) => issue.message).join('; ') });
+  }
+  const scopes = new Set<Scope>();
+  for (const candidate of parsed.data.scopes) {
+    const scope = parseScope(candidate);
+    if (scope === undefined) {
+      throw new ApiError(400, { error: `scopes: unknown scope "${candidate}"; valid scopes: ${SCOPES.join(', ')}` });
+    }
+    scopes.add(scope);
+  }
+  return { label: parsed.data.label, scopes: SCOPES.filter((s) => scopes.has(s)) };
+}

@@ -1,0 +1,40 @@
+import { pino, type Logger } from 'pino';
+import type { Config } from './config.js';
+
+/**
+ * Paths that could carry a secret. Fastify's default request serializer does not log headers,
+ * but anything that logs a request or a body by hand is covered too.
+ */
+const REDACTED_PATHS = [
+  'req.headers.authorization',
+  'req.headers.cookie',
+  'headers.authorization',
+  'authorization',
+  'session_token',
+  'sessionToken',
+  'api_key',
+  'apiKey',
+  'key_hash',
+  'keyHash',
+  '*.session_token',
+  '*.api_key',
+  '*.key_hash',
+];
+
+export type { Logger };
+
+export function createLogger(config: Pick<Config, 'logLevel'>, name: string): Logger {
+  return pino({
+    name,
+    level: config.logLevel,
+    redact: { paths: REDACTED_PATHS, censor: '[redacted]' },
+  });
+}
+
+export function warnAboutDevSecrets(config: Config, log: Logger): void {
+  if (config.usingDevSessionSecret) {
+    log.warn(
+      'SESSION_SECRET is not set: using the built-in development secret. Anyone can mint session tokens. Set SESSION_SECRET before exposing this service.',
+    );
+  }
+}

@@ -1,0 +1,26 @@
+import { z } from 'zod';
+import { optionalBoolean, optionalStringArray, optionalText, requiredText } from './field-schemas.js';
+
+export const MACHINE_LIMITS = {
+  nickname: 80,
+  /** machine categories are not enumerated by the spec; decisions A caps them at 80 characters */
+  category: 80,
+} as const;
+
+/**
+ * One row of `POST /v1/api/machines/bulk` (spec 2.3, decisions A): the fields of the app's CSV
+ * import. Every created machine starts with verification status `pending`.
+ */
+export const MachineRowSchema = z.object({
+  template_id: requiredText(),
+  category: requiredText({ maxLength: MACHINE_LIMITS.category }),
+  manufacturer: requiredText(),
+  model: requiredText(),
+  model_number: optionalText(),
+  nickname: optionalText({ truncateTo: MACHINE_LIMITS.nickname }),
+  capabilities: optionalStringArray(),
+  is_skill_station: optionalBoolean(false),
+});
+
+export type MachineRowInput = z.input<typeof MachineRowSchema>;
+export type MachineRow = z.output<typeof MachineRowSchema>;

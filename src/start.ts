@@ -1,0 +1,25 @@
+import closeWithGrace from 'close-with-grace';
+import { startApiServer } from './api/server.js';
+import { loadConfig } from './shared/config.js';
+import { createLogger, warnAboutDevSecrets } from './shared/logger.js';
+import { prepareDatabase } from './shared/prepare-database.js';
+import { startWorker } from './worker/worker.js';
+
+/**
+ * `npm start`: the one-command local run. Migrates, then runs the API and one worker in this
+ * process. Production runs them as separate processes (`start:api`, `start:worker`).
+ */
+const config = loadConfig();
+const log = createLogger(config, 'bulk-import');
+warnAboutDevSecrets(config, log);
+await prepareDatabase(config, log);
+const worker = await startWorker(config, log.child({ part: 'worker' }));
+const api = await startApiServer(config, log);
+
+closeWithGrace({ delay: config.importTimeoutMs + 5_000 }, async ({ signal, err }) => {
+  if (err) log.error({ err }, 'stopping after an error');
+  else log.info({ signal }, 'stopping');
+  // note: the API first, so requests awaiting imports finish while the worker still runs.
+  await api.close();
+  await worker.close();
+});

@@ -1,0 +1,39 @@
+import { Worker } from 'bullmq';
+import type { Config } from '../shared/config.js';
+import { createSql } from '../shared/db.js';
+import { IMPORT_QUEUE_NAME, type BulkResult, type ImportJobData } from '../shared/import-queue.js';
+import type { Logger } from '../shared/logger.js';
+import { createRedis } from '../shared/redis.js';
+import { createImportProcessor } from './import-processor.js';
+
+export interface RunningWorker {
+  worker: Worker<ImportJobData, BulkResult>;
+  /** finishes the jobs in hand, takes no new one, then closes its clients */
+  close(): Promise<void>;
+}
+
+export async function startWorker(config: Config, log: Logger): Promise<RunningWorker> {
+  const sql = createSql(config, { max: Math.max(config.workerConcurrency, 2) });
+  const connection = createRedis(config, 'blocking');
+  const worker = new Worker<ImportJobData, BulkResult>(IMPORT_QUEUE_NAME, createImportProcessor(sql, log), {
+    connection,
+    prefix: config.redisPrefix,
+    concurrency: config.workerConcurrency,
+  });
+  // note: without an error listener a Redis hiccup would be an unhandled 'error' event.
+  worker.on('error', (error) => log.error({ err: error }, 'worker error'));
+  worker.on('failed', (job, error) =>
+    log.warn({ jobId: job?.id, requestId: job?.data?.requestId, err: error, attemptsMade: job?.attemptsMade }, 'import job failed'),
+  );
+  await worker.waitUntilReady();
+  log.info({ concurrency: config.workerConcurrency, queue: IMPORT_QUEUE_NAME }, 'worker started');
+
+  return {
+    worker,
+    async close() {
+      await worker.close();
+      await sql.end({ timeout: 5 });
+      connection.disconnect();
+    },
+  };
+}
