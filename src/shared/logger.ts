@@ -1,4 +1,4 @@
-import { pino, type Logger } from 'pino';
+import { pino, type DestinationStream, type Logger } from 'pino';
 import type { Config } from './config.js';
 
 /**
@@ -23,12 +23,10 @@ const REDACTED_PATHS = [
 
 export type { Logger };
 
-export function createLogger(config: Pick<Config, 'logLevel'>, name: string): Logger {
-  return pino({
-    name,
-    level: config.logLevel,
-    redact: { paths: REDACTED_PATHS, censor: '[redacted]' },
-  });
+/** `destination` defaults to stdout; tests pass a stream to read what was logged. */
+export function createLogger(config: Pick<Config, 'logLevel'>, name: string, destination?: DestinationStream): Logger {
+  const options = { name, level: config.logLevel, redact: { paths: REDACTED_PATHS, censor: '[redacted]' } };
+  return destination === undefined ? pino(options) : pino(options, destination);
 }
 
 export function warnAboutDevSecrets(config: Config, log: Logger): void {

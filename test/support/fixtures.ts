@@ -1,0 +1,33 @@
+import type { ListingRowInput } from '../../src/shared/rows/listing-row.js';
+import type { MachineRowInput } from '../../src/shared/rows/machine-row.js';
+
+let counter = 0;
+
+export function validListing(overrides: Record<string, unknown> = {}): ListingRowInput & Record<string, unknown> {
+  counter += 1;
+  return {
+    title: `Articulated dragon #${counter}`,
+    description: 'A fully articulated dragon printed in silk PLA, assembled and checked by hand.',
+    price_cents: 2_500,
+    currency: 'USD',
+    category: 'miniatures',
+    material: 'PLA',
+    photo_urls: ['https://cdn.example.test/dragon-1.jpg', 'https://cdn.example.test/dragon-2.jpg'],
+    ...overrides,
+  } as ListingRowInput & Record<string, unknown>;
+}
+
+export function validMachine(overrides: Record<string, unknown> = {}): MachineRowInput & Record<string, unknown> {
+  counter += 1;
+  return {
+    template_id: `tpl-${counter}`,
+    category: 'fdm',
+    manufacturer: 'Prusa Research',
+    model: 'MK4',
+    ...overrides,
+  } as MachineRowInput & Record<string, unknown>;
+}
+
+export function bearer(token: string): { authorization: string } {
+  return { authorization: `Bearer ${token}` };
+}

@@ -1,0 +1,14 @@
+import { defineConfig } from 'vitest/config';
+
+export default defineConfig({
+  test: {
+    globalSetup: ['./test/support/global-setup.ts'],
+    include: ['test/**/*.test.ts'],
+    pool: 'forks',
+    // Each file gets its own database and Redis prefix, so files run in parallel.
+    fileParallelism: true,
+    testTimeout: 30_000,
+    hookTimeout: 60_000,
+    teardownTimeout: 30_000,
+  },
+});
