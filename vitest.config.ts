@@ -4,6 +4,7 @@ export default defineConfig({
   test: {
     globalSetup: ['./test/support/global-setup.ts'],
     include: ['test/**/*.test.ts'],
+    reporters: ['default', './test/support/summary-reporter.ts'],
     pool: 'forks',
     // Each file gets its own database and Redis prefix, so files run in parallel.
     fileParallelism: true,

@@ -18,9 +18,10 @@ function toFastifyTrustProxy(setting: Config['trustProxy']) {
 
 /** Builds the API without listening: the server entry listens, tests call `app.inject`. */
 export async function buildApp(deps: ApiDeps): Promise<FastifyInstance> {
+  // note: typed as the base logger so the app gets Fastify's default instance type.
+  const loggerInstance: FastifyBaseLogger = deps.log;
   const app = Fastify({
-    // note: pino's Logger is a FastifyBaseLogger; naming the base type keeps the app's type the default one.
-    loggerInstance: deps.log as FastifyBaseLogger,
+    loggerInstance,
     trustProxy: toFastifyTrustProxy(deps.config.trustProxy),
     requestIdHeader: false,
     genReqId: requestIdFrom,

@@ -28,10 +28,15 @@ export const BulkResultSchema = z.object({
 export type BulkResult = z.infer<typeof BulkResultSchema>;
 
 /**
- * Finished jobs are trimmed by age and count so Redis does not grow without bound. note: not
- * `removeOnComplete: true`, which races the API reading the result of a fast job.
+ * - attempts/backoff: a failure such as a dropped database connection is retried; safe because
+ *   writeImport is idempotent by job id, and bounded so a request still ends well within
+ *   IMPORT_TIMEOUT_MS.
+ * - Finished jobs are trimmed by age and count so Redis does not grow without bound. note: not
+ *   `removeOnComplete: true`, which races the API reading the result of a fast job.
  */
 export const IMPORT_JOB_OPTIONS: JobsOptions = {
+  attempts: 3,
+  backoff: { type: 'exponential', delay: 500 },
   removeOnComplete: { age: 3_600, count: 1_000 },
   removeOnFail: { age: 24 * 3_600, count: 1_000 },
 };

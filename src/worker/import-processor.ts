@@ -4,7 +4,7 @@ import { BULK_KINDS, BULK_KIND_NAMES } from '../shared/bulk-kinds.js';
 import type { Sql } from '../shared/db.js';
 import type { BulkResult, ImportJobData } from '../shared/import-queue.js';
 import type { Logger } from '../shared/logger.js';
-import { writeImport, type ImportWrite } from '../shared/repositories/imports.js';
+import { AccountGoneError, writeImport, type ImportWrite } from '../shared/repositories/imports.js';
 import { validateRows } from '../shared/rows/validate-rows.js';
 
 const JobDataSchema = z.object({
@@ -34,7 +34,14 @@ export function createImportProcessor(sql: Sql, log: Logger) {
       throw new UnrecoverableError('import job rows do not match the row schema');
     }
     const started = performance.now();
-    const result = await writeImport(sql, { ...data, rows: checked.rows, jobId: job.id } as ImportWrite);
+    let result: BulkResult;
+    try {
+      result = await writeImport(sql, { ...data, rows: checked.rows, jobId: job.id } as ImportWrite);
+    } catch (error) {
+      // A retry cannot bring a deleted account back; anything else (a dropped connection) may pass.
+      if (error instanceof AccountGoneError) throw new UnrecoverableError(error.message);
+      throw error;
+    }
     jobLog.info(
       { kind: data.kind, accountId: data.accountId, inserted: result.inserted, skipped: result.skipped, ms: Math.round(performance.now() - started) },
       'import written',

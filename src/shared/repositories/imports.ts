@@ -50,7 +50,7 @@ export async function writeImport(sql: Sql, input: ImportWrite): Promise<BulkRes
     const [recorded] = await tx`
       insert into imports (job_id, account_id, kind, request_id, inserted, skipped, errors)
       values (${input.jobId}, ${input.accountId}, ${input.kind}, ${input.requestId},
-              ${result.inserted}, ${result.skipped}, ${tx.json(result.errors as never)})
+              ${result.inserted}, ${result.skipped}, ${tx.json(result.errors)})
       on conflict (job_id) do nothing
       returning job_id`;
     if (!recorded) {

@@ -1,0 +1,30 @@
+# One image for every part: the API (default), the worker and the migration one-shot differ only
+# by command (see docker-compose.yml).
+
+# --- build: compile TypeScript to dist/ -------------------------------------------------------
+FROM node:24-bookworm-slim AS build
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN npm ci
+COPY tsconfig.json ./
+COPY src ./src
+RUN npm run build
+
+# --- runtime: production dependencies and the compiled code only -------------------------------
+FROM node:24-bookworm-slim AS runtime
+ENV NODE_ENV=production
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN npm ci --omit=dev && npm cache clean --force
+# note: dist/ must sit beside package.json and migrations/: version.ts reads ../../package.json
+# and migrate.ts reads ../../migrations/ relative to the compiled module.
+COPY migrations ./migrations
+COPY --from=build /app/dist ./dist
+# note: files stay owned by root, so the process cannot rewrite its own code.
+USER node
+EXPOSE 3000
+# note: slim images have no curl; node's fetch does the probe. Only meaningful for the API, so
+# docker-compose.yml disables it for the worker and the migration.
+HEALTHCHECK --interval=15s --timeout=5s --start-period=20s --retries=3 \
+  CMD ["node", "-e", "fetch('http://127.0.0.1:' + (process.env.PORT || 3000) + '/v1/health', { signal: AbortSignal.timeout(4000) }).then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
+CMD ["node", "dist/api/main.js"]

@@ -1,0 +1,21 @@
+import type { Reporter, TestModule } from 'vitest/node';
+
+/**
+ * Prints one plain closing line, `tests: N passed, N failed, N skipped`, that any CI log reader
+ * understands, after vitest's own summary.
+ */
+export default class SummaryReporter implements Reporter {
+  onTestRunEnd(testModules: ReadonlyArray<TestModule>): void {
+    const counts = { passed: 0, failed: 0, skipped: 0 };
+    for (const testModule of testModules) {
+      for (const test of testModule.children.allTests()) {
+        const state = test.result().state;
+        if (state === 'passed') counts.passed += 1;
+        else if (state === 'failed') counts.failed += 1;
+        else counts.skipped += 1;
+      }
+      if (testModule.state() === 'failed' && testModule.errors().length > 0) counts.failed += 1;
+    }
+    process.stdout.write(`\ntests: ${counts.passed} passed, ${counts.failed} failed, ${counts.skipped} skipped\n`);
+  }
+}
