@@ -40,7 +40,12 @@ export async function createApiDeps(config: Config, log: Logger): Promise<ApiDep
     log,
     sql,
     redis,
-    imports: new ImportRunner(queue, events, config.importTimeoutMs, log),
+    imports: new ImportRunner(
+      queue,
+      events,
+      { pickupMs: config.importPickupTimeoutMs, finishMs: config.importTimeoutMs },
+      log,
+    ),
     quota: new AccountQuota(redis, config.redisPrefix),
     lockout: new AuthLockout(redis, config.redisPrefix),
     async close() {

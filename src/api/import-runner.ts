@@ -1,87 +1,139 @@
 import { randomUUID } from 'node:crypto';
 import { Job, type Queue, type QueueEvents } from 'bullmq';
-import { ApiError } from '../shared/api-error.js';
+import { ApiError, retryAfterHeaders } from '../shared/api-error.js';
 import { BulkResultSchema, type BulkResult, type ImportJobData } from '../shared/import-queue.js';
 import type { Logger } from '../shared/logger.js';
-
-type Outcome = { state: 'completed'; result: unknown } | { state: 'failed'; reason: string } | { state: 'timeout' };
+import { JobWatch, type JobOutcome } from './job-watch.js';
 
 // note: QueueEvents delivery is best effort; polling the job bounds the cost of a lost event.
-const POLL_INTERVAL_MS = 1_000;
+const POLL_INTERVAL_MS = 500;
+const WORKERS_UNAVAILABLE_RETRY_SEC = 30;
+
+export interface ImportTimeouts {
+  /** how long a worker may take to pick the job up before the API withdraws it (503) */
+  pickupMs: number;
+  /** how long the API waits for a picked-up job to finish before answering 504 */
+  finishMs: number;
+}
+
+function timeout(ms: number): { promise: Promise<'timeout'>; cancel(): void } {
+  let timer: NodeJS.Timeout | undefined;
+  const promise = new Promise<'timeout'>((resolve) => {
+    timer = setTimeout(() => resolve('timeout'), ms);
+  });
+  return { promise, cancel: () => clearTimeout(timer) };
+}
 
 /**
  * Enqueues an import and waits for its outcome. One QueueEvents subscription serves every
  * request in flight; each waiter also polls its job, so a lost event delays a reply by at most
- * POLL_INTERVAL_MS instead of hanging it.
+ * POLL_INTERVAL_MS instead of hanging it. Every exit is one the partner can act on: 201 (rows in
+ * exactly once), 503 (withdrawn before any worker took it: nothing written, safe to retry), or
+ * 504 (still running: the one unknown outcome, resolved by retrying with the Idempotency-Key).
  */
 export class ImportRunner {
-  private readonly waiting = new Map<string, (outcome: Outcome) => void>();
+  private readonly watches = new Map<string, JobWatch>();
 
   constructor(
     private readonly queue: Queue<ImportJobData, BulkResult>,
     events: QueueEvents,
-    private readonly timeoutMs: number,
+    private readonly timeouts: ImportTimeouts,
     private readonly log: Logger,
   ) {
-    events.on('completed', ({ jobId, returnvalue }) => this.settle(jobId, { state: 'completed', result: returnvalue }));
-    events.on('failed', ({ jobId, failedReason }) => this.settle(jobId, { state: 'failed', reason: failedReason }));
+    events.on('active', ({ jobId }) => this.watches.get(jobId)?.markPickedUp());
+    events.on('completed', ({ jobId, returnvalue }) => this.watches.get(jobId)?.finish({ state: 'completed', result: returnvalue }));
+    events.on('failed', ({ jobId, failedReason }) => this.watches.get(jobId)?.finish({ state: 'failed', reason: failedReason }));
   }
 
-  async run(data: ImportJobData): Promise<BulkResult> {
-    const jobId = randomUUID();
-    const outcome = this.waitFor(jobId);
+  /** Runs the import under `jobId` (a fresh one by default) and returns its result. */
+  async run(data: ImportJobData, jobId: string = randomUUID()): Promise<BulkResult> {
+    const watch = this.watch(jobId);
+    try {
+      await this.enqueue(data, jobId);
+      if (!(await this.waitForPickup(watch))) {
+        // note: remove() refuses a job a worker has locked, so a job that is withdrawn can
+        // never run later, and one that was just taken is waited for as usual.
+        if ((await this.queue.remove(jobId)) === 1) {
+          throw new ApiError(
+            503,
+            { error: 'Import workers unavailable; nothing was written', retry_after_sec: WORKERS_UNAVAILABLE_RETRY_SEC },
+            retryAfterHeaders(WORKERS_UNAVAILABLE_RETRY_SEC),
+          );
+        }
+      }
+      const limit = timeout(this.timeouts.finishMs);
+      const outcome = await Promise.race([watch.finished, limit.promise]);
+      limit.cancel();
+      if (outcome === 'timeout') {
+        throw new ApiError(504, { error: 'Import is still running; check before retrying', request_id: data.requestId });
+      }
+      return this.resultOf(jobId, outcome);
+    } finally {
+      watch.stop();
+      this.watches.delete(jobId);
+    }
+  }
+
+  /**
+   * Waits for the job an earlier request started under `jobId` (an Idempotency-Key repeat),
+   * or starts it again when it is gone or failed: in both cases nothing had been written, and
+   * the worker's record by job id keeps a job that runs twice from writing twice.
+   * `joined` tells whether an earlier run was still there to wait for.
+   */
+  async rejoin(data: ImportJobData, jobId: string): Promise<{ result: BulkResult; joined: boolean }> {
+    const existing = await Job.fromId<ImportJobData, BulkResult>(this.queue, jobId);
+    let joined = existing !== undefined;
+    if (existing && (await existing.isFailed())) {
+      await existing.remove();
+      joined = false;
+    }
+    return { result: await this.run(data, jobId), joined };
+  }
+
+  /** Jobs this process is waiting on. */
+  get inFlight(): number {
+    return this.watches.size;
+  }
+
+  private watch(jobId: string): JobWatch {
+    const watch: JobWatch = new JobWatch((): Promise<void> => this.poll(jobId, watch), POLL_INTERVAL_MS);
+    this.watches.set(jobId, watch);
+    return watch;
+  }
+
+  private async enqueue(data: ImportJobData, jobId: string): Promise<void> {
     try {
       await this.queue.add(data.kind, data, { jobId });
     } catch (error) {
-      this.settle(jobId, { state: 'timeout' });
       this.log.error({ err: error, requestId: data.requestId }, 'could not enqueue import');
-      throw new ApiError(503, { error: 'Service temporarily unavailable', retry_after_sec: 5 }, { 'retry-after': '5' });
+      throw new ApiError(503, { error: 'Service temporarily unavailable', retry_after_sec: 5 }, retryAfterHeaders(5));
     }
-    const settled = await outcome;
-    if (settled.state === 'completed') {
-      const parsed = BulkResultSchema.safeParse(settled.result);
-      if (parsed.success) return parsed.data;
-      throw new Error(`import job ${jobId} returned an unexpected result`);
-    }
-    if (settled.state === 'failed') {
-      throw new Error(`import job ${jobId} failed: ${settled.reason}`);
-    }
-    throw new ApiError(504, { error: 'Import is still running; check before retrying', request_id: data.requestId });
   }
 
-  private waitFor(jobId: string): Promise<Outcome> {
-    return new Promise<Outcome>((resolve) => {
-      const poll = setInterval(() => void this.poll(jobId), POLL_INTERVAL_MS);
-      const timeout = setTimeout(() => this.settle(jobId, { state: 'timeout' }), this.timeoutMs);
-      this.waiting.set(jobId, (outcome) => {
-        clearInterval(poll);
-        clearTimeout(timeout);
-        resolve(outcome);
-      });
-    });
+  private async waitForPickup(watch: JobWatch): Promise<boolean> {
+    const limit = timeout(this.timeouts.pickupMs);
+    const picked = await Promise.race([watch.pickedUp.then(() => true), limit.promise]);
+    limit.cancel();
+    return picked === true;
   }
 
-  private async poll(jobId: string): Promise<void> {
+  private resultOf(jobId: string, outcome: JobOutcome): BulkResult {
+    if (outcome.state === 'failed') throw new Error(`import job ${jobId} failed: ${outcome.reason}`);
+    const parsed = BulkResultSchema.safeParse(outcome.result);
+    if (!parsed.success) throw new Error(`import job ${jobId} returned an unexpected result`);
+    return parsed.data;
+  }
+
+  private async poll(jobId: string, watch: JobWatch): Promise<void> {
     try {
       const job = await Job.fromId<ImportJobData, BulkResult>(this.queue, jobId);
       if (!job) return;
       const state = await job.getState();
-      if (state === 'completed') this.settle(jobId, { state: 'completed', result: job.returnvalue });
-      else if (state === 'failed') this.settle(jobId, { state: 'failed', reason: job.failedReason });
+      if (state === 'completed') watch.finish({ state: 'completed', result: job.returnvalue });
+      else if (state === 'failed') watch.finish({ state: 'failed', reason: job.failedReason });
+      else if (state === 'active' || job.attemptsMade > 0) watch.markPickedUp();
     } catch (error) {
       this.log.warn({ err: error, jobId }, 'could not poll import job');
     }
-  }
-
-  private settle(jobId: string, outcome: Outcome): void {
-    const resolve = this.waiting.get(jobId);
-    if (!resolve) return;
-    this.waiting.delete(jobId);
-    resolve(outcome);
-  }
-
-  /** Jobs this process is waiting on: a graceful shutdown lets them finish first. */
-  get inFlight(): number {
-    return this.waiting.size;
   }
 }

@@ -27,6 +27,7 @@ const EnvSchema = z.object({
   DATABASE_POOL_MAX: intFromEnv(10),
   WORKER_CONCURRENCY: intFromEnv(8),
   IMPORT_TIMEOUT_MS: intFromEnv(60_000),
+  IMPORT_PICKUP_TIMEOUT_MS: intFromEnv(10_000),
 });
 
 export interface Config {
@@ -46,6 +47,7 @@ export interface Config {
   logLevel: string;
   workerConcurrency: number;
   importTimeoutMs: number;
+  importPickupTimeoutMs: number;
 }
 
 export class ConfigError extends Error {
@@ -82,5 +84,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     logLevel: e.LOG_LEVEL,
     workerConcurrency: e.WORKER_CONCURRENCY,
     importTimeoutMs: e.IMPORT_TIMEOUT_MS,
+    importPickupTimeoutMs: e.IMPORT_PICKUP_TIMEOUT_MS,
   };
 }

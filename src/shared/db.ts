@@ -2,6 +2,7 @@ import postgres from 'postgres';
 import type { Config } from './config.js';
 
 export type Sql = postgres.Sql;
+export type TransactionSql = postgres.TransactionSql;
 
 /** One pool per process. Query parameters are never logged (postgres.js keeps them out of errors' messages). */
 export function createSql(config: Pick<Config, 'databaseUrl' | 'databasePoolMax'>, options: { max?: number } = {}): Sql {

@@ -18,8 +18,7 @@ const JobDataSchema = z.object({
 
 /**
  * Re-checks the payload (the queue is a trust boundary: anything with Redis access can add a
- * job), then writes the import. Row schemas are idempotent on normalised rows, so the rows the
- * API validated pass again unchanged.
+ * job) against the shape of normalised rows, then writes the import.
  */
 export function createImportProcessor(sql: Sql, log: Logger) {
   return async function processImport(job: Job<ImportJobData, BulkResult>): Promise<BulkResult> {
@@ -29,7 +28,7 @@ export function createImportProcessor(sql: Sql, log: Logger) {
       throw new UnrecoverableError('malformed import job payload');
     }
     const data = parsed.data;
-    const checked = validateRows(BULK_KINDS[data.kind].rowSchema, data.rows);
+    const checked = validateRows(BULK_KINDS[data.kind].storedSchema, data.rows);
     if (checked.errors.length > 0 || data.rows.length + data.errors.length !== data.total) {
       throw new UnrecoverableError('import job rows do not match the row schema');
     }

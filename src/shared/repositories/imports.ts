@@ -1,4 +1,4 @@
-import type { Sql } from '../db.js';
+import type { Sql, TransactionSql } from '../db.js';
 import type { BulkKind } from '../bulk-kinds.js';
 import type { BulkResult } from '../import-queue.js';
 import type { ListingRow } from '../rows/listing-row.js';
@@ -53,10 +53,7 @@ export async function writeImport(sql: Sql, input: ImportWrite): Promise<BulkRes
               ${result.inserted}, ${result.skipped}, ${tx.json(result.errors)})
       on conflict (job_id) do nothing
       returning job_id`;
-    if (!recorded) {
-      const [previous] = await tx<BulkResult[]>`select inserted, skipped, errors from imports where job_id = ${input.jobId}`;
-      return previous as BulkResult;
-    }
+    if (!recorded) return (await findImportResult(tx, input.jobId)) as BulkResult;
 
     const owned = { account_id: input.accountId, import_job_id: input.jobId };
     if (input.kind === 'listings') {
@@ -69,4 +66,10 @@ export async function writeImport(sql: Sql, input: ImportWrite): Promise<BulkRes
     }
     return result;
   });
+}
+
+/** The recorded result of a job that has written its import, if it has. */
+export async function findImportResult(sql: Sql | TransactionSql, jobId: string): Promise<BulkResult | undefined> {
+  const [recorded] = await sql<BulkResult[]>`select inserted, skipped, errors from imports where job_id = ${jobId}`;
+  return recorded;
 }

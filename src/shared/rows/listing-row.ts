@@ -34,8 +34,9 @@ export const ListingRowSchema = z
   .object({
     title: requiredText({ truncateTo: LISTING_LIMITS.title }),
     description: requiredText({ truncateTo: LISTING_LIMITS.description }),
-    price_cents: wholeNumberInRange(),
+    // note: currency before price_cents, so reasons read as decisions A shows them.
     currency: requiredLiteral('USD'),
+    price_cents: wholeNumberInRange(),
     category: requiredEnum(LISTING_CATEGORIES),
     material: requiredText({ truncateTo: LISTING_LIMITS.material }),
     photo_urls: httpsUrlList(LISTING_LIMITS.photosKept),

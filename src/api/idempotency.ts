@@ -1,0 +1,45 @@
+import { createHash, randomUUID } from 'node:crypto';
+import { ApiError } from '../shared/api-error.js';
+import type { BulkResult, ImportJobData } from '../shared/import-queue.js';
+import { claimIdempotencyKey } from '../shared/repositories/idempotency-keys.js';
+import { findImportResult } from '../shared/repositories/imports.js';
+import type { ApiDeps } from './deps.js';
+
+const IDEMPOTENCY_KEY_PATTERN = /^[\x20-\x7e]{1,255}$/;
+
+/** The optional `Idempotency-Key` header: 1-255 printable ASCII characters. */
+export function parseIdempotencyKey(header: string | string[] | undefined): string | undefined {
+  if (header === undefined) return undefined;
+  if (typeof header !== 'string' || !IDEMPOTENCY_KEY_PATTERN.test(header)) {
+    throw new ApiError(400, { error: 'Idempotency-Key must be 1 to 255 printable ASCII characters' });
+  }
+  return header;
+}
+
+/** Same endpoint and same JSON body give the same hash. */
+export function requestHash(kind: string, body: unknown): Buffer {
+  return createHash('sha256').update(kind).update('\n').update(JSON.stringify(body)).digest();
+}
+
+/**
+ * Runs an import under an Idempotency-Key: the first request claims the key and runs; a repeat
+ * with the same body replays the recorded result, or waits for the first run when it is still
+ * going, and never inserts again; a repeat with another body is refused (422).
+ */
+export async function runIdempotentImport(
+  deps: Pick<ApiDeps, 'sql' | 'imports'>,
+  data: ImportJobData,
+  key: string,
+  body: unknown,
+): Promise<{ result: BulkResult; replayed: boolean }> {
+  const hash = requestHash(data.kind, body);
+  const claim = await claimIdempotencyKey(deps.sql, { accountId: data.accountId, key, requestHash: hash, jobId: randomUUID() });
+  if (claim.claimed) return { result: await deps.imports.run(data, claim.jobId), replayed: false };
+  if (!claim.requestHash.equals(hash)) {
+    throw new ApiError(422, { error: 'Idempotency-Key was already used with a different request body' });
+  }
+  const recorded = await findImportResult(deps.sql, claim.jobId);
+  if (recorded) return { result: recorded, replayed: true };
+  const { result, joined } = await deps.imports.rejoin(data, claim.jobId);
+  return { result, replayed: joined };
+}
