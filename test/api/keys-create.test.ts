@@ -54,17 +54,13 @@ describe('POST /v1/api/keys', () => {
       const body = res.json<CreatedKey>();
       expect(Object.keys(body).sort()).toEqual(['key', 'metadata', 'note']);
       expect(Object.keys(body.metadata).sort()).toEqual(['created_at', 'id', 'key_prefix', 'label', 'scopes']);
-      expect(body).toEqual({
-        key: expect.stringMatching(KEY_PATTERN),
-        metadata: {
-          id: expect.stringMatching(UUID_PATTERN),
-          label: 'CI uploader',
-          key_prefix: expect.stringMatching(/^[0-9a-f]{8}$/),
-          scopes: ['listings_write'],
-          created_at: expect.stringMatching(ISO_TIMESTAMP),
-        },
-        note: expect.any(String),
-      });
+      expect(body.key).toMatch(KEY_PATTERN);
+      expect(body.metadata.id).toMatch(UUID_PATTERN);
+      expect(body.metadata.label).toBe('CI uploader');
+      expect(body.metadata.key_prefix).toMatch(/^[0-9a-f]{8}$/);
+      expect(body.metadata.scopes).toEqual(['listings_write']);
+      expect(body.metadata.created_at).toMatch(ISO_TIMESTAMP);
+      expect(typeof body.note).toBe('string');
     });
 
     it('returns a key_prefix equal to the 8 hex characters after svc_live_ in the key', async () => {
@@ -225,7 +221,6 @@ describe('POST /v1/api/keys', () => {
       const res = await createKeyRequest(account, payload);
       expect(res.statusCode).toBe(400);
       const body = res.json<ErrorBody>();
-      expect(body.error).toEqual(expect.any(String));
       expect(body.error).toMatch(mentions);
       expect(await keyCount(account.id)).toBe(0);
     });
@@ -252,14 +247,14 @@ describe('POST /v1/api/keys', () => {
     ])('returns 400 when the body is %s and creates no key', async (_case, raw) => {
       const res = await createKeyRequest(account, raw, { headers: { ...bearer(account.sessionToken), 'content-type': 'application/json' } });
       expect(res.statusCode).toBe(400);
-      expect(res.json<ErrorBody>().error).toEqual(expect.any(String));
+      expect(typeof res.json<ErrorBody>().error).toBe('string');
       expect(await keyCount(account.id)).toBe(0);
     });
 
     it('returns 400 when there is no body and creates no key', async () => {
       const res = await service.request({ method: 'POST', url: '/v1/api/keys', headers: bearer(account.sessionToken) });
       expect(res.statusCode).toBe(400);
-      expect(res.json<ErrorBody>().error).toEqual(expect.any(String));
+      expect(typeof res.json<ErrorBody>().error).toBe('string');
       expect(await keyCount(account.id)).toBe(0);
     });
   });

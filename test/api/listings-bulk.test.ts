@@ -1,0 +1,473 @@
+import { randomUUID } from 'node:crypto';
+import type { Queue } from 'bullmq';
+import type { LightMyRequestResponse } from 'fastify';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createImportQueue } from '../../src/shared/import-queue.js';
+import { bearer, validListing } from '../support/fixtures.js';
+import { startTestService, type TestAccount, type TestService } from '../support/test-service.js';
+
+const PATH = '/v1/api/listings/bulk';
+const BODY_LIMIT_BYTES = 2_097_152;
+const DRAGON = '\u{1F409}'; // one code point, two UTF-16 units
+
+interface Snapshot {
+  listings: number;
+  machines: number;
+  imports: number;
+  jobs: number;
+}
+
+function photos(count: number, name = 'photo'): string[] {
+  return Array.from({ length: count }, (_, i) => `https://cdn.example.test/${name}-${i}.jpg`);
+}
+
+/** A `{listings: [row]}` body of exactly `bytes` bytes, padded through a field the schema drops. */
+function bodyOfSize(bytes: number): string {
+  const row = validListing({ title: `Padded ${randomUUID()}` });
+  const unpadded = Buffer.byteLength(JSON.stringify({ listings: [{ ...row, padding: '' }] }));
+  const body = JSON.stringify({ listings: [{ ...row, padding: 'x'.repeat(bytes - unpadded) }] });
+  expect(Buffer.byteLength(body)).toBe(bytes);
+  return body;
+}
+
+describe('POST /v1/api/listings/bulk', () => {
+  let service: TestService;
+  let queue: Queue;
+
+  beforeAll(async () => {
+    service = await startTestService();
+    // note: a second handle on the service's own queue, to prove a refused request enqueued nothing
+    queue = createImportQueue(service.config, service.deps.redis);
+  });
+  afterAll(async () => {
+    await queue?.close();
+    await service?.close();
+  });
+
+  async function partner(input: Parameters<TestService['createAccount']>[0] = {}, scopes?: string[]) {
+    const account = await service.createAccount(input);
+    const key = await service.createKey(account, scopes);
+    return { account, key };
+  }
+
+  function post(key: string, payload: object, headers: Record<string, string> = {}): Promise<LightMyRequestResponse> {
+    return service.request({ method: 'POST', url: PATH, headers: { ...bearer(key), ...headers }, payload });
+  }
+
+  function postRaw(key: string, body: string): Promise<LightMyRequestResponse> {
+    return service.request({
+      method: 'POST',
+      url: PATH,
+      headers: { ...bearer(key), 'content-type': 'application/json' },
+      payload: body,
+    });
+  }
+
+  async function snapshot(): Promise<Snapshot> {
+    const [counts] = await service.sql<Omit<Snapshot, 'jobs'>[]>`
+      select (select count(*)::int from listings) as listings,
+             (select count(*)::int from machines) as machines,
+             (select count(*)::int from imports) as imports`;
+    const jobs = Object.values(await queue.getJobCounts()).reduce((sum, n) => sum + n, 0);
+    return { ...(counts as Omit<Snapshot, 'jobs'>), jobs };
+  }
+
+  async function listingsOf(account: TestAccount) {
+    return service.sql`
+      select title, description, price_cents, currency, category, material, photo_urls, thumbnail_url, color, tags,
+             print_time_hours, is_available, allows_custom_orders, maker_name, maker_photo_url, account_id, import_job_id
+      from listings where account_id = ${account.id} order by title`;
+  }
+
+  describe('success', () => {
+    it('creates the valid rows of a mixed batch for the key\'s account and reports the others', async () => {
+      const { account, key } = await partner({ name: 'Acme Prints', avatarUrl: 'https://cdn.example.test/acme.png' });
+      const other = await service.createAccount();
+      const tags = ['a,b', 'quote"d', 'back\\slash', 'NULL', '{brace}', ' spaced ', 't7', 't8', 't9', 't10', 't11', 't12'];
+      const full = {
+        title: '  Dragon with every field  ',
+        description: 'All optional fields set.',
+        price_cents: 0,
+        currency: 'USD',
+        category: 'home_decor',
+        material: 'PETG',
+        photo_urls: photos(10, 'full'),
+        color: ' Midnight blue ',
+        tags,
+        print_time_hours: 3.25,
+        is_available: false,
+        allows_custom_orders: true,
+        // unknown or server-owned fields: never stored
+        account_id: other.id,
+        maker_name: 'Someone else',
+        maker_photo_url: 'https://evil.example.test/me.png',
+        thumbnail_url: 'https://evil.example.test/thumb.png',
+        import_job_id: 'forged',
+        id: randomUUID(),
+        sku: 'D-1',
+      };
+      const before = await snapshot();
+
+      const res = await post(key, {
+        listings: [
+          validListing({ title: 'Minimal dragon', price_cents: 2_147_483_647 }),
+          validListing({ currency: 'EUR' }),
+          null,
+          full,
+          validListing({ price_cents: '1500' }),
+        ],
+      });
+
+      expect(res.statusCode).toBe(201);
+      expect(res.json()).toEqual({
+        inserted: 2,
+        skipped: 3,
+        errors: [
+          { index: 1, reason: 'currency: must be exactly USD' },
+          { index: 2, reason: 'row must be an object' },
+          { index: 4, reason: 'price_cents: must be a whole number' },
+        ],
+      });
+      const after = await snapshot();
+      expect(after.listings - before.listings).toBe(2);
+      expect(after.machines).toBe(before.machines);
+      expect(after.imports - before.imports).toBe(1);
+
+      const maker = { maker_name: 'Acme Prints', maker_photo_url: 'https://cdn.example.test/acme.png', account_id: account.id };
+      const rows = await listingsOf(account);
+      expect(rows).toEqual([
+        {
+          ...maker,
+          title: 'Dragon with every field',
+          description: 'All optional fields set.',
+          price_cents: 0,
+          currency: 'USD',
+          category: 'home_decor',
+          material: 'PETG',
+          photo_urls: photos(8, 'full'),
+          thumbnail_url: 'https://cdn.example.test/full-0.jpg',
+          color: 'Midnight blue',
+          tags: ['a,b', 'quote"d', 'back\\slash', 'NULL', '{brace}', 'spaced', 't7', 't8', 't9', 't10'],
+          print_time_hours: 3.25,
+          is_available: false,
+          allows_custom_orders: true,
+          import_job_id: expect.any(String),
+        },
+        {
+          ...maker,
+          title: 'Minimal dragon',
+          description: 'A fully articulated dragon printed in silk PLA, assembled and checked by hand.',
+          price_cents: 2_147_483_647,
+          currency: 'USD',
+          category: 'miniatures',
+          material: 'PLA',
+          photo_urls: ['https://cdn.example.test/dragon-1.jpg', 'https://cdn.example.test/dragon-2.jpg'],
+          thumbnail_url: 'https://cdn.example.test/dragon-1.jpg',
+          color: null,
+          tags: [],
+          print_time_hours: null,
+          is_available: true,
+          allows_custom_orders: false,
+          import_job_id: expect.any(String),
+        },
+      ]);
+      expect(rows[0]?.import_job_id).not.toBe('forged');
+      const [otherRows] = await service.sql`select count(*)::int as n from listings where account_id = ${other.id}`;
+      expect(otherRows?.n).toBe(0);
+    });
+
+    it('takes maker_photo_url as null from an account without an avatar', async () => {
+      const { account, key } = await partner({ name: 'No Avatar Ltd', avatarUrl: null });
+      const res = await post(key, { listings: [validListing()] });
+      expect(res.statusCode).toBe(201);
+      const rows = await listingsOf(account);
+      expect(rows).toHaveLength(1);
+      expect(rows[0]).toMatchObject({ maker_name: 'No Avatar Ltd', maker_photo_url: null });
+    });
+
+    it('stores text cut to the stored lengths in code points, trimmed first, never splitting an emoji', async () => {
+      const { account, key } = await partner();
+      const res = await post(key, {
+        listings: [
+          validListing({
+            title: `  ${'a'.repeat(119)}${DRAGON}${DRAGON} tail `,
+            description: `\n${'d'.repeat(1_999)}${DRAGON}${'e'.repeat(50)}`,
+            material: `     ${'m'.repeat(85)}`,
+            color: `${'c'.repeat(39)}${DRAGON}${DRAGON}`,
+          }),
+        ],
+      });
+      expect(res.statusCode).toBe(201);
+      expect(res.json()).toEqual({ inserted: 1, skipped: 0, errors: [] });
+      const [row] = await service.sql`
+        select title, description, material, color,
+               char_length(title) as title_len, char_length(description) as description_len,
+               char_length(material) as material_len, char_length(color) as color_len
+        from listings where account_id = ${account.id}`;
+      expect(row).toEqual({
+        title: `${'a'.repeat(119)}${DRAGON}`,
+        description: `${'d'.repeat(1_999)}${DRAGON}`,
+        material: 'm'.repeat(80),
+        color: `${'c'.repeat(39)}${DRAGON}`,
+        title_len: 120,
+        description_len: 2_000,
+        material_len: 80,
+        color_len: 40,
+      });
+    });
+
+    it('stores a cut title exactly as decisions A defines it: trimmed, then cut, even when the cut ends on a space', async () => {
+      const { account, key } = await partner();
+      // trimmed: 119 a's, a space, "tail" (124 code points); cut to 120: 119 a's and the space
+      const res = await post(key, { listings: [validListing({ title: ` ${'a'.repeat(119)} tail` })] });
+      expect(res.statusCode).toBe(201);
+      const [row] = await service.sql`select title from listings where account_id = ${account.id}`;
+      expect(row?.title).toBe(`${'a'.repeat(119)} `);
+    });
+
+    it('reports a NUL character as a per-row error and still creates the other rows', async () => {
+      const { account, key } = await partner();
+      const res = await post(key, {
+        listings: [validListing({ title: 'Dragon\u0000' }), validListing({ title: 'Clean dragon' }), validListing({ tags: ['\u0000'] })],
+      });
+      expect(res.statusCode).toBe(201);
+      expect(res.json()).toEqual({
+        inserted: 1,
+        skipped: 2,
+        errors: [
+          { index: 0, reason: 'title: must not contain NUL characters' },
+          { index: 2, reason: 'tags[0]: must not contain NUL characters' },
+        ],
+      });
+      expect((await listingsOf(account)).map((row) => row.title)).toEqual(['Clean dragon']);
+    });
+
+    it('accepts 200 rows, and inserted + skipped equals the rows sent', async () => {
+      const { account, key } = await partner();
+      const listings = Array.from({ length: 200 }, (_, i) =>
+        i % 7 === 0 ? validListing({ title: `bad ${i}`, price_cents: -1 }) : validListing({ title: `row ${String(i).padStart(3, '0')}` }),
+      );
+      const res = await post(key, { listings });
+      expect(res.statusCode).toBe(201);
+      const body = res.json() as { inserted: number; skipped: number; errors: { index: number; reason: string }[] };
+      expect(body.inserted + body.skipped).toBe(200);
+      expect(body.skipped).toBe(29);
+      expect(body.errors).toEqual(
+        Array.from({ length: 29 }, (_, n) => ({ index: n * 7, reason: 'price_cents: must be >= 0' })),
+      );
+      const titles = (await listingsOf(account)).map((row) => row.title);
+      expect(titles).toEqual(listings.filter((_, i) => i % 7 !== 0).map((row) => row.title));
+    });
+
+    it('records the import in the imports table with its counts, errors and request id', async () => {
+      const { account, key } = await partner();
+      const res = await post(
+        key,
+        { listings: [validListing(), validListing({ category: 'toys' }), validListing(), validListing()] },
+        { 'x-request-id': 'partner-batch-0042' },
+      );
+      expect(res.statusCode).toBe(201);
+      expect(res.headers['x-request-id']).toBe('partner-batch-0042');
+      const result = res.json() as { inserted: number; skipped: number; errors: unknown[] };
+      expect(result.inserted).toBe(3);
+
+      const imports = await service.sql`
+        select job_id, account_id, kind, request_id, inserted, skipped, errors from imports where account_id = ${account.id}`;
+      expect(imports).toEqual([
+        {
+          job_id: expect.any(String),
+          account_id: account.id,
+          kind: 'listings',
+          request_id: 'partner-batch-0042',
+          inserted: 3,
+          skipped: 1,
+          errors: result.errors,
+        },
+      ]);
+      const jobIds = (await listingsOf(account)).map((row) => row.import_job_id);
+      expect(jobIds).toEqual([imports[0]?.job_id, imports[0]?.job_id, imports[0]?.job_id]);
+    });
+
+    it.each([
+      ['enterprise', 300, 100_000],
+      ['global', 1_000, 500_000],
+    ])('carries the X-RateLimit-* headers and X-Request-Id on a 201 (%s)', async (tier, perMinute, perDay) => {
+      const { account, key } = await partner({ tier });
+      const first = await post(key, { listings: [validListing()] });
+      const second = await post(key, { listings: [validListing()] });
+      for (const res of [first, second]) {
+        expect(res.statusCode).toBe(201);
+        expect(res.headers['x-ratelimit-limit-minute']).toBe(String(perMinute));
+        expect(res.headers['x-ratelimit-limit-day']).toBe(String(perDay));
+        expect(res.headers['x-ratelimit-remaining-minute']).toMatch(/^\d+$/);
+        expect(res.headers['x-ratelimit-remaining-day']).toMatch(/^\d+$/);
+      }
+      expect(first.headers['x-ratelimit-remaining-minute']).toBe(String(perMinute - 1));
+      expect(second.headers['x-ratelimit-remaining-minute']).toBe(String(perMinute - 2));
+      expect(second.headers['x-ratelimit-remaining-day']).toBe(String(perDay - 2));
+
+      const requestIds = [first.headers['x-request-id'], second.headers['x-request-id']];
+      expect(requestIds[0]).toEqual(expect.any(String));
+      expect(requestIds[0]).not.toBe(requestIds[1]);
+      const recorded = await service.sql`select request_id from imports where account_id = ${account.id}`;
+      expect(recorded.map((row) => row.request_id).sort()).toEqual([...requestIds].sort());
+    });
+  });
+
+  describe('refused requests write nothing', () => {
+    let key: string;
+    let before: Snapshot;
+
+    beforeAll(async () => {
+      ({ key } = await partner());
+    });
+
+    async function expectRefused(res: LightMyRequestResponse, status: number, body: unknown) {
+      expect(res.statusCode).toBe(status);
+      expect(res.json()).toEqual(body);
+      expect(await snapshot()).toEqual(before);
+    }
+
+    it.each([
+      ['a truncated document', '{"listings": ['],
+      ['unquoted keys', '{listings: []}'],
+      ['single quotes', "{'listings': []}"],
+      ['plain text', 'listings please'],
+      ['a trailing comma', `{"listings": [${JSON.stringify(validListing())},]}`],
+      ['an empty body', ''],
+    ])('400 Invalid JSON body for %s', async (_case, body) => {
+      before = await snapshot();
+      await expectRefused(await postRaw(key, body), 400, { error: 'Invalid JSON body' });
+    });
+
+    it.each([
+      ['null', 'null'],
+      ['an array', JSON.stringify([validListing()])],
+      ['a string', '"listings"'],
+      ['a number', '42'],
+      ['a boolean', 'true'],
+      ['an object without listings', '{}'],
+      ['listings null', '{"listings": null}'],
+      ['listings an object', JSON.stringify({ listings: { 0: validListing() } })],
+      ['listings a string', '{"listings": "[]"}'],
+      ['listings a number', '{"listings": 3}'],
+      ['rows under "machines"', JSON.stringify({ machines: [validListing()] })],
+      ['rows under "Listings"', JSON.stringify({ Listings: [validListing()] })],
+    ])('400 for a body that is %s', async (_case, body) => {
+      before = await snapshot();
+      await expectRefused(await postRaw(key, body), 400, { error: 'Body must be an object with a "listings" array' });
+    });
+
+    it('400 for an empty array', async () => {
+      before = await snapshot();
+      await expectRefused(await post(key, { listings: [] }), 400, { error: 'No rows: send 1 to 200 listings' });
+    });
+
+    it.each([201, 500])('400 with received for %d rows, valid ones included', async (count) => {
+      before = await snapshot();
+      const listings = Array.from({ length: count }, () => validListing());
+      await expectRefused(await post(key, { listings }), 400, {
+        error: 'Too many rows: at most 200 listings per request',
+        received: count,
+      });
+    });
+
+    it('400 no valid rows, with every row\'s error', async () => {
+      before = await snapshot();
+      const res = await post(key, {
+        listings: [validListing({ currency: 'usd' }), 'row', validListing({ title: ' ' }), validListing({ photo_urls: ['http://x.test/a.jpg'] })],
+      });
+      await expectRefused(res, 400, {
+        error: 'no valid rows',
+        errors: [
+          { index: 0, reason: 'currency: must be exactly USD' },
+          { index: 1, reason: 'row must be an object' },
+          { index: 2, reason: 'title: required' },
+          { index: 3, reason: 'photo_urls[0]: must be an absolute https:// URL' },
+        ],
+      });
+    });
+
+    it('400 no valid rows for a single non-object row', async () => {
+      before = await snapshot();
+      await expectRefused(await post(key, { listings: [null] }), 400, {
+        error: 'no valid rows',
+        errors: [{ index: 0, reason: 'row must be an object' }],
+      });
+    });
+
+    it('413 for a body one byte over 2,097,152 bytes', async () => {
+      before = await snapshot();
+      await expectRefused(await postRaw(key, bodyOfSize(BODY_LIMIT_BYTES + 1)), 413, {
+        error: 'Request body too large',
+        limit_bytes: BODY_LIMIT_BYTES,
+      });
+    });
+
+    it('accepts a body of exactly 2,097,152 bytes', async () => {
+      const res = await postRaw(key, bodyOfSize(BODY_LIMIT_BYTES));
+      expect(res.statusCode).toBe(201);
+      expect(res.json()).toEqual({ inserted: 1, skipped: 0, errors: [] });
+    });
+  });
+
+  describe('security', () => {
+    it.each([
+      [['listings:read']],
+      [['jobs:read', 'earnings:read', 'webhooks']],
+    ])('403 for a key with scopes %j, and nothing written', async (scopes) => {
+      const { key } = await partner({}, scopes);
+      const before = await snapshot();
+      const res = await post(key, { listings: [validListing()] });
+      expect(res.statusCode).toBe(403);
+      expect(res.json()).toEqual({ error: 'Missing required scope: listings_write' });
+      expect(res.headers['x-ratelimit-limit-minute']).toBe('300');
+      expect(await snapshot()).toEqual(before);
+    });
+
+    it.each([
+      ['invalid JSON', '{"listings": ['],
+      ['an empty array', '{"listings": []}'],
+      ['a body over the limit', bodyOfSize(BODY_LIMIT_BYTES + 1)],
+    ])('checks the scope before the body: 403, not 4xx for %s', async (_case, body) => {
+      const { key } = await partner({}, ['listings:read']);
+      const before = await snapshot();
+      const res = await postRaw(key, body);
+      expect(res.statusCode).toBe(403);
+      expect(res.json()).toEqual({ error: 'Missing required scope: listings_write' });
+      expect(await snapshot()).toEqual(before);
+    });
+
+    it('keeps each account\'s rows to itself', async () => {
+      const a = await partner({ name: 'Account A' });
+      const b = await partner({ name: 'Account B' });
+      const resA = await post(a.key, {
+        listings: [
+          validListing({ title: 'A one' }),
+          validListing({ title: 'A two', account_id: b.account.id }),
+          validListing({ title: 'A three' }),
+        ],
+      });
+      const resB = await post(b.key, { listings: [validListing({ title: 'B one' }), validListing({ title: 'B two' })] });
+      expect(resA.statusCode).toBe(201);
+      expect(resB.statusCode).toBe(201);
+
+      const rowsA = await listingsOf(a.account);
+      const rowsB = await listingsOf(b.account);
+      expect(rowsA.map((row) => [row.title, row.maker_name])).toEqual([
+        ['A one', 'Account A'], ['A three', 'Account A'], ['A two', 'Account A'],
+      ]);
+      expect(rowsB.map((row) => [row.title, row.maker_name])).toEqual([['B one', 'Account B'], ['B two', 'Account B']]);
+      const importsB = await service.sql`select inserted from imports where account_id = ${b.account.id}`;
+      expect(importsB.map((row) => row.inserted)).toEqual([2]);
+    });
+
+    it('writes rows sent with a second key of the same account to that account', async () => {
+      const { account } = await partner();
+      const secondKey = await service.createKey(account, ['listings_write'], 'second key');
+      const res = await post(secondKey, { listings: [validListing({ title: 'via second key' })] });
+      expect(res.statusCode).toBe(201);
+      expect((await listingsOf(account)).map((row) => row.title)).toEqual(['via second key']);
+    });
+  });
+});

@@ -1,0 +1,404 @@
+import { randomUUID } from 'node:crypto';
+import type { Queue } from 'bullmq';
+import type { LightMyRequestResponse } from 'fastify';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createImportQueue } from '../../src/shared/import-queue.js';
+import { bearer, validMachine } from '../support/fixtures.js';
+import { startTestService, type TestAccount, type TestService } from '../support/test-service.js';
+
+const PATH = '/v1/api/machines/bulk';
+const BODY_LIMIT_BYTES = 1_048_576;
+const DRAGON = '\u{1F409}'; // one code point, two UTF-16 units
+
+interface Snapshot {
+  listings: number;
+  machines: number;
+  imports: number;
+  jobs: number;
+}
+
+/** A `{machines: [row]}` body of exactly `bytes` bytes, padded through a field the schema drops. */
+function bodyOfSize(bytes: number): string {
+  const row = validMachine({ template_id: `padded-${randomUUID()}` });
+  const unpadded = Buffer.byteLength(JSON.stringify({ machines: [{ ...row, padding: '' }] }));
+  const body = JSON.stringify({ machines: [{ ...row, padding: 'x'.repeat(bytes - unpadded) }] });
+  expect(Buffer.byteLength(body)).toBe(bytes);
+  return body;
+}
+
+describe('POST /v1/api/machines/bulk', () => {
+  let service: TestService;
+  let queue: Queue;
+
+  beforeAll(async () => {
+    service = await startTestService();
+    // note: a second handle on the service's own queue, to prove a refused request enqueued nothing
+    queue = createImportQueue(service.config, service.deps.redis);
+  });
+  afterAll(async () => {
+    await queue?.close();
+    await service?.close();
+  });
+
+  async function partner(input: Parameters<TestService['createAccount']>[0] = {}, scopes?: string[]) {
+    const account = await service.createAccount(input);
+    const key = await service.createKey(account, scopes);
+    return { account, key };
+  }
+
+  function post(key: string, payload: object, headers: Record<string, string> = {}): Promise<LightMyRequestResponse> {
+    return service.request({ method: 'POST', url: PATH, headers: { ...bearer(key), ...headers }, payload });
+  }
+
+  function postRaw(key: string, body: string): Promise<LightMyRequestResponse> {
+    return service.request({
+      method: 'POST',
+      url: PATH,
+      headers: { ...bearer(key), 'content-type': 'application/json' },
+      payload: body,
+    });
+  }
+
+  async function snapshot(): Promise<Snapshot> {
+    const [counts] = await service.sql<Omit<Snapshot, 'jobs'>[]>`
+      select (select count(*)::int from listings) as listings,
+             (select count(*)::int from machines) as machines,
+             (select count(*)::int from imports) as imports`;
+    const jobs = Object.values(await queue.getJobCounts()).reduce((sum, n) => sum + n, 0);
+    return { ...(counts as Omit<Snapshot, 'jobs'>), jobs };
+  }
+
+  async function machinesOf(account: TestAccount) {
+    return service.sql`
+      select template_id, category, manufacturer, model, model_number, nickname, capabilities, is_skill_station,
+             verification_status, account_id, import_job_id
+      from machines where account_id = ${account.id} order by template_id`;
+  }
+
+  describe('success', () => {
+    it('creates the valid rows of a mixed batch as pending machines of the key\'s account', async () => {
+      const { account, key } = await partner();
+      const other = await service.createAccount();
+      const before = await snapshot();
+
+      const res = await post(key, {
+        machines: [
+          validMachine({ template_id: 'tpl-a-minimal', category: 'fdm', manufacturer: 'Prusa Research', model: 'MK4' }),
+          validMachine({ category: 'c'.repeat(81) }),
+          'tpl,fdm,Prusa,MK4',
+          {
+            template_id: ' tpl-b-full ',
+            category: ' resin ',
+            manufacturer: ' Elegoo ',
+            model: ' Saturn 3 ',
+            model_number: ' EL-3D-S3 ',
+            nickname: ' Big Bertha ',
+            capabilities: ['msla', 'a,b', 'quote"d', 'back\\slash', 'NULL', '{brace}'],
+            is_skill_station: true,
+            // unknown or server-owned fields: never stored
+            verification_status: 'verified',
+            account_id: other.id,
+            import_job_id: 'forged',
+            id: randomUUID(),
+            serial: 'S-1',
+          },
+          validMachine({ is_skill_station: 'true' }),
+        ],
+      });
+
+      expect(res.statusCode).toBe(201);
+      expect(res.json()).toEqual({
+        inserted: 2,
+        skipped: 3,
+        errors: [
+          { index: 1, reason: 'category: must be at most 80 characters' },
+          { index: 2, reason: 'row must be an object' },
+          { index: 4, reason: 'is_skill_station: must be true or false' },
+        ],
+      });
+      const after = await snapshot();
+      expect(after.machines - before.machines).toBe(2);
+      expect(after.listings).toBe(before.listings);
+      expect(after.imports - before.imports).toBe(1);
+
+      const rows = await machinesOf(account);
+      expect(rows).toEqual([
+        {
+          template_id: 'tpl-a-minimal',
+          category: 'fdm',
+          manufacturer: 'Prusa Research',
+          model: 'MK4',
+          model_number: null,
+          nickname: null,
+          capabilities: [],
+          is_skill_station: false,
+          verification_status: 'pending',
+          account_id: account.id,
+          import_job_id: expect.any(String),
+        },
+        {
+          template_id: 'tpl-b-full',
+          category: 'resin',
+          manufacturer: 'Elegoo',
+          model: 'Saturn 3',
+          model_number: 'EL-3D-S3',
+          nickname: 'Big Bertha',
+          capabilities: ['msla', 'a,b', 'quote"d', 'back\\slash', 'NULL', '{brace}'],
+          is_skill_station: true,
+          verification_status: 'pending',
+          account_id: account.id,
+          import_job_id: expect.any(String),
+        },
+      ]);
+      expect(rows[1]?.import_job_id).not.toBe('forged');
+      const [otherRows] = await service.sql`select count(*)::int as n from machines where account_id = ${other.id}`;
+      expect(otherRows?.n).toBe(0);
+    });
+
+    it('stores the nickname cut to 80 code points, trimmed first, never splitting an emoji', async () => {
+      const { account, key } = await partner();
+      const res = await post(key, {
+        machines: [
+          validMachine({ template_id: 'tpl-1', nickname: `   ${'n'.repeat(79)}${DRAGON}${DRAGON}` }),
+          validMachine({ template_id: 'tpl-2', nickname: DRAGON.repeat(100) }),
+          validMachine({ template_id: 'tpl-3', category: `  ${DRAGON.repeat(80)}  ` }),
+        ],
+      });
+      expect(res.statusCode).toBe(201);
+      expect(res.json()).toEqual({ inserted: 3, skipped: 0, errors: [] });
+      const rows = await service.sql`
+        select nickname, char_length(nickname) as nickname_len, category, char_length(category) as category_len
+        from machines where account_id = ${account.id} order by template_id`;
+      expect(rows).toEqual([
+        { nickname: `${'n'.repeat(79)}${DRAGON}`, nickname_len: 80, category: 'fdm', category_len: 3 },
+        { nickname: DRAGON.repeat(80), nickname_len: 80, category: 'fdm', category_len: 3 },
+        { nickname: null, nickname_len: null, category: DRAGON.repeat(80), category_len: 80 },
+      ]);
+    });
+
+    it('reports a NUL character as a per-row error and still creates the other rows', async () => {
+      const { account, key } = await partner();
+      const res = await post(key, {
+        machines: [validMachine({ template_id: 'clean' }), validMachine({ model: 'MK\u00004' }), validMachine({ capabilities: ['fdm', '\u0000'] })],
+      });
+      expect(res.statusCode).toBe(201);
+      expect(res.json()).toEqual({
+        inserted: 1,
+        skipped: 2,
+        errors: [
+          { index: 1, reason: 'model: must not contain NUL characters' },
+          { index: 2, reason: 'capabilities[1]: must not contain NUL characters' },
+        ],
+      });
+      expect((await machinesOf(account)).map((row) => row.template_id)).toEqual(['clean']);
+    });
+
+    it('accepts 500 rows, and inserted + skipped equals the rows sent', async () => {
+      const { account, key } = await partner();
+      const machines = Array.from({ length: 500 }, (_, i) =>
+        i % 9 === 0 ? validMachine({ template_id: `bad-${i}`, manufacturer: '' }) : validMachine({ template_id: `tpl-${String(i).padStart(3, '0')}` }),
+      );
+      const res = await post(key, { machines });
+      expect(res.statusCode).toBe(201);
+      const body = res.json() as { inserted: number; skipped: number; errors: { index: number; reason: string }[] };
+      expect(body.inserted + body.skipped).toBe(500);
+      expect(body.skipped).toBe(56);
+      expect(body.errors).toEqual(Array.from({ length: 56 }, (_, n) => ({ index: n * 9, reason: 'manufacturer: required' })));
+      const rows = await machinesOf(account);
+      expect(rows.map((row) => row.template_id)).toEqual(machines.filter((_, i) => i % 9 !== 0).map((row) => row.template_id));
+      expect(new Set(rows.map((row) => row.verification_status))).toEqual(new Set(['pending']));
+    });
+
+    it('records the import in the imports table with its counts, errors and request id', async () => {
+      const { account, key } = await partner();
+      const res = await post(
+        key,
+        { machines: [validMachine(), validMachine({ template_id: '' }), validMachine()] },
+        { 'x-request-id': 'partner-machines-7' },
+      );
+      expect(res.statusCode).toBe(201);
+      expect(res.headers['x-request-id']).toBe('partner-machines-7');
+      const result = res.json() as { inserted: number; skipped: number; errors: unknown[] };
+      expect(result).toEqual({ inserted: 2, skipped: 1, errors: [{ index: 1, reason: 'template_id: required' }] });
+
+      const imports = await service.sql`
+        select job_id, account_id, kind, request_id, inserted, skipped, errors from imports where account_id = ${account.id}`;
+      expect(imports).toEqual([
+        {
+          job_id: expect.any(String),
+          account_id: account.id,
+          kind: 'machines',
+          request_id: 'partner-machines-7',
+          inserted: 2,
+          skipped: 1,
+          errors: [{ index: 1, reason: 'template_id: required' }],
+        },
+      ]);
+      const jobIds = (await machinesOf(account)).map((row) => row.import_job_id);
+      expect(jobIds).toEqual([imports[0]?.job_id, imports[0]?.job_id]);
+    });
+
+    it('carries the X-RateLimit-* headers and X-Request-Id on a 201', async () => {
+      const { account, key } = await partner();
+      const first = await post(key, { machines: [validMachine()] });
+      const second = await post(key, { machines: [validMachine()] });
+      for (const res of [first, second]) {
+        expect(res.statusCode).toBe(201);
+        expect(res.headers['x-ratelimit-limit-minute']).toBe('300');
+        expect(res.headers['x-ratelimit-limit-day']).toBe('100000');
+        expect(res.headers['x-ratelimit-remaining-minute']).toMatch(/^\d+$/);
+        expect(res.headers['x-ratelimit-remaining-day']).toMatch(/^\d+$/);
+      }
+      expect(first.headers['x-ratelimit-remaining-minute']).toBe('299');
+      expect(second.headers['x-ratelimit-remaining-minute']).toBe('298');
+      expect(second.headers['x-ratelimit-remaining-day']).toBe('99998');
+
+      const requestIds = [first.headers['x-request-id'], second.headers['x-request-id']];
+      expect(requestIds[0]).toEqual(expect.any(String));
+      expect(requestIds[0]).not.toBe(requestIds[1]);
+      const recorded = await service.sql`select request_id from imports where account_id = ${account.id}`;
+      expect(recorded.map((row) => row.request_id).sort()).toEqual([...requestIds].sort());
+    });
+  });
+
+  describe('refused requests write nothing', () => {
+    let key: string;
+    let before: Snapshot;
+
+    beforeAll(async () => {
+      ({ key } = await partner());
+    });
+
+    async function expectRefused(res: LightMyRequestResponse, status: number, body: unknown) {
+      expect(res.statusCode).toBe(status);
+      expect(res.json()).toEqual(body);
+      expect(await snapshot()).toEqual(before);
+    }
+
+    it.each([
+      ['a truncated document', '{"machines": ['],
+      ['unquoted keys', '{machines: []}'],
+      ['plain text', 'machines please'],
+      ['a trailing comma', `{"machines": [${JSON.stringify(validMachine())},]}`],
+      ['an empty body', ''],
+    ])('400 Invalid JSON body for %s', async (_case, body) => {
+      before = await snapshot();
+      await expectRefused(await postRaw(key, body), 400, { error: 'Invalid JSON body' });
+    });
+
+    it.each([
+      ['null', 'null'],
+      ['an array', JSON.stringify([validMachine()])],
+      ['a string', '"machines"'],
+      ['a number', '7'],
+      ['an object without machines', '{}'],
+      ['machines null', '{"machines": null}'],
+      ['machines an object', JSON.stringify({ machines: { 0: validMachine() } })],
+      ['machines a string', '{"machines": "[]"}'],
+      ['rows under "listings"', JSON.stringify({ listings: [validMachine()] })],
+    ])('400 for a body that is %s', async (_case, body) => {
+      before = await snapshot();
+      await expectRefused(await postRaw(key, body), 400, { error: 'Body must be an object with a "machines" array' });
+    });
+
+    it('400 for an empty array', async () => {
+      before = await snapshot();
+      await expectRefused(await post(key, { machines: [] }), 400, { error: 'No rows: send 1 to 500 machines' });
+    });
+
+    it.each([501, 1_200])('400 with received for %d rows, valid ones included', async (count) => {
+      before = await snapshot();
+      const machines = Array.from({ length: count }, () => validMachine());
+      await expectRefused(await post(key, { machines }), 400, {
+        error: 'Too many rows: at most 500 machines per request',
+        received: count,
+      });
+    });
+
+    it('400 no valid rows, with every row\'s error', async () => {
+      before = await snapshot();
+      const res = await post(key, {
+        machines: [validMachine({ model: '  ' }), 42, validMachine({ capabilities: [1] }), validMachine({ nickname: 5 })],
+      });
+      await expectRefused(res, 400, {
+        error: 'no valid rows',
+        errors: [
+          { index: 0, reason: 'model: required' },
+          { index: 1, reason: 'row must be an object' },
+          { index: 2, reason: 'capabilities[0]: must be a string' },
+          { index: 3, reason: 'nickname: must be a string' },
+        ],
+      });
+    });
+
+    it('413 for a body one byte over 1,048,576 bytes', async () => {
+      before = await snapshot();
+      await expectRefused(await postRaw(key, bodyOfSize(BODY_LIMIT_BYTES + 1)), 413, {
+        error: 'Request body too large',
+        limit_bytes: BODY_LIMIT_BYTES,
+      });
+    });
+
+    it('413 for a listings-sized body of 2,000,000 bytes', async () => {
+      before = await snapshot();
+      await expectRefused(await postRaw(key, bodyOfSize(2_000_000)), 413, {
+        error: 'Request body too large',
+        limit_bytes: BODY_LIMIT_BYTES,
+      });
+    });
+
+    it('accepts a body of exactly 1,048,576 bytes', async () => {
+      const res = await postRaw(key, bodyOfSize(BODY_LIMIT_BYTES));
+      expect(res.statusCode).toBe(201);
+      expect(res.json()).toEqual({ inserted: 1, skipped: 0, errors: [] });
+    });
+  });
+
+  describe('security', () => {
+    it.each([
+      [['listings:read']],
+      [['jobs:read', 'earnings:read', 'webhooks']],
+    ])('403 for a key with scopes %j, and nothing written', async (scopes) => {
+      const { key } = await partner({}, scopes);
+      const before = await snapshot();
+      const res = await post(key, { machines: [validMachine()] });
+      expect(res.statusCode).toBe(403);
+      expect(res.json()).toEqual({ error: 'Missing required scope: listings_write' });
+      expect(res.headers['x-ratelimit-limit-minute']).toBe('300');
+      expect(await snapshot()).toEqual(before);
+    });
+
+    it.each([
+      ['invalid JSON', '{"machines": ['],
+      ['too many rows', JSON.stringify({ machines: Array.from({ length: 501 }, () => validMachine()) })],
+      ['a body over the limit', bodyOfSize(BODY_LIMIT_BYTES + 1)],
+    ])('checks the scope before the body: 403, not 4xx for %s', async (_case, body) => {
+      const { key } = await partner({}, ['listings:read']);
+      const before = await snapshot();
+      const res = await postRaw(key, body);
+      expect(res.statusCode).toBe(403);
+      expect(res.json()).toEqual({ error: 'Missing required scope: listings_write' });
+      expect(await snapshot()).toEqual(before);
+    });
+
+    it('keeps each account\'s rows to itself', async () => {
+      const a = await partner();
+      const b = await partner();
+      const resA = await post(a.key, {
+        machines: [
+          validMachine({ template_id: 'a-1' }),
+          validMachine({ template_id: 'a-2', account_id: b.account.id }),
+          validMachine({ template_id: 'a-3' }),
+        ],
+      });
+      const resB = await post(b.key, { machines: [validMachine({ template_id: 'b-1' }), validMachine({ template_id: 'b-2' })] });
+      expect(resA.statusCode).toBe(201);
+      expect(resB.statusCode).toBe(201);
+
+      expect((await machinesOf(a.account)).map((row) => row.template_id)).toEqual(['a-1', 'a-2', 'a-3']);
+      expect((await machinesOf(b.account)).map((row) => row.template_id)).toEqual(['b-1', 'b-2']);
+      const importsB = await service.sql`select inserted from imports where account_id = ${b.account.id}`;
+      expect(importsB.map((row) => row.inserted)).toEqual([2]);
+    });
+  });
+});
