@@ -90,7 +90,7 @@ describe('API-key authentication (GET /v1/api/me, POST /v1/api/listings/bulk)', 
       const key = await service.createKey(account, ['listings:write'], 'to revoke');
       expect((await service.request({ method: 'GET', url: '/v1/api/me', headers: bearer(key) })).statusCode).toBe(200);
       const listed = await service.request({ method: 'GET', url: '/v1/api/keys', headers: bearer(account.sessionToken) });
-      const record = (listed.json() as { keys: { id: string; key_prefix: string }[] }).keys.find((k) => k.key_prefix === key.slice(9, 17));
+      const record = listed.json<{ keys: { id: string; key_prefix: string }[] }>().keys.find((k) => k.key_prefix === key.slice(9, 17));
       expect(record).toBeDefined();
       const revoked = await service.request({ method: 'DELETE', url: `/v1/api/keys/${record!.id}`, headers: bearer(account.sessionToken) });
       expect(revoked.statusCode).toBe(200);
