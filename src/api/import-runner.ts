@@ -4,10 +4,12 @@ import { ApiError, retryAfterHeaders } from '../shared/api-error.js';
 import { BulkResultSchema, type BulkResult, type ImportJobData } from '../shared/import-queue.js';
 import type { Logger } from '../shared/logger.js';
 import { JobWatch, type JobOutcome } from './job-watch.js';
+import { serviceUnavailable } from './limits/store-unavailable.js';
 
 // note: QueueEvents delivery is best effort; polling the job bounds the cost of a lost event.
 const POLL_INTERVAL_MS = 500;
 const WORKERS_UNAVAILABLE_RETRY_SEC = 30;
+const FAILED_IMPORT_RETRY_SEC = 5;
 
 export interface ImportTimeouts {
   /** how long a worker may take to pick the job up before the API withdraws it (503) */
@@ -106,7 +108,7 @@ export class ImportRunner {
       await this.queue.add(data.kind, data, { jobId });
     } catch (error) {
       this.log.error({ err: error, requestId: data.requestId }, 'could not enqueue import');
-      throw new ApiError(503, { error: 'Service temporarily unavailable', retry_after_sec: 5 }, retryAfterHeaders(5));
+      throw serviceUnavailable();
     }
   }
 
@@ -118,7 +120,15 @@ export class ImportRunner {
   }
 
   private resultOf(jobId: string, outcome: JobOutcome): BulkResult {
-    if (outcome.state === 'failed') throw new Error(`import job ${jobId} failed: ${outcome.reason}`);
+    if (outcome.state === 'failed') {
+      // A failed job rolled its transaction back: nothing was written, a retry is safe.
+      this.log.error({ jobId, reason: outcome.reason }, 'import job failed');
+      throw new ApiError(
+        503,
+        { error: 'Import failed; nothing was written', retry_after_sec: FAILED_IMPORT_RETRY_SEC },
+        retryAfterHeaders(FAILED_IMPORT_RETRY_SEC),
+      );
+    }
     const parsed = BulkResultSchema.safeParse(outcome.result);
     if (!parsed.success) throw new Error(`import job ${jobId} returned an unexpected result`);
     return parsed.data;

@@ -9,7 +9,7 @@ export function createSql(config: Pick<Config, 'databaseUrl' | 'databasePoolMax'
   return postgres(config.databaseUrl, {
     max: options.max ?? config.databasePoolMax,
     // note: a dead server must not hang a request for the OS TCP timeout.
-    connect_timeout: 5,
+    connect_timeout: 2,
     idle_timeout: 60,
     onnotice: () => {},
     transform: { undefined: null },

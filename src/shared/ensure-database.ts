@@ -1,5 +1,5 @@
 import postgres from 'postgres';
-import { PG_DUPLICATE_DATABASE } from './db.js';
+import { PG_DUPLICATE_DATABASE, PG_UNIQUE_VIOLATION } from './db.js';
 
 /**
  * Creates the database named in the URL when it does not exist and the server allows it
@@ -18,8 +18,10 @@ export async function ensureDatabase(databaseUrl: string): Promise<{ created: bo
       await admin.unsafe(`create database "${name.replaceAll('"', '""')}"`);
       return { created: true };
     } catch (error) {
-      // note: two processes starting together may both try; the loser finds it created.
-      if ((error as { code?: string }).code === PG_DUPLICATE_DATABASE) return { created: false };
+      // note: two processes starting together may both try; the loser finds it created. Postgres
+      // reports that as 42P04 or, when both inserts race in the catalog, as 23505.
+      const code = (error as { code?: string }).code;
+      if (code === PG_DUPLICATE_DATABASE || code === PG_UNIQUE_VIOLATION) return { created: false };
       throw error;
     }
   } finally {

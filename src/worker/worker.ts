@@ -4,7 +4,11 @@ import { createSql } from '../shared/db.js';
 import { IMPORT_QUEUE_NAME, type BulkResult, type ImportJobData } from '../shared/import-queue.js';
 import type { Logger } from '../shared/logger.js';
 import { createRedis } from '../shared/redis.js';
+import { deleteExpiredIdempotencyKeys } from '../shared/repositories/idempotency-keys.js';
 import { createImportProcessor } from './import-processor.js';
+
+// note: every worker sweeps; the delete is idempotent, so replicas sweeping together is harmless.
+const IDEMPOTENCY_SWEEP_INTERVAL_MS = 10 * 60_000;
 
 export interface RunningWorker {
   worker: Worker<ImportJobData, BulkResult>;
@@ -25,12 +29,20 @@ export async function startWorker(config: Config, log: Logger): Promise<RunningW
   worker.on('failed', (job, error) =>
     log.warn({ jobId: job?.id, requestId: job?.data?.requestId, err: error, attemptsMade: job?.attemptsMade }, 'import job failed'),
   );
+  const sweep = setInterval(() => {
+    deleteExpiredIdempotencyKeys(sql).then(
+      (deleted) => deleted > 0 && log.info({ deleted }, 'expired idempotency keys deleted'),
+      (err: unknown) => log.warn({ err }, 'could not delete expired idempotency keys'),
+    );
+  }, IDEMPOTENCY_SWEEP_INTERVAL_MS);
+  sweep.unref();
   await worker.waitUntilReady();
   log.info({ concurrency: config.workerConcurrency, queue: IMPORT_QUEUE_NAME }, 'worker started');
 
   return {
     worker,
     async close() {
+      clearInterval(sweep);
       await worker.close();
       await sql.end({ timeout: 5 });
       connection.disconnect();

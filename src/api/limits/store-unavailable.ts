@@ -1,8 +1,8 @@
 import { RateLimiterRes } from 'rate-limiter-flexible';
-import { ApiError } from '../../shared/api-error.js';
+import { ApiError, retryAfterHeaders } from '../../shared/api-error.js';
 
 export function serviceUnavailable(): ApiError {
-  return new ApiError(503, { error: 'Service temporarily unavailable', retry_after_sec: 5 }, { 'retry-after': '5' });
+  return new ApiError(503, { error: 'Service temporarily unavailable', retry_after_sec: 5 }, retryAfterHeaders(5));
 }
 
 /**

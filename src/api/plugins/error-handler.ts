@@ -1,5 +1,8 @@
 import type { FastifyError, FastifyInstance } from 'fastify';
-import { ApiError } from '../../shared/api-error.js';
+import { ApiError, retryAfterHeaders } from '../../shared/api-error.js';
+import { isDependencyUnavailable } from '../../shared/dependency-errors.js';
+
+const UNAVAILABLE_RETRY_SEC = 5;
 
 const INVALID_JSON_CODES = new Set(['FST_ERR_CTP_INVALID_JSON_BODY', 'FST_ERR_CTP_EMPTY_JSON_BODY']);
 
@@ -30,6 +33,13 @@ export function registerErrorHandling(app: FastifyInstance): void {
         request.log.info({ code: error.code }, 'client error from the framework');
         return reply.code(error.statusCode).send({ error: 'Bad request' });
       }
+    }
+    if (isDependencyUnavailable(error)) {
+      request.log.warn({ err: error }, 'a dependency is unavailable');
+      return reply
+        .code(503)
+        .headers(retryAfterHeaders(UNAVAILABLE_RETRY_SEC))
+        .send({ error: 'Service temporarily unavailable', retry_after_sec: UNAVAILABLE_RETRY_SEC });
     }
     request.log.error({ err: error }, 'unhandled error');
     return reply.code(500).send({ error: 'Internal server error', request_id: request.id });

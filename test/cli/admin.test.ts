@@ -1,0 +1,160 @@
+import { spawn } from 'node:child_process';
+import { randomBytes, randomUUID } from 'node:crypto';
+import { fileURLToPath } from 'node:url';
+import { decodeJwt } from 'jose';
+import postgres from 'postgres';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { createAccount, findAccount, type Account } from '../../src/shared/repositories/accounts.js';
+import { verifySessionToken } from '../../src/shared/session-token.js';
+import { databaseUrl } from '../support/services.js';
+
+const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
+const CLI_SESSION_SECRET = 'cli-test-session-secret-0123456789abcdef';
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+interface CliRun {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/**
+ * Runs the operator CLI as a separate process, the way operators and scripts do (decisions F):
+ * `npm run --silent admin -- ...` or `npx tsx src/cli/admin.ts ...`.
+ */
+function runCli(env: NodeJS.ProcessEnv, args: string[], via: 'npm' | 'npx' = 'npx'): Promise<CliRun> {
+  const [command, prefix] = via === 'npm' ? ['npm', ['run', '--silent', 'admin', '--']] : ['npx', ['tsx', 'src/cli/admin.ts']];
+  return new Promise((resolve, reject) => {
+    const child = spawn(command as string, [...(prefix as string[]), ...args], { cwd: REPO_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+/** The contract is exactly one JSON object on stdout: JSON.parse rejects a second value or a banner. */
+function parseOutput(run: CliRun): Record<string, unknown> {
+  expect(run.code, run.stderr).toBe(0);
+  const output: unknown = JSON.parse(run.stdout);
+  expect(output).toBeTypeOf('object');
+  expect(Array.isArray(output)).toBe(false);
+  return output as Record<string, unknown>;
+}
+
+describe('operator CLI (admin)', () => {
+  const database = `${inject('runId')}_cli_${randomBytes(4).toString('hex')}`;
+  const admin = postgres(databaseUrl(inject('postgresUrl'), 'postgres'), { max: 1, onnotice: () => {} });
+  let sql: postgres.Sql;
+  let env: NodeJS.ProcessEnv;
+
+  beforeAll(async () => {
+    await admin.unsafe(`create database "${database}" template "${inject('templateDatabase')}"`);
+    const url = databaseUrl(inject('postgresUrl'), database);
+    sql = postgres(url, { max: 2, onnotice: () => {} });
+    env = { ...process.env, DATABASE_URL: url, SESSION_SECRET: CLI_SESSION_SECRET, LOG_LEVEL: 'silent' };
+  });
+  afterAll(async () => {
+    await sql?.end({ timeout: 5 });
+    await admin.unsafe(`drop database if exists "${database}" with (force)`);
+    await admin.end();
+  });
+
+  async function insertAccount(tier: string): Promise<Account> {
+    return createAccount(sql, { displayName: `Seeded ${randomBytes(3).toString('hex')}`, tier, isOwner: false, hasCompletedOnboarding: false, avatarUrl: null });
+  }
+
+  describe('accounts create', () => {
+    it('prints one JSON object with the new account and a session token for it, and stores the flags', async () => {
+      const run = await runCli(
+        env,
+        ['accounts', 'create', '--name', 'Acme Prints', '--tier', 'enterprise', '--owner', '--onboarded', '--avatar-url', 'https://x.test/a.png'],
+        'npm',
+      );
+      const output = parseOutput(run);
+      expect(output).toEqual({
+        id: expect.stringMatching(UUID),
+        display_name: 'Acme Prints',
+        subscription_tier: 'enterprise',
+        session_token: expect.any(String),
+      });
+
+      const row = await findAccount(sql, output.id as string);
+      expect(row).toEqual({
+        id: output.id,
+        display_name: 'Acme Prints',
+        subscription_tier: 'enterprise',
+        is_owner: true,
+        has_completed_onboarding: true,
+        avatar_url: 'https://x.test/a.png',
+      });
+      expect(await verifySessionToken(output.session_token as string, CLI_SESSION_SECRET)).toEqual({ ok: true, accountId: output.id });
+    });
+  });
+
+  describe('accounts set-tier', () => {
+    it('changes that account tier only and prints {id, subscription_tier}', async () => {
+      const account = await insertAccount('pro');
+      const bystander = await insertAccount('pro');
+
+      const output = parseOutput(await runCli(env, ['accounts', 'set-tier', account.id, 'global']));
+
+      expect(output).toEqual({ id: account.id, subscription_tier: 'global' });
+      expect((await findAccount(sql, account.id))?.subscription_tier).toBe('global');
+      expect((await findAccount(sql, bystander.id))?.subscription_tier).toBe('pro');
+    });
+  });
+
+  describe('sessions create', () => {
+    it('prints a session token for the account that expires --ttl-sec seconds after it is issued', async () => {
+      const account = await insertAccount('enterprise');
+      const before = Math.floor(Date.now() / 1000);
+      const output = parseOutput(await runCli(env, ['sessions', 'create', account.id, '--ttl-sec', '60']));
+      const after = Math.ceil(Date.now() / 1000);
+
+      expect(output).toEqual({ session_token: expect.any(String) });
+      const token = output.session_token as string;
+      expect(await verifySessionToken(token, CLI_SESSION_SECRET)).toEqual({ ok: true, accountId: account.id });
+      const claims = decodeJwt(token);
+      expect(claims.sub).toBe(account.id);
+      expect(claims.exp! - claims.iat!).toBe(60);
+      expect(claims.exp).toBeGreaterThanOrEqual(before + 60);
+      expect(claims.exp).toBeLessThanOrEqual(after + 60);
+    });
+  });
+
+  describe('errors: non-zero exit, nothing on stdout, a message on stderr', () => {
+    let accountsBefore: number;
+    let known: Account;
+
+    beforeAll(async () => {
+      known = await insertAccount('pro');
+      [{ count: accountsBefore }] = await sql<[{ count: number }]>`select count(*)::int as count from accounts`;
+    });
+
+    // note: concurrent because each run is a separate process costing about a second.
+    it.concurrent.for([
+      { case: 'an unknown command', args: () => ['accounts', 'delete', known.id], stderr: /unknown command/ },
+      { case: 'accounts create without --name', args: () => ['accounts', 'create', '--tier', 'enterprise'], stderr: /--name/ },
+      { case: 'accounts create with a tier not in lowercase', args: () => ['accounts', 'create', '--name', 'Bad Tier Co', '--tier', 'Enterprise'], stderr: /tier/ },
+      { case: 'set-tier with an id that is not a UUID', args: () => ['accounts', 'set-tier', 'not-a-uuid', 'global'], stderr: /UUID/ },
+      { case: 'set-tier for an unknown account', args: () => ['accounts', 'set-tier', randomUUID(), 'global'], stderr: /no account/ },
+      { case: 'sessions create for an unknown account', args: () => ['sessions', 'create', randomUUID()], stderr: /no account/ },
+      { case: 'sessions create with a --ttl-sec that is not positive', args: () => ['sessions', 'create', known.id, '--ttl-sec', '0'], stderr: /ttl-sec/ },
+    ])('$case', async ({ args, stderr }, { expect }) => {
+      const run = await runCli(env, args());
+      expect(run.code).not.toBe(0);
+      expect(run.code).not.toBeNull();
+      expect(run.stdout).toBe('');
+      expect(run.stderr).toMatch(stderr);
+    });
+
+    it('leaves the accounts as they were', async () => {
+      const [{ count }] = await sql<[{ count: number }]>`select count(*)::int as count from accounts`;
+      expect(count).toBe(accountsBefore);
+      expect((await findAccount(sql, known.id))?.subscription_tier).toBe('pro');
+    });
+  });
+});

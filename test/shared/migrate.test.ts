@@ -1,0 +1,148 @@
+import { randomBytes } from 'node:crypto';
+import { readdir } from 'node:fs/promises';
+import { fileURLToPath } from 'node:url';
+import postgres from 'postgres';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { ensureDatabase } from '../../src/shared/ensure-database.js';
+import { migrate } from '../../src/shared/migrate.js';
+import { databaseUrl } from '../support/services.js';
+
+const MIGRATIONS_DIR = fileURLToPath(new URL('../../migrations/', import.meta.url));
+const migrationFiles = (await readdir(MIGRATIONS_DIR)).filter((file) => /^\d+_.+\.sql$/.test(file)).sort();
+
+/** Decisions F: the tables and columns other programs rely on ("other columns may be added"). */
+const CONTRACT_COLUMNS: Record<string, string[]> = {
+  accounts: ['id', 'display_name', 'subscription_tier', 'is_owner', 'has_completed_onboarding', 'avatar_url'],
+  api_keys: ['id', 'account_id', 'label', 'key_prefix', 'key_hash', 'scopes', 'is_revoked', 'last_used_at', 'created_at'],
+  machines: [
+    'id', 'account_id', 'template_id', 'category', 'manufacturer', 'model', 'model_number', 'nickname', 'capabilities',
+    'is_skill_station', 'verification_status', 'created_at',
+  ],
+  listings: [
+    'id', 'account_id', 'title', 'description', 'price_cents', 'currency', 'category', 'material', 'photo_urls',
+    'thumbnail_url', 'color', 'tags', 'print_time_hours', 'is_available', 'allows_custom_orders', 'maker_name',
+    'maker_photo_url', 'created_at',
+  ],
+};
+/** Columns whose type decisions F names, as information_schema's udt_name. */
+const CONTRACT_TYPES: [table: string, column: string, udtName: string][] = [
+  ['accounts', 'id', 'uuid'],
+  ['api_keys', 'id', 'uuid'],
+  ['api_keys', 'scopes', '_text'],
+  ['machines', 'capabilities', '_text'],
+  ['listings', 'photo_urls', '_text'],
+  ['listings', 'tags', '_text'],
+];
+
+const runId = inject('runId');
+const admin = postgres(databaseUrl(inject('postgresUrl'), 'postgres'), { max: 1, onnotice: () => {} });
+const pools: postgres.Sql[] = [];
+const databases: string[] = [];
+
+function uniqueName(label: string): string {
+  const name = `${runId}_${label}_${randomBytes(4).toString('hex')}`;
+  databases.push(name);
+  return name;
+}
+
+async function createEmptyDatabase(label: string): Promise<string> {
+  const name = uniqueName(label);
+  await admin.unsafe(`create database "${name}"`);
+  return name;
+}
+
+function connect(database: string): postgres.Sql {
+  const sql = postgres(databaseUrl(inject('postgresUrl'), database), { max: 1, onnotice: () => {} });
+  pools.push(sql);
+  return sql;
+}
+
+async function recordedVersions(sql: postgres.Sql): Promise<string[]> {
+  const rows = await sql<{ version: string }[]>`select version from schema_migrations order by version`;
+  return rows.map((row) => row.version);
+}
+
+afterAll(async () => {
+  await Promise.all(pools.map((sql) => sql.end({ timeout: 5 })));
+  for (const name of databases) await admin.unsafe(`drop database if exists "${name.replaceAll('"', '""')}" with (force)`);
+  await admin.end();
+});
+
+describe('migrate', () => {
+  let sql: postgres.Sql;
+
+  beforeAll(async () => {
+    sql = connect(await createEmptyDatabase('migrate'));
+  });
+
+  it('finds the numbered migration files', () => {
+    expect(migrationFiles).toContain('0001_initial.sql');
+  });
+
+  it('applies every migration file in order on an empty database and records each', async () => {
+    const { applied } = await migrate(sql);
+    expect(applied).toEqual(migrationFiles);
+    expect(await recordedVersions(sql)).toEqual(migrationFiles);
+  });
+
+  it('applies nothing when run again', async () => {
+    const { applied } = await migrate(sql);
+    expect(applied).toEqual([]);
+    expect(await recordedVersions(sql)).toEqual(migrationFiles);
+  });
+
+  it('creates the tables and columns other programs rely on (decisions F)', async () => {
+    const rows = await sql<{ table_name: string; column_name: string; udt_name: string }[]>`
+      select table_name, column_name, udt_name from information_schema.columns
+      where table_schema = 'public' and table_name in ${sql(Object.keys(CONTRACT_COLUMNS))}`;
+    for (const [table, columns] of Object.entries(CONTRACT_COLUMNS)) {
+      const present = rows.filter((row) => row.table_name === table).map((row) => row.column_name);
+      expect(present, table).toEqual(expect.arrayContaining(columns));
+    }
+    for (const [table, column, udtName] of CONTRACT_TYPES) {
+      expect(rows.find((row) => row.table_name === table && row.column_name === column)?.udt_name, `${table}.${column}`).toBe(udtName);
+    }
+  });
+
+  it('lets two processes migrate the same empty database at once: both succeed, each file applied and recorded once', async () => {
+    const database = await createEmptyDatabase('migrate_race');
+    const first = connect(database);
+    const second = connect(database);
+    // note: connect both first, so the two migrations really start together.
+    await Promise.all([first`select 1`, second`select 1`]);
+
+    const [a, b] = await Promise.all([migrate(first), migrate(second)]);
+
+    // One applies everything and the other finds it done; both applying a file would list it twice.
+    expect([...a.applied, ...b.applied].sort()).toEqual(migrationFiles);
+    expect(await recordedVersions(first)).toEqual(migrationFiles);
+  });
+});
+
+describe('ensureDatabase', () => {
+  async function exists(name: string): Promise<boolean> {
+    const rows = await admin`select 1 from pg_database where datname = ${name}`;
+    return rows.length === 1;
+  }
+
+  it('creates a missing database, then reports it already there', async () => {
+    // note: upper case and a hyphen, so the name must be quoted to survive as given.
+    const name = uniqueName('Ensure-Me');
+    const url = databaseUrl(inject('postgresUrl'), name);
+    expect(await exists(name)).toBe(false);
+
+    expect(await ensureDatabase(url)).toEqual({ created: true });
+    expect(await exists(name)).toBe(true);
+    expect(await ensureDatabase(url)).toEqual({ created: false });
+  });
+
+  it('lets several processes ensure the same missing database at once: one creates it, none fails', async () => {
+    const name = uniqueName('ensure_race');
+    const url = databaseUrl(inject('postgresUrl'), name);
+
+    const results = await Promise.all([ensureDatabase(url), ensureDatabase(url), ensureDatabase(url)]);
+
+    expect(results.filter((result) => result.created)).toHaveLength(1);
+    expect(await exists(name)).toBe(true);
+  });
+});
