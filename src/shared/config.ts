@@ -28,6 +28,8 @@ const EnvSchema = z.object({
   WORKER_CONCURRENCY: intFromEnv(8),
   IMPORT_TIMEOUT_MS: intFromEnv(60_000),
   IMPORT_PICKUP_TIMEOUT_MS: intFromEnv(10_000),
+  WORKER_LOCK_DURATION_MS: intFromEnv(30_000),
+  FAULT_INJECTION: z.enum(['none', 'pause-before-commit', 'crash-after-commit']).default('none'),
 });
 
 export interface Config {
@@ -48,6 +50,9 @@ export interface Config {
   workerConcurrency: number;
   importTimeoutMs: number;
   importPickupTimeoutMs: number;
+  workerLockDurationMs: number;
+  /** test-only fault hooks of the worker; honoured only when NODE_ENV=test */
+  faultInjection: 'none' | 'pause-before-commit' | 'crash-after-commit';
 }
 
 export class ConfigError extends Error {
@@ -85,5 +90,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     workerConcurrency: e.WORKER_CONCURRENCY,
     importTimeoutMs: e.IMPORT_TIMEOUT_MS,
     importPickupTimeoutMs: e.IMPORT_PICKUP_TIMEOUT_MS,
+    workerLockDurationMs: e.WORKER_LOCK_DURATION_MS,
+    faultInjection: e.NODE_ENV === 'test' ? e.FAULT_INJECTION : 'none',
   };
 }

@@ -6,6 +6,7 @@ import type { BulkResult, ImportJobData } from '../shared/import-queue.js';
 import type { Logger } from '../shared/logger.js';
 import { AccountGoneError, writeImport, type ImportWrite } from '../shared/repositories/imports.js';
 import { validateRows } from '../shared/rows/validate-rows.js';
+import type { FaultHooks } from './fault-injection.js';
 
 const JobDataSchema = z.object({
   kind: z.enum(BULK_KIND_NAMES as ['machines', 'listings']),
@@ -20,7 +21,7 @@ const JobDataSchema = z.object({
  * Re-checks the payload (the queue is a trust boundary: anything with Redis access can add a
  * job) against the shape of normalised rows, then writes the import.
  */
-export function createImportProcessor(sql: Sql, log: Logger) {
+export function createImportProcessor(sql: Sql, log: Logger, faults: FaultHooks = {}) {
   return async function processImport(job: Job<ImportJobData, BulkResult>): Promise<BulkResult> {
     const jobLog = log.child({ jobId: job.id, requestId: job.data?.requestId });
     const parsed = JobDataSchema.safeParse(job.data);
@@ -35,12 +36,13 @@ export function createImportProcessor(sql: Sql, log: Logger) {
     const started = performance.now();
     let result: BulkResult;
     try {
-      result = await writeImport(sql, { ...data, rows: checked.rows, jobId: job.id } as ImportWrite);
+      result = await writeImport(sql, { ...data, rows: checked.rows, jobId: job.id } as ImportWrite, faults);
     } catch (error) {
       // A retry cannot bring a deleted account back; anything else (a dropped connection) may pass.
       if (error instanceof AccountGoneError) throw new UnrecoverableError(error.message);
       throw error;
     }
+    faults.afterCommit?.();
     jobLog.info(
       { kind: data.kind, accountId: data.accountId, inserted: result.inserted, skipped: result.skipped, ms: Math.round(performance.now() - started) },
       'import written',

@@ -5,6 +5,7 @@ import { IMPORT_QUEUE_NAME, type BulkResult, type ImportJobData } from '../share
 import type { Logger } from '../shared/logger.js';
 import { createRedis } from '../shared/redis.js';
 import { deleteExpiredIdempotencyKeys } from '../shared/repositories/idempotency-keys.js';
+import { faultHooks } from './fault-injection.js';
 import { createImportProcessor } from './import-processor.js';
 
 // note: every worker sweeps; the delete is idempotent, so replicas sweeping together is harmless.
@@ -19,10 +20,19 @@ export interface RunningWorker {
 export async function startWorker(config: Config, log: Logger): Promise<RunningWorker> {
   const sql = createSql(config, { max: Math.max(config.workerConcurrency, 2) });
   const connection = createRedis(config, 'blocking');
-  const worker = new Worker<ImportJobData, BulkResult>(IMPORT_QUEUE_NAME, createImportProcessor(sql, log), {
+  const processor = createImportProcessor(sql, log, faultHooks(config, log));
+  const worker = new Worker<ImportJobData, BulkResult>(IMPORT_QUEUE_NAME, processor, {
     connection,
     prefix: config.redisPrefix,
     concurrency: config.workerConcurrency,
+    // note: a worker that dies holds its job's lock at most this long; then another worker's
+    // stalled check (same interval) puts the job back and it runs again, which is safe because
+    // writeImport is idempotent by job id. The API's pickup/finish timeouts bound the wait.
+    lockDuration: config.workerLockDurationMs,
+    stalledInterval: config.workerLockDurationMs,
+    // note: two deaths of its worker fail the job instead of retrying it forever; the failed job
+    // wrote nothing, and the API then answers 503 "nothing was written".
+    maxStalledCount: 2,
   });
   // note: without an error listener a Redis hiccup would be an unhandled 'error' event.
   worker.on('error', (error) => log.error({ err: error }, 'worker error'));

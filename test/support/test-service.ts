@@ -1,6 +1,5 @@
 import { randomBytes } from 'node:crypto';
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
-import postgres from 'postgres';
 import { inject } from 'vitest';
 import { buildApp } from '../../src/api/app.js';
 import { createApiDeps, type ApiDeps } from '../../src/api/deps.js';
@@ -10,7 +9,7 @@ import { createLogger } from '../../src/shared/logger.js';
 import { createAccount, type Account } from '../../src/shared/repositories/accounts.js';
 import { signSessionToken } from '../../src/shared/session-token.js';
 import { startWorker, type RunningWorker } from '../../src/worker/worker.js';
-import { databaseUrl } from './services.js';
+import { createTestDatabase, testRedisPrefix } from './test-database.js';
 
 export const TEST_SESSION_SECRET = 'test-session-secret-0123456789abcdef0123456789';
 
@@ -47,16 +46,11 @@ export interface TestServiceOptions {
  * template and a unique Redis prefix, so test files never see each other's data.
  */
 export async function startTestService(options: TestServiceOptions = {}): Promise<TestService> {
-  const runId = inject('runId');
-  const database = `${runId}_${randomBytes(4).toString('hex')}`;
-  const admin = postgres(databaseUrl(inject('postgresUrl'), 'postgres'), { max: 1, onnotice: () => {} });
-  await admin.unsafe(`create database "${database}" template "${inject('templateDatabase')}"`);
-  await admin.end();
-
+  const database = await createTestDatabase();
   const config = loadConfig({
-    DATABASE_URL: databaseUrl(inject('postgresUrl'), database),
+    DATABASE_URL: database.url,
     REDIS_URL: inject('redisUrl'),
-    REDIS_PREFIX: `${runId}-${randomBytes(4).toString('hex')}`,
+    REDIS_PREFIX: testRedisPrefix(),
     SESSION_SECRET: TEST_SESSION_SECRET,
     LOG_LEVEL: 'info',
     UPGRADE_URL: 'https://example.test/upgrade',
@@ -108,9 +102,7 @@ export async function startTestService(options: TestServiceOptions = {}): Promis
       await deps.close();
       await worker?.close();
       await sql.end({ timeout: 5 });
-      const cleanup = postgres(databaseUrl(inject('postgresUrl'), 'postgres'), { max: 1, onnotice: () => {} });
-      await cleanup.unsafe(`drop database if exists "${database}" with (force)`);
-      await cleanup.end();
+      await database.drop();
     },
   };
   return service;

@@ -38,7 +38,11 @@ const MACHINE_COLUMNS = [
  * set-based statement. Idempotent by job id: when the record already exists (the job ran
  * before, or runs twice at once), nothing is inserted and the recorded result is returned.
  */
-export async function writeImport(sql: Sql, input: ImportWrite): Promise<BulkResult> {
+export async function writeImport(
+  sql: Sql,
+  input: ImportWrite,
+  hooks: { beforeCommit?: () => Promise<void> } = {},
+): Promise<BulkResult> {
   return sql.begin(async (tx) => {
     const [account] = await tx<{ display_name: string; avatar_url: string | null }[]>`
       select display_name, avatar_url from accounts where id = ${input.accountId}`;
@@ -64,6 +68,7 @@ export async function writeImport(sql: Sql, input: ImportWrite): Promise<BulkRes
       const rows = input.rows.map((row) => ({ ...row, ...owned, verification_status: 'pending' }));
       await tx`insert into machines ${tx(rows, MACHINE_COLUMNS)}`;
     }
+    await hooks.beforeCommit?.();
     return result;
   });
 }

@@ -1,0 +1,85 @@
+import postgres from 'postgres';
+import { inject } from 'vitest';
+import { generateApiKey } from '../../src/shared/api-key.js';
+import { createAccount } from '../../src/shared/repositories/accounts.js';
+import { createKeyWithinCap } from '../../src/shared/repositories/api-keys.js';
+import { validListing } from './fixtures.js';
+import { startApi, startWorkerProcess, type ServiceProcess } from './processes.js';
+import { createTestDatabase, testRedisPrefix, type TestDatabase } from './test-database.js';
+import { TEST_SESSION_SECRET } from './test-service.js';
+
+export interface FaultScenario {
+  env: Record<string, string>;
+  database: TestDatabase;
+  sql: postgres.Sql;
+  apiKey: string;
+  accountId: string;
+  startApi(extraEnv?: Record<string, string>): Promise<ServiceProcess & { baseUrl: string }>;
+  startWorker(extraEnv?: Record<string, string>): Promise<ServiceProcess>;
+  postListings(baseUrl: string, rowCount: number, headers?: Record<string, string>): Promise<{ status: number; body: Record<string, unknown>; headers: Headers }>;
+  countRows(): Promise<{ listings: number; imports: number }>;
+  close(): Promise<void>;
+}
+
+/**
+ * Real API and worker processes on a fresh database and Redis prefix, with one Enterprise
+ * account and key. Workers give up a dead peer's job after 2 s instead of 30 s.
+ */
+export async function createFaultScenario(baseEnv: Record<string, string> = {}): Promise<FaultScenario> {
+  const database = await createTestDatabase();
+  const env = {
+    DATABASE_URL: database.url,
+    REDIS_URL: inject('redisUrl'),
+    REDIS_PREFIX: testRedisPrefix(),
+    SESSION_SECRET: TEST_SESSION_SECRET,
+    WORKER_LOCK_DURATION_MS: '2000',
+    ...baseEnv,
+  };
+  const sql = postgres(database.url, { max: 2, onnotice: () => {} });
+  const account = await createAccount(sql, {
+    displayName: 'Fault Tolerant Prints',
+    tier: 'global',
+    isOwner: true,
+    hasCompletedOnboarding: true,
+    avatarUrl: null,
+  });
+  const key = generateApiKey();
+  await createKeyWithinCap(sql, { accountId: account.id, label: 'faults', scopes: ['listings:write'], keyPrefix: key.prefix, keyHash: key.hash });
+  const processes: ServiceProcess[] = [];
+
+  return {
+    env,
+    database,
+    sql,
+    apiKey: key.fullKey,
+    accountId: account.id,
+    async startApi(extraEnv = {}) {
+      const api = await startApi({ ...env, ...extraEnv });
+      processes.push(api);
+      return api;
+    },
+    async startWorker(extraEnv = {}) {
+      const worker = await startWorkerProcess({ ...env, ...extraEnv });
+      processes.push(worker);
+      return worker;
+    },
+    async postListings(baseUrl, rowCount, headers = {}) {
+      const res = await fetch(`${baseUrl}/v1/api/listings/bulk`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${key.fullKey}`, 'content-type': 'application/json', ...headers },
+        body: JSON.stringify({ listings: Array.from({ length: rowCount }, () => validListing()) }),
+      });
+      return { status: res.status, body: (await res.json()) as Record<string, unknown>, headers: res.headers };
+    },
+    async countRows() {
+      const [row] = await sql<{ listings: number; imports: number }[]>`
+        select (select count(*)::int from listings) as listings, (select count(*)::int from imports) as imports`;
+      return row!;
+    },
+    async close() {
+      await Promise.all(processes.map((p) => p.stop('SIGKILL')));
+      await sql.end({ timeout: 5 });
+      await database.drop();
+    },
+  };
+}

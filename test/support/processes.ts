@@ -1,0 +1,101 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { createServer } from 'node:net';
+import { fileURLToPath } from 'node:url';
+
+const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
+
+const ENTRY = {
+  api: 'src/api/main.ts',
+  worker: 'src/worker/main.ts',
+} as const;
+
+export type Part = keyof typeof ENTRY;
+
+export interface ServiceProcess {
+  part: Part;
+  child: ChildProcess;
+  /** stdout and stderr lines so far */
+  output: string[];
+  waitForOutput(pattern: RegExp, timeoutMs?: number): Promise<string>;
+  /** sends SIGTERM (or the given signal) and resolves with the exit code once it has exited */
+  stop(signal?: NodeJS.Signals, timeoutMs?: number): Promise<number | null>;
+  exited: Promise<number | null>;
+}
+
+export async function freePort(): Promise<number> {
+  const server = createServer();
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const address = server.address();
+  server.close();
+  if (address === null || typeof address === 'string') throw new Error('no port');
+  return address.port;
+}
+
+/** Runs the API or a worker as its own Node process, as `npm run start:api|start:worker` would. */
+export function spawnPart(part: Part, env: Record<string, string>): ServiceProcess {
+  const child = spawn(process.execPath, ['--import', 'tsx', ENTRY[part]], {
+    cwd: REPO_ROOT,
+    env: { ...process.env, NODE_ENV: 'test', LOG_LEVEL: 'info', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const output: string[] = [];
+  const listeners = new Set<() => void>();
+  const collect = (chunk: Buffer) => {
+    output.push(...chunk.toString('utf8').split('\n').filter(Boolean));
+    for (const listener of listeners) listener();
+  };
+  child.stdout?.on('data', collect);
+  child.stderr?.on('data', collect);
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+
+  return {
+    part,
+    child,
+    output,
+    exited,
+    waitForOutput(pattern, timeoutMs = 20_000) {
+      return new Promise((resolve, reject) => {
+        const check = () => {
+          const line = output.find((l) => pattern.test(l));
+          if (line !== undefined) {
+            done();
+            resolve(line);
+          }
+        };
+        const timer = setTimeout(() => {
+          done();
+          reject(new Error(`${part}: no output matching ${pattern} within ${timeoutMs} ms; got:\n${output.slice(-20).join('\n')}`));
+        }, timeoutMs);
+        const done = () => {
+          clearTimeout(timer);
+          listeners.delete(check);
+        };
+        listeners.add(check);
+        check();
+      });
+    },
+    async stop(signal = 'SIGTERM', timeoutMs = 30_000) {
+      if (child.exitCode !== null || child.signalCode !== null) return child.exitCode;
+      child.kill(signal);
+      const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+      const code = await exited;
+      clearTimeout(timer);
+      return code;
+    },
+  };
+}
+
+export async function startApi(env: Record<string, string>): Promise<ServiceProcess & { baseUrl: string }> {
+  const port = await freePort();
+  const api = spawnPart('api', { ...env, PORT: String(port), HOST: '127.0.0.1' });
+  await api.waitForOutput(/Server listening/);
+  return Object.assign(api, { baseUrl: `http://127.0.0.1:${port}` });
+}
+
+export async function startWorkerProcess(env: Record<string, string>): Promise<ServiceProcess> {
+  const worker = spawnPart('worker', env);
+  await worker.waitForOutput(/worker started/);
+  return worker;
+}
