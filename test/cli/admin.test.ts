@@ -25,7 +25,7 @@ interface CliRun {
 function runCli(env: NodeJS.ProcessEnv, args: string[], via: 'npm' | 'npx' = 'npx'): Promise<CliRun> {
   const [command, prefix] = via === 'npm' ? ['npm', ['run', '--silent', 'admin', '--']] : ['npx', ['tsx', 'src/cli/admin.ts']];
   return new Promise((resolve, reject) => {
-    const child = spawn(command as string, [...(prefix as string[]), ...args], { cwd: REPO_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(command, [...(prefix), ...args], { cwd: REPO_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));

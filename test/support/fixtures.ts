@@ -14,7 +14,7 @@ export function validListing(overrides: Record<string, unknown> = {}): ListingRo
     material: 'PLA',
     photo_urls: ['https://cdn.example.test/dragon-1.jpg', 'https://cdn.example.test/dragon-2.jpg'],
     ...overrides,
-  } as ListingRowInput & Record<string, unknown>;
+  };
 }
 
 export function validMachine(overrides: Record<string, unknown> = {}): MachineRowInput & Record<string, unknown> {
@@ -25,7 +25,7 @@ export function validMachine(overrides: Record<string, unknown> = {}): MachineRo
     manufacturer: 'Prusa Research',
     model: 'MK4',
     ...overrides,
-  } as MachineRowInput & Record<string, unknown>;
+  };
 }
 
 export function bearer(token: string): { authorization: string } {
