@@ -4,6 +4,7 @@ import type { Config } from '../shared/config.js';
 import type { ApiDeps } from './deps.js';
 import { registerCors } from './plugins/cors.js';
 import { registerErrorHandling } from './plugins/error-handler.js';
+import { registerGracefulClose } from './plugins/graceful-close.js';
 import { registerLockoutGuard } from './plugins/lockout-guard.js';
 import { requestIdFrom } from './plugins/request-id.js';
 import { bulkImportRoutes } from './routes/bulk-imports.js';
@@ -36,6 +37,7 @@ export async function buildApp(deps: ApiDeps): Promise<FastifyInstance> {
     reply.header('x-request-id', request.id);
   });
   registerErrorHandling(app);
+  registerGracefulClose(app);
   await registerCors(app, deps.config.corsAllowedOrigins);
   registerLockoutGuard(app, deps.lockout);
 

@@ -1,0 +1,16 @@
+import type { FastifyInstance } from 'fastify';
+
+/**
+ * Once the server starts closing, every response still in flight (an import that was awaiting
+ * its job, say) asks the client to close the connection. Otherwise a keep-alive connection that
+ * turns idle after close() began would hold the process open until its keep-alive timeout.
+ */
+export function registerGracefulClose(app: FastifyInstance): void {
+  let closing = false;
+  app.addHook('preClose', async () => {
+    closing = true;
+  });
+  app.addHook('onSend', async (_request, reply) => {
+    if (closing) reply.header('connection', 'close');
+  });
+}
