@@ -1,7 +1,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { ApiError } from '../shared/api-error.js';
 import type { BulkResult, ImportJobData } from '../shared/import-queue.js';
-import { claimIdempotencyKey } from '../shared/repositories/idempotency-keys.js';
+import { claimIdempotencyKey, releaseIdempotencyKey } from '../shared/repositories/idempotency-keys.js';
 import { findImportResult } from '../shared/repositories/imports.js';
 import type { ApiDeps } from './deps.js';
 
@@ -16,9 +16,9 @@ export function parseIdempotencyKey(header: string | string[] | undefined): stri
   return header;
 }
 
-/** Same endpoint and same JSON body give the same hash. */
-export function requestHash(kind: string, body: unknown): Buffer {
-  return createHash('sha256').update(kind).update('\n').update(JSON.stringify(body)).digest();
+/** Same endpoint and the same body bytes give the same hash. */
+export function requestHash(kind: string, rawBody: Buffer): Buffer {
+  return createHash('sha256').update(kind).update('\n').update(rawBody).digest();
 }
 
 /**
@@ -30,16 +30,28 @@ export async function runIdempotentImport(
   deps: Pick<ApiDeps, 'sql' | 'imports'>,
   data: ImportJobData,
   key: string,
-  body: unknown,
+  rawBody: Buffer,
 ): Promise<{ result: BulkResult; replayed: boolean }> {
-  const hash = requestHash(data.kind, body);
+  const hash = requestHash(data.kind, rawBody);
   const claim = await claimIdempotencyKey(deps.sql, { accountId: data.accountId, key, requestHash: hash, jobId: randomUUID() });
-  if (claim.claimed) return { result: await deps.imports.run(data, claim.jobId), replayed: false };
+  // note: a 503 means nothing was written; the claim is released so that a retry with the
+  // same key runs afresh instead of replaying a failure.
+  const releasingOnFailure = async (run: () => Promise<BulkResult>): Promise<BulkResult> => {
+    try {
+      return await run();
+    } catch (error) {
+      if (error instanceof ApiError && error.statusCode === 503) {
+        await releaseIdempotencyKey(deps.sql, { accountId: data.accountId, key, jobId: claim.jobId });
+      }
+      throw error;
+    }
+  };
+  if (claim.claimed) return { result: await releasingOnFailure(() => deps.imports.run(data, claim.jobId)), replayed: false };
   if (!claim.requestHash.equals(hash)) {
     throw new ApiError(422, { error: 'Idempotency-Key was already used with a different request body' });
   }
+  // An earlier request holds the key: its recorded result, or its job's, is what we answer.
   const recorded = await findImportResult(deps.sql, claim.jobId);
   if (recorded) return { result: recorded, replayed: true };
-  const { result, joined } = await deps.imports.rejoin(data, claim.jobId);
-  return { result, replayed: joined };
+  return { result: await releasingOnFailure(() => deps.imports.rejoin(data, claim.jobId)), replayed: true };
 }

@@ -34,7 +34,8 @@ function timeout(ms: number): { promise: Promise<'timeout'>; cancel(): void } {
  * 504 (still running: the one unknown outcome, resolved by retrying with the Idempotency-Key).
  */
 export class ImportRunner {
-  private readonly watches = new Map<string, JobWatch>();
+  /** one watch per job, shared by the requests of this process that wait on it */
+  private readonly watches = new Map<string, { watch: JobWatch; waiters: number }>();
 
   constructor(
     private readonly queue: Queue<ImportJobData, BulkResult>,
@@ -42,9 +43,9 @@ export class ImportRunner {
     private readonly timeouts: ImportTimeouts,
     private readonly log: Logger,
   ) {
-    events.on('active', ({ jobId }) => this.watches.get(jobId)?.markPickedUp());
-    events.on('completed', ({ jobId, returnvalue }) => this.watches.get(jobId)?.finish({ state: 'completed', result: returnvalue }));
-    events.on('failed', ({ jobId, failedReason }) => this.watches.get(jobId)?.finish({ state: 'failed', reason: failedReason }));
+    events.on('active', ({ jobId }) => this.watches.get(jobId)?.watch.markPickedUp());
+    events.on('completed', ({ jobId, returnvalue }) => this.watches.get(jobId)?.watch.finish({ state: 'completed', result: returnvalue }));
+    events.on('failed', ({ jobId, failedReason }) => this.watches.get(jobId)?.watch.finish({ state: 'failed', reason: failedReason }));
   }
 
   /** Runs the import under `jobId` (a fresh one by default) and returns its result. */
@@ -54,8 +55,10 @@ export class ImportRunner {
       await this.enqueue(data, jobId);
       if (!(await this.waitForPickup(watch))) {
         // note: remove() refuses a job a worker has locked, so a job that is withdrawn can
-        // never run later, and one that was just taken is waited for as usual.
-        if ((await this.queue.remove(jobId)) === 1) {
+        // never run later, and one that was just taken is waited for as usual. A job that is
+        // gone was withdrawn by another request waiting on it.
+        const removed = (await this.queue.remove(jobId)) === 1;
+        if (removed || (await Job.fromId(this.queue, jobId)) === undefined) {
           throw new ApiError(
             503,
             { error: 'Import workers unavailable; nothing was written', retry_after_sec: WORKERS_UNAVAILABLE_RETRY_SEC },
@@ -71,25 +74,19 @@ export class ImportRunner {
       }
       return this.resultOf(jobId, outcome);
     } finally {
-      watch.stop();
-      this.watches.delete(jobId);
+      this.unwatch(jobId);
     }
   }
 
   /**
    * Waits for the job an earlier request started under `jobId` (an Idempotency-Key repeat),
-   * or starts it again when it is gone or failed: in both cases nothing had been written, and
-   * the worker's record by job id keeps a job that runs twice from writing twice.
-   * `joined` tells whether an earlier run was still there to wait for.
+   * or starts it when it is not queued yet or failed: nothing had been written then, and the
+   * worker's record by job id keeps a job that runs twice from writing twice.
    */
-  async rejoin(data: ImportJobData, jobId: string): Promise<{ result: BulkResult; joined: boolean }> {
+  async rejoin(data: ImportJobData, jobId: string): Promise<BulkResult> {
     const existing = await Job.fromId<ImportJobData, BulkResult>(this.queue, jobId);
-    let joined = existing !== undefined;
-    if (existing && (await existing.isFailed())) {
-      await existing.remove();
-      joined = false;
-    }
-    return { result: await this.run(data, jobId), joined };
+    if (existing && (await existing.isFailed())) await existing.remove();
+    return this.run(data, jobId);
   }
 
   /** Jobs this process is waiting on. */
@@ -98,9 +95,24 @@ export class ImportRunner {
   }
 
   private watch(jobId: string): JobWatch {
+    const shared = this.watches.get(jobId);
+    if (shared) {
+      shared.waiters += 1;
+      return shared.watch;
+    }
     const watch: JobWatch = new JobWatch((): Promise<void> => this.poll(jobId, watch), POLL_INTERVAL_MS);
-    this.watches.set(jobId, watch);
+    this.watches.set(jobId, { watch, waiters: 1 });
     return watch;
+  }
+
+  private unwatch(jobId: string): void {
+    const shared = this.watches.get(jobId);
+    if (!shared) return;
+    shared.waiters -= 1;
+    if (shared.waiters === 0) {
+      shared.watch.stop();
+      this.watches.delete(jobId);
+    }
   }
 
   private async enqueue(data: ImportJobData, jobId: string): Promise<void> {

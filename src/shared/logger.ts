@@ -23,9 +23,38 @@ const REDACTED_PATHS = [
 
 export type { Logger };
 
+interface LoggedRequest {
+  method?: string;
+  url?: string;
+  host?: string;
+  ip?: string;
+  socket?: { remotePort?: number };
+}
+
+/**
+ * Fastify's request serializer, without the query string: the API takes no query parameters,
+ * and a partner who puts a key there by mistake must not find it in our logs.
+ */
+function serializeRequest(req: LoggedRequest) {
+  const url = req.url ?? '';
+  const queryAt = url.indexOf('?');
+  return {
+    method: req.method,
+    url: queryAt === -1 ? url : `${url.slice(0, queryAt)}?[redacted]`,
+    host: req.host,
+    remoteAddress: req.ip,
+    remotePort: req.socket?.remotePort,
+  };
+}
+
 /** `destination` defaults to stdout; tests pass a stream to read what was logged. */
 export function createLogger(config: Pick<Config, 'logLevel'>, name: string, destination?: DestinationStream): Logger {
-  const options = { name, level: config.logLevel, redact: { paths: REDACTED_PATHS, censor: '[redacted]' } };
+  const options = {
+    name,
+    level: config.logLevel,
+    redact: { paths: REDACTED_PATHS, censor: '[redacted]' },
+    serializers: { req: serializeRequest },
+  };
   return destination === undefined ? pino(options) : pino(options, destination);
 }
 

@@ -16,7 +16,7 @@ export async function bulkImportRoutes(app: FastifyInstance, deps: ApiDeps): Pro
       `/v1/api/${kind}/bulk`,
       {
         bodyLimit: BULK_KINDS[kind].bodyLimitBytes,
-        config: { requiredScope: 'listings:write' },
+        config: { auth: 'api-key', requiredScope: 'listings:write' },
         onRequest: apiKeyAuth(deps),
       },
       async (request, reply) => {
@@ -24,7 +24,7 @@ export async function bulkImportRoutes(app: FastifyInstance, deps: ApiDeps): Pro
         const { total, rows, errors } = validateBulkRequest(kind, request.body);
         const data = { kind, accountId: request.apiKey!.account.id, requestId: request.id, total, errors, rows };
         if (idempotencyKey === undefined) return reply.code(201).send(await deps.imports.run(data));
-        const { result, replayed } = await runIdempotentImport(deps, data, idempotencyKey, request.body);
+        const { result, replayed } = await runIdempotentImport(deps, data, idempotencyKey, request.rawBody ?? Buffer.alloc(0));
         if (replayed) reply.header('idempotent-replayed', 'true');
         return reply.code(201).send(result);
       },

@@ -33,6 +33,13 @@ export async function claimIdempotencyKey(
   return { claimed: false, jobId: earlier.job_id, requestHash: earlier.request_hash };
 }
 
+/** Frees a claim whose import wrote nothing, unless another job has claimed the key since. */
+export async function releaseIdempotencyKey(sql: Sql, input: { accountId: string; key: string; jobId: string }): Promise<void> {
+  await sql`
+    delete from idempotency_keys
+    where account_id = ${input.accountId} and idempotency_key = ${input.key} and job_id = ${input.jobId}`;
+}
+
 export async function deleteExpiredIdempotencyKeys(sql: Sql): Promise<number> {
   const deleted = await sql`
     delete from idempotency_keys

@@ -73,10 +73,15 @@ export function optionalStringArray(options: { keep?: number } = {}) {
     });
 }
 
+// note: literally "https://" and an authority, with no whitespace, control characters or
+// backslashes anywhere. The WHATWG parser alone forgives "https:cdn.x/a", "https:////cdn.x",
+// "https:\\cdn.x" and embedded tabs, which other consumers of the stored URL would not.
+// eslint-disable-next-line no-control-regex -- control characters are exactly what it refuses
+const HTTPS_URL_SHAPE = /^https:\/\/[^\s\\/?#\x00-\x1f\x7f]+(?:[/?#][^\s\\\x00-\x1f\x7f]*)?$/i;
+
 function isHttpsUrl(value: string): boolean {
-  if (!URL.canParse(value)) return false;
-  const url = new URL(value);
-  return url.protocol === 'https:' && url.hostname !== '';
+  if (!HTTPS_URL_SHAPE.test(value) || !URL.canParse(value)) return false;
+  return new URL(value).hostname !== '';
 }
 
 const HTTPS_URL_MESSAGE = 'must be an absolute https:// URL';

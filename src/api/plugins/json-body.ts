@@ -1,0 +1,27 @@
+import type { FastifyInstance } from 'fastify';
+import { ApiError } from '../../shared/api-error.js';
+
+const strictUtf8 = new TextDecoder('utf-8', { fatal: true });
+
+/**
+ * JSON bodies are read as bytes, decoded as strict UTF-8 (RFC 8259 8.1: malformed bytes are a
+ * 400, not silently replaced by U+FFFD), then parsed by Fastify's own parser with its
+ * prototype-poisoning guards. The raw bytes stay on the request: the Idempotency-Key compares
+ * them, and hashing bytes cannot fail on a deeply nested document as re-serialising could.
+ */
+export function registerJsonBodyParser(app: FastifyInstance): void {
+  const parseJsonText = app.getDefaultJsonParser('error', 'error');
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body, done) => {
+    const bytes = body as Buffer;
+    let text: string;
+    try {
+      text = strictUtf8.decode(bytes);
+    } catch {
+      done(new ApiError(400, { error: 'Invalid JSON body' }), undefined);
+      return;
+    }
+    request.rawBody = bytes;
+    void parseJsonText(request, text, done);
+  });
+}

@@ -1,0 +1,538 @@
+import { randomUUID } from 'node:crypto';
+import { QueueEvents, type Queue } from 'bullmq';
+import type { LightMyRequestResponse } from 'fastify';
+import type { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { createImportQueue, IMPORT_QUEUE_NAME } from '../../src/shared/import-queue.js';
+import { createRedis } from '../../src/shared/redis.js';
+import { startWorker, type RunningWorker } from '../../src/worker/worker.js';
+import { bearer, validListing, validMachine } from '../support/fixtures.js';
+import { startTestService, type TestAccount, type TestService } from '../support/test-service.js';
+
+const LISTINGS = '/v1/api/listings/bulk';
+const MACHINES = '/v1/api/machines/bulk';
+const REPLAYED = 'idempotent-replayed';
+const INVALID_KEY_BODY = { error: 'Idempotency-Key must be 1 to 255 printable ASCII characters' };
+const MISMATCH_BODY = { error: 'Idempotency-Key was already used with a different request body' };
+
+interface Stored {
+  listings: number;
+  machines: number;
+  imports: number;
+  idempotencyKeys: number;
+}
+
+interface Partner {
+  account: TestAccount;
+  key: string;
+}
+
+function post(service: TestService, path: string, key: string, payload: object, idempotencyKey?: string): Promise<LightMyRequestResponse> {
+  const headers: Record<string, string> = bearer(key);
+  if (idempotencyKey !== undefined) headers['idempotency-key'] = idempotencyKey;
+  return service.request({ method: 'POST', url: path, headers, payload });
+}
+
+async function partner(service: TestService): Promise<Partner> {
+  const account = await service.createAccount();
+  return { account, key: await service.createKey(account) };
+}
+
+async function storedFor(service: TestService, account: TestAccount): Promise<Stored> {
+  const [counts] = await service.sql<Stored[]>`
+    select (select count(*)::int from listings where account_id = ${account.id}) as listings,
+           (select count(*)::int from machines where account_id = ${account.id}) as machines,
+           (select count(*)::int from imports where account_id = ${account.id}) as imports,
+           (select count(*)::int from idempotency_keys where account_id = ${account.id}) as "idempotencyKeys"`;
+  return counts!;
+}
+
+async function jobsIn(queue: Queue): Promise<number> {
+  return Object.values(await queue.getJobCounts()).reduce((sum, n) => sum + n, 0);
+}
+
+function twoListings(): { listings: object[] } {
+  return { listings: [validListing(), validListing({ currency: 'EUR' }), validListing()] };
+}
+
+describe('POST /v1/api/listings/bulk and /v1/api/machines/bulk with an Idempotency-Key', () => {
+  let service: TestService;
+
+  beforeAll(async () => {
+    service = await startTestService();
+  });
+  afterAll(async () => {
+    await service?.close();
+  });
+
+  describe('replay', () => {
+    it('replays the first 201 and its body with Idempotent-Replayed: true, and inserts once', async () => {
+      const { account, key } = await partner(service);
+      const body = twoListings();
+
+      const first = await post(service, LISTINGS, key, body, 'order-2024-0001');
+      const repeat = await post(service, LISTINGS, key, body, 'order-2024-0001');
+
+      expect(first.statusCode).toBe(201);
+      expect(first.json()).toEqual({ inserted: 2, skipped: 1, errors: [{ index: 1, reason: 'currency: must be exactly USD' }] });
+      expect(first.headers[REPLAYED]).toBeUndefined();
+      expect(repeat.statusCode).toBe(201);
+      expect(repeat.json()).toEqual(first.json());
+      expect(repeat.headers[REPLAYED]).toBe('true');
+      expect(await storedFor(service, account)).toEqual({ listings: 2, machines: 0, imports: 1, idempotencyKeys: 1 });
+    });
+
+    it('replays on the machines endpoint too', async () => {
+      const { account, key } = await partner(service);
+      const body = { machines: [validMachine(), validMachine({ model: ' ' })] };
+
+      const first = await post(service, MACHINES, key, body, 'machines-run-7');
+      const repeat = await post(service, MACHINES, key, body, 'machines-run-7');
+
+      expect(first.statusCode).toBe(201);
+      expect(first.headers[REPLAYED]).toBeUndefined();
+      expect(repeat.statusCode).toBe(201);
+      expect(repeat.headers[REPLAYED]).toBe('true');
+      expect(repeat.json()).toEqual(first.json());
+      expect(await storedFor(service, account)).toEqual({ listings: 0, machines: 1, imports: 1, idempotencyKeys: 1 });
+    });
+
+    it('replays a third and fourth repeat the same way', async () => {
+      const { account, key } = await partner(service);
+      const body = twoListings();
+      const first = await post(service, LISTINGS, key, body, 'again-and-again');
+
+      for (let i = 0; i < 3; i += 1) {
+        const repeat = await post(service, LISTINGS, key, body, 'again-and-again');
+        expect(repeat.statusCode).toBe(201);
+        expect(repeat.headers[REPLAYED]).toBe('true');
+        expect(repeat.body).toBe(first.body);
+      }
+      expect(await storedFor(service, account)).toMatchObject({ listings: 2, imports: 1 });
+    });
+
+    it('runs two requests with different keys as two imports', async () => {
+      const { account, key } = await partner(service);
+      const body = twoListings();
+
+      const one = await post(service, LISTINGS, key, body, 'key-one');
+      const two = await post(service, LISTINGS, key, body, 'key-two');
+
+      expect(one.statusCode).toBe(201);
+      expect(two.statusCode).toBe(201);
+      expect(two.headers[REPLAYED]).toBeUndefined();
+      expect(await storedFor(service, account)).toEqual({ listings: 4, machines: 0, imports: 2, idempotencyKeys: 2 });
+    });
+
+    it('replays to another key of the same account (the key string is scoped to the account, not the API key)', async () => {
+      const { account, key } = await partner(service);
+      const secondKey = await service.createKey(account);
+      const body = twoListings();
+
+      const first = await post(service, LISTINGS, key, body, 'shared-by-keys');
+      const repeat = await post(service, LISTINGS, secondKey, body, 'shared-by-keys');
+
+      expect(repeat.statusCode).toBe(201);
+      expect(repeat.headers[REPLAYED]).toBe('true');
+      expect(repeat.json()).toEqual(first.json());
+      expect(await storedFor(service, account)).toMatchObject({ listings: 2, imports: 1 });
+    });
+  });
+
+  describe('same key, different request', () => {
+    it('answers 422 for another body and inserts nothing', async () => {
+      const { account, key } = await partner(service);
+      const first = await post(service, LISTINGS, key, twoListings(), 'reused');
+      expect(first.statusCode).toBe(201);
+
+      const other = await post(service, LISTINGS, key, { listings: [validListing({ title: 'Something else' })] }, 'reused');
+
+      expect(other.statusCode).toBe(422);
+      expect(other.json()).toEqual(MISMATCH_BODY);
+      expect(other.headers[REPLAYED]).toBeUndefined();
+      expect(await storedFor(service, account)).toEqual({ listings: 2, machines: 0, imports: 1, idempotencyKeys: 1 });
+    });
+
+    it('keeps replaying the first body after a refused mismatch', async () => {
+      const { key } = await partner(service);
+      const body = twoListings();
+      const first = await post(service, LISTINGS, key, body, 'still-mine');
+      await post(service, LISTINGS, key, { listings: [validListing()] }, 'still-mine');
+
+      const repeat = await post(service, LISTINGS, key, body, 'still-mine');
+
+      expect(repeat.statusCode).toBe(201);
+      expect(repeat.headers[REPLAYED]).toBe('true');
+      expect(repeat.json()).toEqual(first.json());
+    });
+
+    it('answers 422 for the same key on the machines endpoint after listings, and inserts no machine', async () => {
+      const { account, key } = await partner(service);
+      const first = await post(service, LISTINGS, key, twoListings(), 'cross-endpoint');
+      expect(first.statusCode).toBe(201);
+
+      const machines = await post(service, MACHINES, key, { machines: [validMachine()] }, 'cross-endpoint');
+
+      expect(machines.statusCode).toBe(422);
+      expect(machines.json()).toEqual(MISMATCH_BODY);
+      expect(await storedFor(service, account)).toEqual({ listings: 2, machines: 0, imports: 1, idempotencyKeys: 1 });
+    });
+
+    it('answers 422 when the very same body text goes to the other endpoint under the same key', async () => {
+      const { account, key } = await partner(service);
+      // Each endpoint reads only its own array, so this one body is valid on both.
+      const body = { listings: [validListing()], machines: [validMachine()] };
+      const first = await post(service, MACHINES, key, body, 'cross-endpoint-2');
+      expect(first.statusCode).toBe(201);
+
+      const listings = await post(service, LISTINGS, key, body, 'cross-endpoint-2');
+
+      expect(listings.statusCode).toBe(422);
+      expect(listings.json()).toEqual(MISMATCH_BODY);
+      expect(await storedFor(service, account)).toEqual({ listings: 0, machines: 1, imports: 1, idempotencyKeys: 1 });
+    });
+  });
+
+  describe('scope', () => {
+    it("gives account B using account A's key string its own fresh import", async () => {
+      const a = await partner(service);
+      const b = await partner(service);
+      const body = twoListings();
+
+      const first = await post(service, LISTINGS, a.key, body, 'same-string-two-accounts');
+      const other = await post(service, LISTINGS, b.key, body, 'same-string-two-accounts');
+
+      expect(first.statusCode).toBe(201);
+      expect(other.statusCode).toBe(201);
+      expect(other.headers[REPLAYED]).toBeUndefined();
+      expect(other.json()).toEqual(first.json());
+      expect(await storedFor(service, a.account)).toEqual({ listings: 2, machines: 0, imports: 1, idempotencyKeys: 1 });
+      expect(await storedFor(service, b.account)).toEqual({ listings: 2, machines: 0, imports: 1, idempotencyKeys: 1 });
+    });
+
+    it("gives account B a fresh import with its own body, not a 422, when A used the key string with another body", async () => {
+      const a = await partner(service);
+      const b = await partner(service);
+      await post(service, LISTINGS, a.key, twoListings(), 'b-does-not-see-a');
+
+      const other = await post(service, LISTINGS, b.key, { listings: [validListing()] }, 'b-does-not-see-a');
+
+      expect(other.statusCode).toBe(201);
+      expect(other.json()).toEqual({ inserted: 1, skipped: 0, errors: [] });
+      expect(await storedFor(service, b.account)).toMatchObject({ listings: 1, imports: 1 });
+    });
+  });
+
+  describe('concurrent repeats', () => {
+    it('answers 10 parallel requests with one key all 201 with identical bodies and inserts the rows once', async () => {
+      const { account, key } = await partner(service);
+      const body = twoListings();
+
+      const replies = await Promise.all(Array.from({ length: 10 }, () => post(service, LISTINGS, key, body, 'parallel-10')));
+
+      expect(replies.map((r) => r.statusCode)).toEqual(Array(10).fill(201));
+      expect(new Set(replies.map((r) => r.body)).size).toBe(1);
+      expect(replies[0]!.json()).toEqual({ inserted: 2, skipped: 1, errors: [{ index: 1, reason: 'currency: must be exactly USD' }] });
+      expect(await storedFor(service, account)).toEqual({ listings: 2, machines: 0, imports: 1, idempotencyKeys: 1 });
+    });
+
+    it('marks every one of 10 parallel replies but the one that ran as replayed', async () => {
+      const { account, key } = await partner(service);
+      const body = twoListings();
+
+      const replies = await Promise.all(Array.from({ length: 10 }, () => post(service, LISTINGS, key, body, 'parallel-headers')));
+
+      expect(replies.map((r) => r.statusCode)).toEqual(Array(10).fill(201));
+      expect(replies.map((r) => r.headers[REPLAYED] ?? 'absent').sort()).toEqual(['absent', ...Array(9).fill('true')]);
+      expect(await storedFor(service, account)).toMatchObject({ listings: 2, imports: 1 });
+    });
+  });
+
+  describe('refused requests store nothing', () => {
+    it('lets a request that got 400 (no valid rows) be retried with the same key, which then inserts', async () => {
+      const { account, key } = await partner(service);
+
+      const refused = await post(service, LISTINGS, key, { listings: [validListing({ currency: 'EUR' })] }, 'fix-and-retry');
+      expect(refused.statusCode).toBe(400);
+      expect(refused.json()).toMatchObject({ error: 'no valid rows' });
+      expect(await storedFor(service, account)).toEqual({ listings: 0, machines: 0, imports: 0, idempotencyKeys: 0 });
+
+      const retry = await post(service, LISTINGS, key, { listings: [validListing()] }, 'fix-and-retry');
+
+      expect(retry.statusCode).toBe(201);
+      expect(retry.json()).toEqual({ inserted: 1, skipped: 0, errors: [] });
+      expect(retry.headers[REPLAYED]).toBeUndefined();
+      expect(await storedFor(service, account)).toEqual({ listings: 1, machines: 0, imports: 1, idempotencyKeys: 1 });
+    });
+
+    it.each([
+      ['an empty array', { listings: [] }],
+      ['a body without the listings array', { machines: [validMachine()] }],
+      ['201 rows', { listings: Array.from({ length: 201 }, () => validListing()) }],
+    ])('stores no key for a 400 on %s', async (_name, body) => {
+      const { account, key } = await partner(service);
+
+      const refused = await post(service, LISTINGS, key, body, 'refused-400');
+
+      expect(refused.statusCode).toBe(400);
+      expect(await storedFor(service, account)).toEqual({ listings: 0, machines: 0, imports: 0, idempotencyKeys: 0 });
+    });
+
+    it('stores no key for invalid JSON', async () => {
+      const { account, key } = await partner(service);
+
+      const refused = await service.request({
+        method: 'POST',
+        url: LISTINGS,
+        headers: { ...bearer(key), 'content-type': 'application/json', 'idempotency-key': 'broken-json' },
+        payload: '{"listings": [',
+      });
+
+      expect(refused.statusCode).toBe(400);
+      expect(await storedFor(service, account)).toEqual({ listings: 0, machines: 0, imports: 0, idempotencyKeys: 0 });
+    });
+
+    it('stores no key for a 413', async () => {
+      const { account, key } = await partner(service);
+      const body = JSON.stringify({ machines: [{ ...validMachine(), padding: 'x'.repeat(1_048_576) }] });
+
+      const refused = await service.request({
+        method: 'POST',
+        url: MACHINES,
+        headers: { ...bearer(key), 'content-type': 'application/json', 'idempotency-key': 'too-large' },
+        payload: body,
+      });
+
+      expect(refused.statusCode).toBe(413);
+      expect(await storedFor(service, account)).toEqual({ listings: 0, machines: 0, imports: 0, idempotencyKeys: 0 });
+    });
+  });
+
+  describe('header validation', () => {
+    it.each([
+      ['an empty string', ''],
+      ['256 characters', 'k'.repeat(256)],
+      ['a non-ASCII character', 'caf\u00e9-order'],
+      ['an emoji', 'order-\u{1F409}'],
+      ['a tab', 'order\t1'],
+      ['a control character (U+0001)', 'order\u00011'],
+      ['DEL (U+007F)', 'order\u007f1'],
+    ])('answers 400 for %s and writes nothing', async (_name, value) => {
+      const { account, key } = await partner(service);
+
+      const res = await post(service, LISTINGS, key, twoListings(), value);
+
+      expect(res.statusCode).toBe(400);
+      expect(res.json()).toEqual(INVALID_KEY_BODY);
+      expect(await storedFor(service, account)).toEqual({ listings: 0, machines: 0, imports: 0, idempotencyKeys: 0 });
+    });
+
+    it('answers 400 on the machines endpoint too', async () => {
+      const { account, key } = await partner(service);
+
+      const res = await post(service, MACHINES, key, { machines: [validMachine()] }, 'x'.repeat(300));
+
+      expect(res.statusCode).toBe(400);
+      expect(res.json()).toEqual(INVALID_KEY_BODY);
+      expect(await storedFor(service, account)).toEqual({ listings: 0, machines: 0, imports: 0, idempotencyKeys: 0 });
+    });
+
+    it.each([
+      ['1 character', '7'],
+      ['255 characters', 'k'.repeat(255)],
+      ['every printable ASCII character', Array.from({ length: 95 }, (_, i) => String.fromCharCode(0x20 + i)).join('')],
+      ['a UUID', randomUUID()],
+    ])('accepts a key of %s, and replays it', async (_name, value) => {
+      const { account, key } = await partner(service);
+      const body = twoListings();
+
+      const first = await post(service, LISTINGS, key, body, value);
+      const repeat = await post(service, LISTINGS, key, body, value);
+
+      expect(first.statusCode).toBe(201);
+      expect(repeat.statusCode).toBe(201);
+      expect(repeat.headers[REPLAYED]).toBe('true');
+      expect(await storedFor(service, account)).toEqual({ listings: 2, machines: 0, imports: 1, idempotencyKeys: 1 });
+    });
+  });
+
+  describe('24-hour retention', () => {
+    async function ageKey(account: TestAccount, idempotencyKey: string, hours: number): Promise<void> {
+      const updated = await service.sql`
+        update idempotency_keys set created_at = now() - make_interval(hours => ${hours})
+        where account_id = ${account.id} and idempotency_key = ${idempotencyKey}`;
+      expect(updated.count).toBe(1);
+    }
+
+    it('treats a key used more than 24 hours ago as new: inserts again, no replay header', async () => {
+      const { account, key } = await partner(service);
+      const body = twoListings();
+      const first = await post(service, LISTINGS, key, body, 'yesterday');
+      expect(first.statusCode).toBe(201);
+      await ageKey(account, 'yesterday', 25);
+
+      const again = await post(service, LISTINGS, key, body, 'yesterday');
+
+      expect(again.statusCode).toBe(201);
+      expect(again.headers[REPLAYED]).toBeUndefined();
+      expect(again.json()).toEqual(first.json());
+      expect(await storedFor(service, account)).toEqual({ listings: 4, machines: 0, imports: 2, idempotencyKeys: 1 });
+    });
+
+    it('accepts another body under a key used more than 24 hours ago', async () => {
+      const { account, key } = await partner(service);
+      await post(service, LISTINGS, key, twoListings(), 'reuse-after-expiry');
+      await ageKey(account, 'reuse-after-expiry', 25);
+
+      const other = await post(service, LISTINGS, key, { listings: [validListing()] }, 'reuse-after-expiry');
+
+      expect(other.statusCode).toBe(201);
+      expect(other.json()).toEqual({ inserted: 1, skipped: 0, errors: [] });
+      expect(await storedFor(service, account)).toMatchObject({ listings: 3, imports: 2 });
+    });
+
+    it('still replays a key used 23 hours ago', async () => {
+      const { account, key } = await partner(service);
+      const body = twoListings();
+      await post(service, LISTINGS, key, body, 'earlier-today');
+      await ageKey(account, 'earlier-today', 23);
+
+      const repeat = await post(service, LISTINGS, key, body, 'earlier-today');
+
+      expect(repeat.statusCode).toBe(201);
+      expect(repeat.headers[REPLAYED]).toBe('true');
+      expect(await storedFor(service, account)).toMatchObject({ listings: 2, imports: 1 });
+    });
+  });
+});
+
+describe('POST /v1/api/listings/bulk: a repeat while the first request is still running', () => {
+  let service: TestService;
+  let queue: Queue;
+  let eventsConnection: Redis;
+  let events: QueueEvents;
+  let worker: RunningWorker | undefined;
+
+  beforeAll(async () => {
+    // No worker yet: the first request's job stays in the queue until the test starts one.
+    service = await startTestService({ worker: false });
+    queue = createImportQueue(service.config, service.deps.redis);
+    eventsConnection = createRedis(service.config, 'blocking');
+    events = new QueueEvents(IMPORT_QUEUE_NAME, { connection: eventsConnection, prefix: service.config.redisPrefix });
+    await events.waitUntilReady();
+  });
+  afterAll(async () => {
+    await worker?.close();
+    await events?.close();
+    eventsConnection?.disconnect();
+    await queue?.close();
+    await service?.close();
+  });
+
+  it('waits for the first run and replies with its result; both 201 with identical bodies, rows once', async () => {
+    const { account, key } = await partner(service);
+    const body = twoListings();
+
+    const first = post(service, LISTINGS, key, body, 'slow-first');
+    await vi.waitFor(async () => expect((await queue.getJobCounts('waiting')).waiting).toBe(1), { timeout: 5_000, interval: 20 });
+    const [jobId] = (await queue.getWaiting()).map((job) => job.id);
+    // The repeat re-adds the waiting job under the same id; BullMQ reports that as 'duplicated',
+    // which shows the repeat has joined the first run before any worker exists.
+    const duplicated = new Promise<void>((resolve) => {
+      events.on('duplicated', (args) => args.jobId === jobId && resolve());
+    });
+    const repeat = post(service, LISTINGS, key, body, 'slow-first');
+    await duplicated;
+    expect(await storedFor(service, account)).toEqual({ listings: 0, machines: 0, imports: 0, idempotencyKeys: 1 });
+
+    worker = await startWorker(service.config, service.deps.log.child({ part: 'late-worker' }));
+    const [firstReply, repeatReply] = await Promise.all([first, repeat]);
+
+    expect(firstReply.statusCode).toBe(201);
+    expect(repeatReply.statusCode).toBe(201);
+    expect(repeatReply.json()).toEqual(firstReply.json());
+    expect(firstReply.json()).toEqual({ inserted: 2, skipped: 1, errors: [{ index: 1, reason: 'currency: must be exactly USD' }] });
+    expect(firstReply.headers[REPLAYED]).toBeUndefined();
+    expect(repeatReply.headers[REPLAYED]).toBe('true');
+    expect(await storedFor(service, account)).toEqual({ listings: 2, machines: 0, imports: 1, idempotencyKeys: 1 });
+  });
+});
+
+describe('POST /v1/api/listings/bulk when no worker picks the job up (IMPORT_PICKUP_TIMEOUT_MS=500)', () => {
+  let service: TestService;
+  let queue: Queue;
+
+  beforeAll(async () => {
+    service = await startTestService({ worker: false, env: { IMPORT_PICKUP_TIMEOUT_MS: '500' } });
+    queue = createImportQueue(service.config, service.deps.redis);
+  });
+  afterAll(async () => {
+    await queue?.close();
+    await service?.close();
+  });
+
+  /** Runs `fn` with a worker on the service's queue, closing the worker afterwards. */
+  async function withWorker<T>(fn: () => Promise<T>): Promise<T> {
+    const worker = await startWorker(service.config, service.deps.log.child({ part: 'late-worker' }));
+    try {
+      return await fn();
+    } finally {
+      await worker.close();
+    }
+  }
+
+  it('answers 503 with Retry-After: 30 and leaves no job in the queue', async () => {
+    const { account, key } = await partner(service);
+    const jobsBefore = await jobsIn(queue);
+
+    const res = await post(service, LISTINGS, key, twoListings());
+
+    expect(res.statusCode).toBe(503);
+    expect(res.json()).toEqual({ error: 'Import workers unavailable; nothing was written', retry_after_sec: 30 });
+    expect(res.headers['retry-after']).toBe('30');
+    expect(await jobsIn(queue)).toBe(jobsBefore);
+    expect(await storedFor(service, account)).toEqual({ listings: 0, machines: 0, imports: 0, idempotencyKeys: 0 });
+  });
+
+  it('never writes the withdrawn import, also after a worker starts', async () => {
+    const { account, key } = await partner(service);
+    const jobsBefore = await jobsIn(queue);
+    const res = await post(service, LISTINGS, key, twoListings(), 'withdrawn');
+    expect(res.statusCode).toBe(503);
+
+    await withWorker(async () => {
+      // A withdrawn job that ran anyway would be written within this time.
+      await new Promise((resolve) => setTimeout(resolve, 2_000));
+    });
+
+    expect(await jobsIn(queue)).toBe(jobsBefore);
+    expect(await storedFor(service, account)).toMatchObject({ listings: 0, machines: 0, imports: 0 });
+  });
+
+  it('runs a retry with the same Idempotency-Key after the 503 once a worker runs: 201, rows once', async () => {
+    const { account, key } = await partner(service);
+    const body = twoListings();
+    const refused = await post(service, LISTINGS, key, body, 'retry-after-503');
+    expect(refused.statusCode).toBe(503);
+
+    const retry = await withWorker(() => post(service, LISTINGS, key, body, 'retry-after-503'));
+
+    expect(retry.statusCode).toBe(201);
+    expect(retry.json()).toEqual({ inserted: 2, skipped: 1, errors: [{ index: 1, reason: 'currency: must be exactly USD' }] });
+    expect(await storedFor(service, account)).toEqual({ listings: 2, machines: 0, imports: 1, idempotencyKeys: 1 });
+  });
+
+  it('answers 503 on the machines endpoint too', async () => {
+    const { account, key } = await partner(service);
+    // note: earlier tests' finished jobs stay in Redis for a while; none may be added here.
+    const jobsBefore = await jobsIn(queue);
+
+    const res = await post(service, MACHINES, key, { machines: [validMachine()] }, randomUUID());
+
+    expect(res.statusCode).toBe(503);
+    expect(res.json()).toEqual({ error: 'Import workers unavailable; nothing was written', retry_after_sec: 30 });
+    expect(res.headers['retry-after']).toBe('30');
+    expect(await jobsIn(queue)).toBe(jobsBefore);
+    expect(await storedFor(service, account)).toMatchObject({ machines: 0, imports: 0 });
+  });
+});
