@@ -30,7 +30,8 @@ export default tseslint.config(
     },
   },
   {
-    files: ['eslint.config.js'],
+    // Plain JavaScript outside the TypeScript project: the config itself and the bin launcher.
+    files: ['eslint.config.js', 'bin/**/*.js'],
     extends: [tseslint.configs.disableTypeChecked],
   },
 );

@@ -5,6 +5,7 @@ import type { ApiDeps } from './deps.js';
 import { registerCors } from './plugins/cors.js';
 import { registerErrorHandling } from './plugins/error-handler.js';
 import { registerGracefulClose } from './plugins/graceful-close.js';
+import { registerJsonBodyParser } from './plugins/json-body.js';
 import { registerLockoutGuard } from './plugins/lockout-guard.js';
 import { requestIdFrom } from './plugins/request-id.js';
 import { bulkImportRoutes } from './routes/bulk-imports.js';
@@ -38,6 +39,7 @@ export async function buildApp(deps: ApiDeps): Promise<FastifyInstance> {
   });
   registerErrorHandling(app);
   registerGracefulClose(app);
+  registerJsonBodyParser(app);
   await registerCors(app, deps.config.corsAllowedOrigins);
   registerLockoutGuard(app, deps.lockout);
 

@@ -5,7 +5,10 @@ import { createSql, type Sql } from '../shared/db.js';
 import { createImportQueue, IMPORT_QUEUE_NAME } from '../shared/import-queue.js';
 import type { Logger } from '../shared/logger.js';
 import { createRedis, waitForRedis } from '../shared/redis.js';
+import { AuthVersion } from '../shared/auth-version.js';
+import { createKeyCache, type CachedKey } from './auth/key-cache.js';
 import { ImportRunner } from './import-runner.js';
+import type { LRUCache } from 'lru-cache';
 import { AccountQuota } from './limits/account-quota.js';
 import { AuthLockout } from './limits/auth-lockout.js';
 
@@ -18,6 +21,8 @@ export interface ApiDeps {
   imports: ImportRunner;
   quota: AccountQuota;
   lockout: AuthLockout;
+  authVersion: AuthVersion;
+  keyCache: LRUCache<string, CachedKey>;
 }
 
 export async function createApiDeps(config: Config, log: Logger): Promise<ApiDeps & { close(): Promise<void> }> {
@@ -48,6 +53,8 @@ export async function createApiDeps(config: Config, log: Logger): Promise<ApiDep
     ),
     quota: new AccountQuota(redis, config.redisPrefix),
     lockout: new AuthLockout(redis, config.redisPrefix),
+    authVersion: new AuthVersion(redis, config.redisPrefix),
+    keyCache: createKeyCache(),
     async close() {
       await events.close();
       await queue.close();

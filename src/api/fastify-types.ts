@@ -8,9 +8,15 @@ declare module 'fastify' {
     apiKey?: AuthenticatedKey;
     /** set by the session-token hook */
     sessionAccount?: Account;
+    /** the JSON body's bytes as received */
+    rawBody?: Buffer;
+    /** the lockout check the guard started, for the API-key hook to await with its own Redis reads */
+    lockoutCheck?: Promise<number | undefined>;
   }
   interface FastifyContextConfig {
     /** the scope an API-key route requires (spec 2.2) */
     requiredScope?: Scope;
+    /** how the route authenticates; API-key routes await the lockout check themselves */
+    auth?: 'api-key' | 'session';
   }
 }

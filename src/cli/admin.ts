@@ -1,6 +1,8 @@
 import { parseArgs } from 'node:util';
 import { loadConfig, type Config } from '../shared/config.js';
+import { AuthVersion } from '../shared/auth-version.js';
 import { createSql, type Sql } from '../shared/db.js';
+import { createRedis, waitForRedis } from '../shared/redis.js';
 import { createAccount, isUuid, setAccountTier } from '../shared/repositories/accounts.js';
 import { signSessionToken } from '../shared/session-token.js';
 
@@ -59,11 +61,26 @@ async function accountsCreate(sql: Sql, config: Config, args: string[]): Promise
   };
 }
 
-async function accountsSetTier(sql: Sql, args: string[]): Promise<object> {
+async function accountsSetTier(sql: Sql, config: Config, args: string[]): Promise<object> {
   const { positionals } = parseArgs({ args, allowPositionals: true, options: {} });
   const id = requireAccountId(positionals[0]);
-  const account = await setAccountTier(sql, id, requireTier(positionals[1]));
+  const tier = requireTier(positionals[1]);
+  const account = await setAccountTier(sql, id, tier);
   if (!account) throw new Error(`no account with id ${id}`);
+  // The API replicas cache keys with their account's tier; bumping the auth version makes the
+  // new tier apply from the very next request.
+  const redis = createRedis(config, 'command');
+  try {
+    await waitForRedis(redis, 5_000);
+    await new AuthVersion(redis, config.redisPrefix).bump();
+  } catch (error) {
+    throw new Error(
+      `tier changed in the database, but the API could not be told (${(error as Error).message}); it applies within 30 s`,
+      { cause: error },
+    );
+  } finally {
+    redis.disconnect();
+  }
   return { id: account.id, subscription_tier: account.subscription_tier };
 }
 
@@ -83,7 +100,7 @@ async function run(argv: string[]): Promise<object> {
   const sql = createSql(config, { max: 1 });
   try {
     if (group === 'accounts' && command === 'create') return await accountsCreate(sql, config, rest);
-    if (group === 'accounts' && command === 'set-tier') return await accountsSetTier(sql, rest);
+    if (group === 'accounts' && command === 'set-tier') return await accountsSetTier(sql, config, rest);
     if (group === 'sessions' && command === 'create') return await sessionsCreate(sql, config, rest);
     throw new UsageError(`unknown command: ${[group, command].filter(Boolean).join(' ') || '(none)'}`);
   } finally {

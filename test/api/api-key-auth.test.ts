@@ -55,8 +55,10 @@ describe('API-key authentication (GET /v1/api/me, POST /v1/api/listings/bulk)', 
     await service?.close();
   });
 
+  /** As `admin accounts set-tier` does: the database, then the auth version the API checks. */
   async function setTier(accountId: string, tier: string): Promise<void> {
     await service.sql`update accounts set subscription_tier = ${tier} where id = ${accountId}`;
+    await service.deps.authVersion.bump();
   }
 
   describe('missing or malformed key', () => {

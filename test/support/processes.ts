@@ -13,7 +13,7 @@ const ENTRY = {
 export type Part = keyof typeof ENTRY;
 
 export interface ServiceProcess {
-  part: Part;
+  part: string;
   child: ChildProcess;
   /** stdout and stderr lines so far */
   output: string[];
@@ -35,7 +35,12 @@ export async function freePort(): Promise<number> {
 
 /** Runs the API or a worker as its own Node process, as `npm run start:api|start:worker` would. */
 export function spawnPart(part: Part, env: Record<string, string>): ServiceProcess {
-  const child = spawn(process.execPath, ['--import', 'tsx', ENTRY[part]], {
+  return spawnScript(part, ENTRY[part], env);
+}
+
+/** Runs a TypeScript entry of this repository (path relative to its root) as a Node process. */
+export function spawnScript(part: string, entry: string, env: Record<string, string>): ServiceProcess {
+  const child = spawn(process.execPath, ['--import', 'tsx', entry], {
     cwd: REPO_ROOT,
     env: { ...process.env, NODE_ENV: 'test', LOG_LEVEL: 'info', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -88,10 +93,23 @@ export function spawnPart(part: Part, env: Record<string, string>): ServiceProce
 }
 
 export async function startApi(env: Record<string, string>): Promise<ServiceProcess & { baseUrl: string }> {
-  const port = await freePort();
+  // note: a PORT in env is kept, so an API can be restarted where its clients expect it.
+  const port = env.PORT !== undefined ? Number(env.PORT) : await freePort();
   const api = spawnPart('api', { ...env, PORT: String(port), HOST: '127.0.0.1' });
-  await api.waitForOutput(/Server listening/);
-  return Object.assign(api, { baseUrl: `http://127.0.0.1:${port}` });
+  const baseUrl = `http://127.0.0.1:${port}`;
+  // note: polls the port rather than reading a log line, so any LOG_LEVEL works.
+  const deadline = Date.now() + 20_000;
+  for (;;) {
+    if (api.child.exitCode !== null) throw new Error(`api exited during start:\n${api.output.slice(-20).join('\n')}`);
+    const up = await fetch(`${baseUrl}/v1/health`).then(
+      (res) => res.status === 200,
+      () => false,
+    );
+    if (up) break;
+    if (Date.now() > deadline) throw new Error(`api did not answer on ${baseUrl}:\n${api.output.slice(-20).join('\n')}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  return Object.assign(api, { baseUrl });
 }
 
 export async function startWorkerProcess(env: Record<string, string>): Promise<ServiceProcess> {

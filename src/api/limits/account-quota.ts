@@ -1,7 +1,7 @@
 import type { Redis } from 'ioredis';
-import { RateLimiterRedis, type RateLimiterRes } from 'rate-limiter-flexible';
+import { RateLimiterRedis } from 'rate-limiter-flexible';
 import { TIER_LIMITS, type ApiTier } from '../../shared/tiers.js';
-import { secondsUntil, settleLimit, serviceUnavailable } from './store-unavailable.js';
+import { secondsUntil, settleLimit } from './store-unavailable.js';
 
 export interface QuotaWindow {
   limit: number;
@@ -15,59 +15,77 @@ export interface QuotaDecision {
   exceeded?: { window: 'per-minute' | 'per-day'; retryAfterSec: number };
 }
 
+/** What one request added to its account's two windows. */
+export interface QuotaCount {
+  accountId: string;
+  minute: { consumed: number; msBeforeNext: number };
+  day: { consumed: number; msBeforeNext: number };
+}
+
 const MINUTE_SEC = 60;
 const DAY_SEC = 24 * 60 * 60;
+const highest = (pick: (limits: { perMinute: number; perDay: number }) => number) => Math.max(...Object.values(TIER_LIMITS).map(pick));
 
 /**
- * Per-account request quotas by tier (spec 8). Both windows are fixed windows that start with the
- * first request after the previous one ended, which is how RateLimiterRedis counts. The Redis key
- * is per account only, so a tier change keeps the count and applies the new limit at once.
+ * Per-account request quotas by tier (spec 8), counted by rate-limiter-flexible in Redis. Both
+ * windows are fixed windows that start with the first request after the previous one ended,
+ * which is how RateLimiterRedis counts. The count is per account whatever its tier, and the
+ * decision compares it with the tier's limit, so the two windows can be counted together with
+ * the lockout check in one round trip, before the tier is known for sure.
  */
 export class AccountQuota {
-  private readonly limiters: Record<ApiTier, { minute: RateLimiterRedis; day: RateLimiterRedis }>;
+  private readonly minute: RateLimiterRedis;
+  private readonly day: RateLimiterRedis;
 
   constructor(redis: Redis, redisPrefix: string) {
     const build = (window: string, points: number, duration: number) =>
       new RateLimiterRedis({ storeClient: redis, keyPrefix: `${redisPrefix}:quota-${window}`, points, duration });
-    this.limiters = {
-      enterprise: {
-        minute: build('minute', TIER_LIMITS.enterprise.perMinute, MINUTE_SEC),
-        day: build('day', TIER_LIMITS.enterprise.perDay, DAY_SEC),
-      },
-      global: {
-        minute: build('minute', TIER_LIMITS.global.perMinute, MINUTE_SEC),
-        day: build('day', TIER_LIMITS.global.perDay, DAY_SEC),
-      },
+    this.minute = build('minute', highest((l) => l.perMinute), MINUTE_SEC);
+    this.day = build('day', highest((l) => l.perDay), DAY_SEC);
+  }
+
+  /** Counts one request in both windows (both commands go out together). */
+  async count(accountId: string): Promise<QuotaCount> {
+    const [minute, day] = await Promise.all([settleLimit(this.minute.consume(accountId)), settleLimit(this.day.consume(accountId))]);
+    return {
+      accountId,
+      minute: { consumed: minute.res.consumedPoints, msBeforeNext: minute.res.msBeforeNext },
+      day: { consumed: day.res.consumedPoints, msBeforeNext: day.res.msBeforeNext },
     };
   }
 
   /**
-   * Counts one request. note: a request refused by the minute window is not charged to the
-   * day window, so a client that retries too fast does not burn its daily quota.
+   * The tier's verdict on a count. note: a request refused by the minute window is given back
+   * to the day window, so a client that retries too fast does not burn its daily quota.
    */
-  async consume(accountId: string, tier: ApiTier): Promise<QuotaDecision> {
-    const { minute, day } = this.limiters[tier];
+  decide(count: QuotaCount, tier: ApiTier): QuotaDecision {
     const limits = TIER_LIMITS[tier];
-    const minuteResult = await settleLimit(minute.consume(accountId));
-    const window = (res: RateLimiterRes | null, limit: number): QuotaWindow => ({
-      limit,
-      remaining: res === null ? limit : Math.max(0, res.remainingPoints),
-    });
-    if (!minuteResult.allowed) {
-      const dayRes = await day.get(accountId).catch(() => {
-        throw serviceUnavailable();
-      });
+    const window = (consumed: number, limit: number): QuotaWindow => ({ limit, remaining: Math.max(0, limit - consumed) });
+    if (count.minute.consumed > limits.perMinute) {
+      this.giveBack(this.day, count.accountId);
       return {
-        minute: window(minuteResult.res, limits.perMinute),
-        day: window(dayRes, limits.perDay),
-        exceeded: { window: 'per-minute', retryAfterSec: secondsUntil(minuteResult.res.msBeforeNext) },
+        minute: window(count.minute.consumed, limits.perMinute),
+        day: window(count.day.consumed - 1, limits.perDay),
+        exceeded: { window: 'per-minute', retryAfterSec: secondsUntil(count.minute.msBeforeNext) },
       };
     }
-    const dayResult = await settleLimit(day.consume(accountId));
     return {
-      minute: window(minuteResult.res, limits.perMinute),
-      day: window(dayResult.res, limits.perDay),
-      ...(dayResult.allowed ? {} : { exceeded: { window: 'per-day', retryAfterSec: secondsUntil(dayResult.res.msBeforeNext) } }),
+      minute: window(count.minute.consumed, limits.perMinute),
+      day: window(count.day.consumed, limits.perDay),
+      ...(count.day.consumed > limits.perDay
+        ? { exceeded: { window: 'per-day' as const, retryAfterSec: secondsUntil(count.day.msBeforeNext) } }
+        : {}),
     };
+  }
+
+  /** Undoes a count for a request that turned out not to be the account's (locked-out IP, stale key). */
+  refund(count: QuotaCount): void {
+    this.giveBack(this.minute, count.accountId);
+    this.giveBack(this.day, count.accountId);
+  }
+
+  private giveBack(limiter: RateLimiterRedis, accountId: string): void {
+    // note: best effort and off the request path; a lost refund costs the account one request.
+    limiter.reward(accountId, 1).catch(() => undefined);
   }
 }

@@ -51,6 +51,9 @@ export async function keyRoutes(app: FastifyInstance, deps: ApiDeps): Promise<vo
     const { id } = request.params;
     const revoked = isUuid(id) ? await revokeKey(sql, request.sessionAccount!.id, id) : undefined;
     if (!revoked) throw new ApiError(404, { error: 'API key not found' });
+    // note: after the commit, before the reply: every replica drops its cached keys, so the
+    // revoked key fails on the very next request wherever it lands.
+    await deps.authVersion.bump();
     return { revoked: { id: revoked.id, key_prefix: revoked.key_prefix, is_revoked: true } };
   });
 }

@@ -4,7 +4,7 @@ import { apiKeyAuth } from '../plugins/api-key-auth.js';
 
 /** `GET /v1/api/me`: the account and the key in use (spec 4.1); scopes in colon form. */
 export async function meRoutes(app: FastifyInstance, deps: ApiDeps): Promise<void> {
-  app.get('/v1/api/me', { onRequest: apiKeyAuth(deps) }, async (request) => {
+  app.get('/v1/api/me', { config: { auth: 'api-key' }, onRequest: apiKeyAuth(deps) }, async (request) => {
     const key = request.apiKey!;
     const { account } = key;
     return {

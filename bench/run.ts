@@ -1,0 +1,238 @@
+import { randomUUID } from 'node:crypto';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import { Pool } from 'undici';
+import { loadConfig } from '../src/shared/config.js';
+import { createSql } from '../src/shared/db.js';
+import { writeImport } from '../src/shared/repositories/imports.js';
+import { ListingRowSchema, type ListingRow } from '../src/shared/rows/listing-row.js';
+import { MachineRowSchema, type MachineRow } from '../src/shared/rows/machine-row.js';
+import { validateRows } from '../src/shared/rows/validate-rows.js';
+import { copyImport } from './lib/copy-insert.js';
+import { runLoad } from './lib/load.js';
+import { listingRows, machineRows } from './lib/rows.js';
+import { peakRssMb, startStack, type BenchStack } from './lib/stack.js';
+import { ratio, round, type LoadResult } from './lib/stats.js';
+
+/**
+ * `npm run bench`: the real stack (API process, worker processes, PostgreSQL, Redis) measured
+ * against its own floor in one run. `--quick` runs fewer operations and skips the 1,000,000-row
+ * table. Prints a table and writes bench/results/<timestamp>.json.
+ */
+
+const quick = process.argv.includes('--quick');
+const N = (full: number, small: number) => (quick ? small : full);
+
+const results: Record<string, unknown> = {};
+const lines: string[] = [];
+
+function record(name: string, value: LoadResult | Record<string, unknown>): void {
+  results[name] = value;
+  const r = value as Partial<LoadResult>;
+  if (r.p50Ms !== undefined) {
+    lines.push(
+      `${name.padEnd(44)} p50 ${String(r.p50Ms).padStart(8)} ms  p99 ${String(r.p99Ms).padStart(8)} ms  ` +
+        `${String(r.requestsPerSec).padStart(9)} req/s  ${String(r.rowsPerSec).padStart(9)} rows/s  errors ${r.errors}`,
+    );
+  } else {
+    lines.push(`${name.padEnd(44)} ${JSON.stringify(value)}`);
+  }
+  console.log(lines.at(-1));
+}
+
+function httpImports(stack: BenchStack, pool: Pool, kind: 'listings' | 'machines', bodies: string[]) {
+  return async (index: number) => {
+    const account = stack.accounts[index % stack.accounts.length]!;
+    const { statusCode, body } = await pool.request({
+      path: `/v1/api/${kind}/bulk`,
+      method: 'POST',
+      headers: { authorization: `Bearer ${account.keys[index % account.keys.length]}`, 'content-type': 'application/json' },
+      body: bodies[index % bodies.length],
+    });
+    await body.text();
+    return statusCode;
+  };
+}
+
+async function main(): Promise<void> {
+  console.log(`bench on ${os.cpus().length} cores, ${Math.round(os.totalmem() / 2 ** 30)} GiB, node ${process.version}${quick ? ' (quick)' : ''}`);
+  const stack = await startStack({ workers: 1, accounts: 100, keysPerAccount: 10 });
+  const config = loadConfig({ ...process.env, DATABASE_URL: stack.env.DATABASE_URL });
+  try {
+    const listingBodies = Array.from({ length: 8 }, (_, s) => JSON.stringify({ listings: listingRows(200, s) }));
+    const machineBodies = Array.from({ length: 4 }, (_, s) => JSON.stringify({ machines: machineRows(500, s) }));
+    const normalisedListings: ListingRow[][] = Array.from({ length: 8 }, (_, s) => validateRows(ListingRowSchema, listingRows(200, s)).rows);
+    const normalisedMachines: MachineRow[][] = Array.from({ length: 4 }, (_, s) => validateRows(MachineRowSchema, machineRows(500, s)).rows);
+
+    // --- 4. auth hot path, next to a bare route ------------------------------------------------
+    const bare = await stack.startBareServer();
+    for (const [name, baseUrl, path, withKey] of [
+      ['auth: bare Fastify route c=32', bare.baseUrl, '/bare', false],
+      ['auth: GET /v1/api/me c=32', stack.api.baseUrl, '/v1/api/me', true],
+    ] as const) {
+      const pool = new Pool(baseUrl, { connections: 32 });
+      const run = async (index: number) => {
+        const account = stack.accounts[index % stack.accounts.length]!;
+        const headers = withKey ? { authorization: `Bearer ${account.keys[Math.floor(index / 100) % account.keys.length]}` } : {};
+        const { statusCode, body } = await pool.request({ path, method: 'GET', headers });
+        await body.dump();
+        return statusCode;
+      };
+      await runLoad({ concurrency: 32, operations: 2_000, rowsPerOperation: 0, run }); // warm-up
+      record(name, await runLoad({ concurrency: 32, operations: N(40_000, 8_000), rowsPerOperation: 0, run }));
+      await pool.close();
+    }
+    await bare.stop();
+    const auth = results as Record<string, LoadResult>;
+    record('auth: ratio /me to bare (req/s)', {
+      ratio: ratio(auth['auth: GET /v1/api/me c=32']!.requestsPerSec, auth['auth: bare Fastify route c=32']!.requestsPerSec),
+    });
+
+    // --- 1. imports through HTTP and the queue ---------------------------------------------------
+    for (const concurrency of [1, 8, 32]) {
+      const pool = new Pool(stack.api.baseUrl, { connections: concurrency });
+      await runLoad({ concurrency, operations: Math.max(8, concurrency), rowsPerOperation: 200, run: httpImports(stack, pool, 'listings', listingBodies) });
+      record(
+        `import: 200 listings c=${concurrency}`,
+        await runLoad({ concurrency, operations: N(concurrency === 1 ? 150 : 400, 40), rowsPerOperation: 200, run: httpImports(stack, pool, 'listings', listingBodies) }),
+      );
+      record(
+        `import: 500 machines c=${concurrency}`,
+        await runLoad({ concurrency, operations: N(concurrency === 1 ? 100 : 300, 30), rowsPerOperation: 500, run: httpImports(stack, pool, 'machines', machineBodies) }),
+      );
+      await pool.close();
+    }
+
+    // --- 2. the floor: the same insert code called directly --------------------------------------
+    for (const concurrency of [1, 8, 32]) {
+      const sql = createSql({ ...config, databasePoolMax: concurrency });
+      const direct = (kind: 'listings' | 'machines') => async (index: number) => {
+        const account = stack.accounts[index % stack.accounts.length]!;
+        const rows = kind === 'listings' ? normalisedListings[index % 8]! : normalisedMachines[index % 4]!;
+        await writeImport(sql, {
+          kind,
+          rows,
+          jobId: randomUUID(),
+          accountId: account.id,
+          requestId: 'bench',
+          total: rows.length,
+          errors: [],
+        } as Parameters<typeof writeImport>[1]);
+        return 200;
+      };
+      await runLoad({ concurrency, operations: Math.max(8, concurrency), rowsPerOperation: 200, run: direct('listings') });
+      record(`floor: 200 listings c=${concurrency}`, await runLoad({ concurrency, operations: N(concurrency === 1 ? 150 : 400, 40), rowsPerOperation: 200, run: direct('listings') }));
+      record(`floor: 500 machines c=${concurrency}`, await runLoad({ concurrency, operations: N(concurrency === 1 ? 100 : 300, 30), rowsPerOperation: 500, run: direct('machines') }));
+
+      if (concurrency <= 8) {
+        const copy = async (index: number) => {
+          await copyImport(sql, stack.accounts[index % stack.accounts.length]!.id, normalisedListings[index % 8]!);
+          return 200;
+        };
+        await runLoad({ concurrency, operations: 8, rowsPerOperation: 200, run: copy });
+        record(`floor: 200 listings via COPY c=${concurrency}`, await runLoad({ concurrency, operations: N(concurrency === 1 ? 150 : 400, 40), rowsPerOperation: 200, run: copy }));
+      }
+      await sql.end({ timeout: 5 });
+    }
+    const r = results as Record<string, LoadResult>;
+    record('ratios', {
+      'c=1 p50 import/floor': ratio(r['import: 200 listings c=1']!.p50Ms, r['floor: 200 listings c=1']!.p50Ms),
+      'c=1 p99 import/floor': ratio(r['import: 200 listings c=1']!.p99Ms, r['floor: 200 listings c=1']!.p99Ms),
+      'c=8 rows/s import/floor': ratio(r['import: 200 listings c=8']!.rowsPerSec, r['floor: 200 listings c=8']!.rowsPerSec),
+      'c=1 rows/s set-based/COPY': ratio(r['floor: 200 listings c=1']!.rowsPerSec, r['floor: 200 listings via COPY c=1']!.rowsPerSec),
+      'c=8 rows/s set-based/COPY': ratio(r['floor: 200 listings c=8']!.rowsPerSec, r['floor: 200 listings via COPY c=8']!.rowsPerSec),
+    });
+
+    // --- 3a. cost growth with rows per request ----------------------------------------------------
+    {
+      const pool = new Pool(stack.api.baseUrl, { connections: 1 });
+      for (const rows of [1, 10, 50, 200]) {
+        const bodies = Array.from({ length: 4 }, (_, s) => JSON.stringify({ listings: listingRows(rows, 100 + s) }));
+        record(`growth: ${rows} listings c=1`, await runLoad({ concurrency: 1, operations: N(100, 20), rowsPerOperation: rows, run: httpImports(stack, pool, 'listings', bodies) }));
+      }
+      await pool.close();
+    }
+
+    // --- 5. scale-out: 1 and 2 worker processes ----------------------------------------------------
+    {
+      const pool = new Pool(stack.api.baseUrl, { connections: 16 });
+      const load = () => runLoad({ concurrency: 16, operations: N(400, 60), rowsPerOperation: 200, run: httpImports(stack, pool, 'listings', listingBodies) });
+      record('scale-out: 200 listings c=16, 1 worker', await load());
+      const second = await stack.addWorker();
+      record('scale-out: 200 listings c=16, 2 workers', await load());
+      await stack.stopWorker(second);
+      await pool.close();
+    }
+
+    // --- 6. memory after 10,000 imports -------------------------------------------------------------
+    {
+      const before = await redisUsedMemory(stack);
+      const pool = new Pool(stack.api.baseUrl, { connections: 32 });
+      const small = Array.from({ length: 8 }, (_, s) => JSON.stringify({ listings: listingRows(10, 500 + s) }));
+      record('memory: 10 listings c=32 (10,000 imports)', await runLoad({ concurrency: 32, operations: N(10_000, 1_000), rowsPerOperation: 10, run: httpImports(stack, pool, 'listings', small) }));
+      await pool.close();
+      const after = await redisUsedMemory(stack);
+      record('memory', {
+        api_peak_rss_mb: peakRssMb(stack.api.child.pid),
+        worker_peak_rss_mb: peakRssMb(stack.workers[0]?.child.pid),
+        redis_used_memory_mb_before: before,
+        redis_used_memory_mb_after: after,
+        redis_keys_under_prefix: await countKeys(stack),
+      });
+    }
+
+    // --- 3b. import latency into a table of 1,000,000 listings ---------------------------------------
+    if (!quick) {
+      const pool = new Pool(stack.api.baseUrl, { connections: 1 });
+      await stack.sql`truncate listings, machines, imports cascade`;
+      record('table: 200 listings c=1, empty table', await runLoad({ concurrency: 1, operations: 100, rowsPerOperation: 200, run: httpImports(stack, pool, 'listings', listingBodies) }));
+      await fillListings(stack, 1_000_000);
+      record('table: 200 listings c=1, 1,000,000 rows', await runLoad({ concurrency: 1, operations: 100, rowsPerOperation: 200, run: httpImports(stack, pool, 'listings', listingBodies) }));
+      await pool.close();
+      record('ratio 1M/empty p50', {
+        ratio: ratio(r['table: 200 listings c=1, 1,000,000 rows']!.p50Ms, r['table: 200 listings c=1, empty table']!.p50Ms),
+      });
+    }
+  } finally {
+    await stack.close();
+  }
+
+  const stamp = new Date().toISOString().replace(/[:.]/g, '-');
+  mkdirSync(new URL('./results/', import.meta.url), { recursive: true });
+  const file = new URL(`./results/${stamp}.json`, import.meta.url);
+  writeFileSync(file, JSON.stringify({ at: new Date().toISOString(), quick, machine: { cores: os.cpus().length, memGiB: round(os.totalmem() / 2 ** 30), node: process.version }, results }, null, 2));
+  console.log(`\n${lines.join('\n')}\n\nwritten ${file.pathname}`);
+}
+
+async function redisUsedMemory(stack: BenchStack): Promise<number> {
+  const info = await stack.redis.info('memory');
+  const match = /used_memory:(\d+)/.exec(info);
+  return match ? round(Number(match[1]) / 2 ** 20) : NaN;
+}
+
+async function countKeys(stack: BenchStack): Promise<number> {
+  let cursor = '0';
+  let count = 0;
+  do {
+    const [next, keys] = await stack.redis.scan(cursor, 'MATCH', `${stack.env.REDIS_PREFIX}*`, 'COUNT', 1000);
+    cursor = next;
+    count += keys.length;
+  } while (cursor !== '0');
+  return count;
+}
+
+/** Fills listings with generated rows for one account, in SQL so it takes seconds, not minutes. */
+async function fillListings(stack: BenchStack, count: number): Promise<void> {
+  const accountId = stack.accounts[0]!.id;
+  const jobId = `bench-fill-${randomUUID()}`;
+  await stack.sql`insert into imports (job_id, account_id, kind, inserted, skipped) values (${jobId}, ${accountId}, 'listings', ${count}, 0)`;
+  await stack.sql`
+    insert into listings (account_id, import_job_id, title, description, price_cents, currency, category, material,
+                          photo_urls, thumbnail_url, tags, maker_name)
+    select ${accountId}, ${jobId}, 'Filler listing ' || g, repeat('filler text ', 40), g % 100000, 'USD', 'miniatures', 'PLA',
+           array['https://cdn.example.com/f/' || g || '.jpg'], 'https://cdn.example.com/f/' || g || '.jpg', array['filler'], 'Bench'
+    from generate_series(1, ${count}) g`;
+  await stack.sql`vacuum analyze listings`;
+}
+
+await main();
