@@ -10,8 +10,6 @@ declare module 'fastify' {
     sessionAccount?: Account;
     /** the JSON body's bytes as received */
     rawBody?: Buffer;
-    /** the lockout check the guard started, for the API-key hook to await with its own Redis reads */
-    lockoutCheck?: Promise<number | undefined>;
   }
   interface FastifyContextConfig {
     /** the scope an API-key route requires (spec 2.2) */

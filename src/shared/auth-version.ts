@@ -7,7 +7,8 @@ import type { Redis } from 'ioredis';
  * before the next request is answered.
  */
 export class AuthVersion {
-  private readonly key: string;
+  /** read together with other keys (MGET) on the API-key hot path */
+  readonly key: string;
 
   constructor(
     private readonly redis: Redis,

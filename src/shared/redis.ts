@@ -14,9 +14,6 @@ export function createRedis(config: Pick<Config, 'redisUrl'>, role: RedisRole): 
     return new Redis(config.redisUrl, { maxRetriesPerRequest: null, enableReadyCheck: true });
   }
   return new Redis(config.redisUrl, {
-    // note: the commands one request issues together (lockout, auth version, both quota
-    // windows) leave in one write.
-    enableAutoPipelining: true,
     enableOfflineQueue: false,
     maxRetriesPerRequest: 1,
     connectTimeout: 2_000,

@@ -34,13 +34,13 @@ export async function freePort(): Promise<number> {
 }
 
 /** Runs the API or a worker as its own Node process, as `npm run start:api|start:worker` would. */
-export function spawnPart(part: Part, env: Record<string, string>): ServiceProcess {
-  return spawnScript(part, ENTRY[part], env);
+export function spawnPart(part: Part, env: Record<string, string>, nodeArgs: string[] = []): ServiceProcess {
+  return spawnScript(part, ENTRY[part], env, nodeArgs);
 }
 
 /** Runs a TypeScript entry of this repository (path relative to its root) as a Node process. */
-export function spawnScript(part: string, entry: string, env: Record<string, string>): ServiceProcess {
-  const child = spawn(process.execPath, ['--import', 'tsx', entry], {
+export function spawnScript(part: string, entry: string, env: Record<string, string>, nodeArgs: string[] = []): ServiceProcess {
+  const child = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', entry], {
     cwd: REPO_ROOT,
     env: { ...process.env, NODE_ENV: 'test', LOG_LEVEL: 'info', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -92,10 +92,10 @@ export function spawnScript(part: string, entry: string, env: Record<string, str
   };
 }
 
-export async function startApi(env: Record<string, string>): Promise<ServiceProcess & { baseUrl: string }> {
+export async function startApi(env: Record<string, string>, nodeArgs: string[] = []): Promise<ServiceProcess & { baseUrl: string }> {
   // note: a PORT in env is kept, so an API can be restarted where its clients expect it.
   const port = env.PORT !== undefined ? Number(env.PORT) : await freePort();
-  const api = spawnPart('api', { ...env, PORT: String(port), HOST: '127.0.0.1' });
+  const api = spawnPart('api', { ...env, PORT: String(port), HOST: '127.0.0.1' }, nodeArgs);
   const baseUrl = `http://127.0.0.1:${port}`;
   // note: polls the port rather than reading a log line, so any LOG_LEVEL works.
   const deadline = Date.now() + 20_000;

@@ -20,6 +20,18 @@ export class AuthLockout {
     });
   }
 
+  /**
+   * The Redis key holding the IP's failure count, for callers that read it together with other
+   * keys in one command (see `isLockedOut`); the count is a plain integer there.
+   */
+  failureKey(ip: string): string {
+    return this.failures.getKey(ip);
+  }
+
+  isLockedOut(failureCount: string | null): boolean {
+    return failureCount !== null && Number(failureCount) >= LOCKOUT_POLICY.failures;
+  }
+
   /** Seconds the IP stays locked out, or undefined when it may try. */
   async lockedForSec(ip: string): Promise<number | undefined> {
     let res;

@@ -6,6 +6,7 @@ import { toUnderscoreForm } from '../../shared/scopes.js';
 import { clientIp } from '../client-ip.js';
 import type { ApiDeps } from '../deps.js';
 import type { QuotaCount, QuotaDecision } from '../limits/account-quota.js';
+import { serviceUnavailable } from '../limits/store-unavailable.js';
 import { requireApiTier } from './account-access.js';
 import { lockedOut } from './lockout-guard.js';
 
@@ -24,40 +25,48 @@ function setQuotaHeaders(reply: FastifyReply, quota: QuotaDecision): void {
  * Authenticates an API-key route before its body is read, in the order of decisions B:
  * lockout (429) -> key (401) -> tier (402) -> account quota (429) -> scope (403).
  *
- * A key found in the cache costs one Redis round trip (lockout, auth version and both quota
- * windows together) and no PostgreSQL query. A key not cached, or cached under an older auth
- * version (something was revoked or a tier changed since), is loaded from PostgreSQL first.
+ * A key found in the cache costs one round trip to Redis (one MGET for the IP's lockout and the
+ * auth version, sent together with both quota windows) and no PostgreSQL query. A key not
+ * cached, or cached under an older auth version (something was revoked or a tier changed
+ * since), is loaded from PostgreSQL first.
  */
 export function apiKeyAuth(deps: ApiDeps): onRequestAsyncHookHandler {
-  const { sql, quota, lockout, config, keyCache, authVersion } = deps;
+  const { sql, redis, quota, lockout, config, keyCache, authVersion } = deps;
 
-  async function fail(request: FastifyRequest, error: string): Promise<never> {
-    await lockout.recordFailure(clientIp(request));
+  async function fail(ip: string, error: string): Promise<never> {
+    await lockout.recordFailure(ip);
     throw new ApiError(401, { error });
   }
 
-  async function lockoutResult(request: FastifyRequest): Promise<number | undefined> {
-    return request.lockoutCheck ?? lockout.lockedForSec(clientIp(request));
+  /** The IP's lockout and the current auth version, in one command; throws 429 when locked. */
+  async function gate(ip: string): Promise<string> {
+    let values: (string | null)[];
+    try {
+      values = await redis.mget(lockout.failureKey(ip), authVersion.key);
+    } catch {
+      throw serviceUnavailable();
+    }
+    const [failures = null, version = null] = values;
+    if (lockout.isLockedOut(failures)) throw lockedOut((await lockout.lockedForSec(ip)) ?? 1);
+    return version ?? '0';
   }
 
-  /** Loads the key from PostgreSQL under the current auth version; lockout first. */
-  async function loadKey(request: FastifyRequest, hash: Buffer, cacheKey: string): Promise<AuthenticatedKey> {
-    const [lockedForSec, version] = await Promise.all([lockoutResult(request), authVersion.current()]);
-    if (lockedForSec !== undefined) throw lockedOut(lockedForSec);
+  /** Loads the key from PostgreSQL under `version`, read before the query. */
+  async function loadKey(ip: string, hash: Buffer, cacheKey: string, version: string): Promise<AuthenticatedKey> {
     // note: the version is read before the query, so a revocation that commits after this read
     // bumps the version past the one stored with the entry, and the entry is never used.
     const key = await findActiveKeyByHash(sql, hash);
-    if (!key) return fail(request, 'Invalid API key');
+    if (!key) return fail(ip, 'Invalid API key');
     keyCache.set(cacheKey, { key, version });
     return key;
   }
 
-  return async function authenticateApiKey(request, reply) {
+  return async function authenticateApiKey(request: FastifyRequest, reply) {
+    const ip = clientIp(request);
     const token = bearerToken(request.headers.authorization);
     if (token === undefined || !isWellFormedApiKey(token)) {
-      const lockedForSec = await lockoutResult(request);
-      if (lockedForSec !== undefined) throw lockedOut(lockedForSec);
-      return fail(request, 'Missing or malformed API key');
+      await gate(ip);
+      return fail(ip, 'Missing or malformed API key');
     }
     const hash = hashApiKey(token);
     const cacheKey = hash.toString('base64');
@@ -66,25 +75,28 @@ export function apiKeyAuth(deps: ApiDeps): onRequestAsyncHookHandler {
     let key: AuthenticatedKey;
     let count: QuotaCount | undefined;
     if (cached) {
-      const [lockedForSec, version, counted] = await Promise.all([
-        lockoutResult(request),
-        authVersion.current(),
-        quota.count(cached.key.account.id),
-      ]);
-      if (lockedForSec !== undefined) {
-        quota.refund(counted);
-        throw lockedOut(lockedForSec);
+      // The quota is counted in the same round trip and given back if the request turns out
+      // not to be the cached key's (locked out, or the key changed since).
+      const counting = quota.count(cached.key.account.id);
+      counting.catch(() => undefined);
+      let version: string;
+      try {
+        version = await gate(ip);
+      } catch (error) {
+        counting.then((c) => quota.refund(c), () => undefined);
+        throw error;
       }
+      const counted = await counting;
       if (version === cached.version) {
         key = cached.key;
         count = counted;
       } else {
         quota.refund(counted);
         keyCache.delete(cacheKey);
-        key = await loadKey(request, hash, cacheKey);
+        key = await loadKey(ip, hash, cacheKey, version);
       }
     } else {
-      key = await loadKey(request, hash, cacheKey);
+      key = await loadKey(ip, hash, cacheKey, await gate(ip));
     }
 
     const tier = requireApiTier(key.account, config.upgradeUrl);
