@@ -102,7 +102,7 @@ export async function startApi(env: Record<string, string>, nodeArgs: string[] =
   for (;;) {
     if (api.child.exitCode !== null) throw new Error(`api exited during start:\n${api.output.slice(-20).join('\n')}`);
     const up = await fetch(`${baseUrl}/v1/health`).then(
-      (res) => res.status === 200,
+      () => true, // any answer, even a 503 from a degraded start, means it listens
       () => false,
     );
     if (up) break;
@@ -112,8 +112,8 @@ export async function startApi(env: Record<string, string>, nodeArgs: string[] =
   return Object.assign(api, { baseUrl });
 }
 
-export async function startWorkerProcess(env: Record<string, string>): Promise<ServiceProcess> {
-  const worker = spawnPart('worker', env);
+export async function startWorkerProcess(env: Record<string, string>, nodeArgs: string[] = []): Promise<ServiceProcess> {
+  const worker = spawnPart('worker', env, nodeArgs);
   await worker.waitForOutput(/worker started/);
   return worker;
 }
