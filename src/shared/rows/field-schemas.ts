@@ -31,8 +31,12 @@ export function codePointLength(value: string): number {
   return points;
 }
 
+// note: a lone surrogate (JSON allows "\ud800") has no UTF-8 form; it is stored as U+FFFD,
+// decided here so that every later step sees well-formed text.
+const wellFormed = (s: string) => s.toWellFormed();
+
 const stringRequired = () =>
-  z.string({ error: (issue) => (isMissing(issue.input) ? 'required' : 'must be a string') });
+  z.string({ error: (issue) => (isMissing(issue.input) ? 'required' : 'must be a string') }).overwrite(wellFormed);
 
 /** Required, trimmed, non-blank; optionally truncated to the stored length (decisions A). */
 export function requiredText(options: { truncateTo?: number; maxLength?: number } = {}) {
@@ -50,6 +54,7 @@ export function optionalText(options: { truncateTo?: number } = {}) {
   const truncateTo = options.truncateTo;
   return z
     .string({ error: 'must be a string' })
+    .overwrite(wellFormed)
     .trim()
     .refine(hasNoNul, NUL_MESSAGE)
     .nullish()
@@ -59,7 +64,7 @@ export function optionalText(options: { truncateTo?: number } = {}) {
     });
 }
 
-const arrayEntry = () => z.string({ error: 'must be a string' }).trim().refine(hasNoNul, NUL_MESSAGE);
+const arrayEntry = () => z.string({ error: 'must be a string' }).overwrite(wellFormed).trim().refine(hasNoNul, NUL_MESSAGE);
 
 /** Optional array of strings; a non-string entry fails the row; only the first `keep` are stored. */
 export function optionalStringArray(options: { keep?: number } = {}) {
@@ -90,7 +95,12 @@ const HTTPS_URL_MESSAGE = 'must be an absolute https:// URL';
 export function httpsUrlList(keep: number) {
   return z
     .array(
-      z.string({ error: HTTPS_URL_MESSAGE }).trim().refine(hasNoNul, NUL_MESSAGE).refine(isHttpsUrl, HTTPS_URL_MESSAGE),
+      z
+        .string({ error: HTTPS_URL_MESSAGE })
+        .overwrite(wellFormed)
+        .trim()
+        .refine(hasNoNul, NUL_MESSAGE)
+        .refine(isHttpsUrl, HTTPS_URL_MESSAGE),
       { error: (issue) => (isMissing(issue.input) ? 'required' : 'must be an array of https:// URLs') },
     )
     .min(1, 'at least one https:// URL is required')

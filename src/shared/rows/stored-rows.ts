@@ -11,7 +11,7 @@ import { MACHINE_LIMITS, type MachineRow } from './machine-row.js';
 
 const noNul = (s: string) => !s.includes('\u0000');
 const text = (max?: number) =>
-  z.string().refine((s) => noNul(s) && (max === undefined || codePointLength(s) <= max));
+  z.string().refine((s) => noNul(s) && s.isWellFormed() && (max === undefined || codePointLength(s) <= max));
 const requiredText = (max?: number) => text(max).refine((s) => s.length > 0);
 const nullableText = (max?: number) => text(max).nullable();
 
