@@ -1,0 +1,136 @@
+import { parseArgs } from 'node:util';
+import { isWellFormedApiKey } from '../../shared/api-key.js';
+import { BULK_KIND_NAMES, type BulkKind } from '../../shared/bulk-kinds.js';
+import { reportFormatOfPath, type ReportFormat } from './report.js';
+import { DEFAULT_RETRY_POLICY } from './send-batch.js';
+import { formatOfPath, type InputFormatName } from './source-row.js';
+
+export const USAGE = `usage: bulk-import listings|machines FILE [options]
+
+FILE is .csv (a header of API field names, array cells separated by |), .json (an array of
+rows) or .ndjson / .jsonl (one row per line).
+
+options:
+  --api-key KEY          API key (default: $BULK_IMPORT_API_KEY)
+  --base-url URL         API base URL, e.g. https://api.example.com (default: $BULK_IMPORT_BASE_URL)
+  --report FILE          write the failed rows to FILE (.csv: line,reason; .json: [{line, reason}])
+  --dry-run              validate every row locally; send nothing
+  --format FORMAT        csv, json or ndjson, when the extension does not say
+  --no-idempotency       the server lacks Idempotency-Key support: never retry a request whose
+                         outcome is unknown (5xx other than 503, dropped connection, timeout)
+  --retries N            attempts per batch on network errors and 5xx (default ${DEFAULT_RETRY_POLICY.maxAttempts})
+  --timeout SEC          per request (default 120)
+  --max-wait SEC         longest Retry-After to wait out, else stop (default ${DEFAULT_RETRY_POLICY.maxWaitMs / 1000})
+  --quiet                no progress output, only notices
+  --json                 print the summary as one JSON object
+  -h, --help             this text
+
+exit status: 0 every row imported (or valid, with --dry-run); 1 some rows failed;
+2 usage error, unreadable file, authentication failure or the server unreachable.`;
+
+export class UsageError extends Error {}
+
+export interface CliOptions {
+  kind: BulkKind;
+  file: string;
+  format: InputFormatName;
+  dryRun: boolean;
+  /** set unless --dry-run */
+  apiKey?: string;
+  baseUrl?: string;
+  report?: { path: string; format: ReportFormat };
+  idempotency: boolean;
+  maxAttempts: number;
+  timeoutMs: number;
+  maxWaitMs: number;
+  quiet: boolean;
+  json: boolean;
+}
+
+function positiveNumber(name: string, raw: string | undefined, fallback: number, integer = false): number {
+  if (raw === undefined) return fallback;
+  const value = Number(raw);
+  if (!Number.isFinite(value) || value <= 0 || (integer && !Number.isInteger(value))) {
+    throw new UsageError(`${name} must be a positive ${integer ? 'whole ' : ''}number (got ${JSON.stringify(raw)})`);
+  }
+  return value;
+}
+
+/** `--help` → 'help'; anything wrong → UsageError. */
+export function parseCliArgs(argv: string[], env: NodeJS.ProcessEnv): CliOptions | 'help' {
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args: argv,
+      allowPositionals: true,
+      options: {
+        'api-key': { type: 'string' },
+        'base-url': { type: 'string' },
+        report: { type: 'string' },
+        'dry-run': { type: 'boolean', default: false },
+        format: { type: 'string' },
+        'no-idempotency': { type: 'boolean', default: false },
+        retries: { type: 'string' },
+        timeout: { type: 'string' },
+        'max-wait': { type: 'string' },
+        quiet: { type: 'boolean', default: false },
+        json: { type: 'boolean', default: false },
+        help: { type: 'boolean', short: 'h', default: false },
+      },
+    });
+  } catch (error) {
+    throw new UsageError((error as Error).message);
+  }
+  const { values, positionals } = parsed;
+  if (values.help) return 'help';
+  const [kind, file, ...extra] = positionals;
+  if (kind === undefined || !(BULK_KIND_NAMES as string[]).includes(kind)) {
+    throw new UsageError(`the first argument must be ${BULK_KIND_NAMES.join(' or ')} (got ${JSON.stringify(kind ?? '')})`);
+  }
+  if (file === undefined || file === '') throw new UsageError('FILE is required');
+  if (extra.length > 0) throw new UsageError(`unexpected arguments: ${extra.join(' ')}`);
+
+  const format = values.format ?? formatOfPath(file);
+  if (format !== 'csv' && format !== 'json' && format !== 'ndjson') {
+    throw new UsageError(
+      values.format === undefined
+        ? `cannot tell the format of ${file} from its extension: use .csv, .json, .ndjson or .jsonl, or --format`
+        : `--format must be csv, json or ndjson (got ${JSON.stringify(values.format)})`,
+    );
+  }
+
+  let report: CliOptions['report'];
+  if (values.report !== undefined) {
+    const reportFormat = reportFormatOfPath(values.report);
+    if (!reportFormat) throw new UsageError(`--report must name a .csv or .json file (got ${JSON.stringify(values.report)})`);
+    report = { path: values.report, format: reportFormat };
+  }
+
+  const dryRun = values['dry-run'];
+  const apiKey = values['api-key'] ?? env.BULK_IMPORT_API_KEY;
+  const baseUrl = values['base-url'] ?? env.BULK_IMPORT_BASE_URL;
+  if (!dryRun) {
+    if (apiKey === undefined || apiKey === '') throw new UsageError('an API key is required: --api-key or BULK_IMPORT_API_KEY');
+    // note: checked here because every malformed key the server sees counts toward the IP lockout.
+    if (!isWellFormedApiKey(apiKey)) throw new UsageError('the API key is malformed: expected svc_live_<8 hex>_<32 hex>');
+    if (baseUrl === undefined || baseUrl === '') throw new UsageError('a base URL is required: --base-url or BULK_IMPORT_BASE_URL');
+    if (!URL.canParse(baseUrl) || !/^https?:$/.test(new URL(baseUrl).protocol)) {
+      throw new UsageError(`the base URL must be an http:// or https:// URL (got ${JSON.stringify(baseUrl)})`);
+    }
+  }
+
+  return {
+    kind: kind as BulkKind,
+    file,
+    format,
+    dryRun,
+    ...(dryRun ? {} : { apiKey, baseUrl }),
+    ...(report ? { report } : {}),
+    idempotency: !values['no-idempotency'],
+    maxAttempts: positiveNumber('--retries', values.retries, DEFAULT_RETRY_POLICY.maxAttempts, true),
+    timeoutMs: positiveNumber('--timeout', values.timeout, 120) * 1000,
+    maxWaitMs: positiveNumber('--max-wait', values['max-wait'], DEFAULT_RETRY_POLICY.maxWaitMs / 1000) * 1000,
+    quiet: values.quiet,
+    json: values.json,
+  };
+}

@@ -1,0 +1,184 @@
+import { createReadStream, readFileSync } from 'node:fs';
+import { stat } from 'node:fs/promises';
+import type { Readable } from 'node:stream';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { BULK_KINDS } from '../../shared/bulk-kinds.js';
+import { ApiClient } from './api-client.js';
+import { parseCliArgs, USAGE, UsageError, type CliOptions } from './args.js';
+import { countRecords } from './count-records.js';
+import { InputError } from './input-error.js';
+import { createProgress, type Progress } from './progress.js';
+import { RateLimitPacer } from './rate-limit.js';
+import { readCsvRows } from './read-csv.js';
+import { readJsonRows } from './read-json.js';
+import { readNdjsonRows } from './read-ndjson.js';
+import { ReportWriter } from './report.js';
+import { emptyTotals, runImport, type FailureSink, type ImportTotals } from './run-import.js';
+import { rowFields, type FieldSpec } from './row-fields.js';
+import { DEFAULT_RETRY_POLICY, FatalError, sendBatch, type BatchOutcome, type SendContext } from './send-batch.js';
+import { INPUT_FORMATS, type SourceRow } from './source-row.js';
+import { formatSummary, type Outcome } from './summary.js';
+
+export interface CliIo {
+  stdout: NodeJS.WritableStream;
+  stderr: NodeJS.WriteStream;
+}
+
+function cliVersion(): string {
+  try {
+    const pkg = JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { version?: string };
+    return pkg.version ?? '0';
+  } catch {
+    return '0';
+  }
+}
+
+function readRows(options: CliOptions, fields: FieldSpec[], stream: Readable, io: CliIo): AsyncIterable<SourceRow> {
+  switch (options.format) {
+    case 'csv':
+      return readCsvRows(stream, {
+        fields,
+        kind: options.kind,
+        onHeader: ({ unknown }) => {
+          if (unknown.length > 0) io.stderr.write(`note: ignoring columns that are not ${options.kind} fields: ${unknown.join(', ')}\n`);
+        },
+      });
+    case 'ndjson':
+      return readNdjsonRows(stream);
+    case 'json':
+      return readJsonRows(stream);
+  }
+}
+
+const FAILURES_SHOWN_WITHOUT_REPORT = 10;
+
+/** Without --report, the first failures are shown on stderr so a run is never silent about them. */
+function failureEcho(progress: Progress, location: 'line' | 'index'): FailureSink {
+  let shown = 0;
+  return {
+    async add(failures) {
+      for (const failure of failures) {
+        shown += 1;
+        if (shown <= FAILURES_SHOWN_WITHOUT_REPORT) progress.notice(`${location} ${failure.location}: ${failure.reason}`);
+        else if (shown === FAILURES_SHOWN_WITHOUT_REPORT + 1) progress.notice('more rows failed; --report FILE lists them all');
+      }
+    },
+  };
+}
+
+async function checkReadable(file: string): Promise<void> {
+  try {
+    const info = await stat(file);
+    if (!info.isFile()) throw new Error('not a regular file');
+  } catch (error) {
+    throw new InputError(`cannot read ${file}: ${(error as Error).message}`);
+  }
+}
+
+/**
+ * The partner CLI: `bulk-import listings|machines FILE`. Returns the exit status: 0 every row in,
+ * 1 some rows failed, 2 usage error, unreadable file, authentication failure or unreachable
+ * server. Progress and notices go to stderr, the one-line summary to stdout.
+ */
+export async function main(argv: string[], env: NodeJS.ProcessEnv, io: CliIo): Promise<number> {
+  let options: CliOptions | 'help';
+  try {
+    options = parseCliArgs(argv, env);
+  } catch (error) {
+    if (!(error instanceof UsageError)) throw error;
+    io.stderr.write(`error: ${error.message}\n\n${USAGE}\n`);
+    return 2;
+  }
+  if (options === 'help') {
+    io.stdout.write(`${USAGE}\n`);
+    return 0;
+  }
+
+  const opts = options;
+  const startedAt = Date.now();
+  const kindSpec = BULK_KINDS[opts.kind];
+  const fields = rowFields(kindSpec.rowSchema);
+  const totals: ImportTotals = emptyTotals();
+  let report: ReportWriter | undefined;
+  let progress: Progress | undefined;
+  let outcome: Outcome = { type: 'finished' };
+  let interrupted = false;
+  let started = false;
+  const onInterrupt = () => {
+    // note: a first Ctrl-C lets the batch in flight finish, so its outcome is known and reported.
+    if (interrupted) process.exit(2);
+    interrupted = true;
+    io.stderr.write('\ninterrupted: finishing the batch in flight (Ctrl-C again to quit at once)\n');
+  };
+  process.on('SIGINT', onInterrupt);
+
+  try {
+    await checkReadable(opts.file);
+    if (opts.report) {
+      try {
+        report = await ReportWriter.open(opts.report.path, opts.report.format, INPUT_FORMATS[opts.format].location);
+      } catch (error) {
+        throw new InputError(`cannot write the report ${opts.report.path}: ${(error as Error).message}`);
+      }
+    }
+    const count = await countRecords(createReadStream(opts.file), opts.format).catch((error: Error) => {
+      throw new InputError(`cannot read ${opts.file}: ${error.message}`);
+    });
+    // note: a truncated file is refused before anything is sent, so a re-run cannot duplicate rows.
+    if (count.truncated) throw new InputError(`${opts.file} looks truncated: ${count.truncated}; nothing was sent`);
+
+    const activeProgress = createProgress({ total: count.rows, stream: io.stderr, quiet: opts.quiet });
+    progress = activeProgress;
+    started = true;
+    let send: ((body: string) => Promise<BatchOutcome>) | undefined;
+    if (!opts.dryRun) {
+      const client = new ApiClient({
+        baseUrl: opts.baseUrl!,
+        apiKey: opts.apiKey!,
+        timeoutMs: opts.timeoutMs,
+        userAgent: `bulk-import-cli/${cliVersion()}`,
+      });
+      const context: SendContext = {
+        client,
+        pacer: new RateLimitPacer(),
+        policy: { ...DEFAULT_RETRY_POLICY, maxAttempts: opts.maxAttempts, maxWaitMs: opts.maxWaitMs, idempotency: opts.idempotency },
+        sleep: (ms: number) => sleep(ms),
+        notice: (message: string) => activeProgress.notice(message),
+      };
+      send = (body) => sendBatch(context, opts.kind, body);
+    }
+    await runImport(
+      {
+        kind: opts.kind,
+        schema: kindSpec.rowSchema,
+        fieldNames: fields.map((f) => f.name),
+        limits: { maxRows: kindSpec.maxRows, maxBytes: kindSpec.bodyLimitBytes },
+        rows: readRows(opts, fields, createReadStream(opts.file), io),
+        ...(send ? { send } : {}),
+        report: report ?? failureEcho(activeProgress, INPUT_FORMATS[opts.format].location),
+        progress: activeProgress,
+        shouldStop: () => interrupted,
+      },
+      totals,
+    );
+    if (interrupted) outcome = { type: 'stopped', reason: 'interrupted' };
+  } catch (error) {
+    if (error instanceof InputError || error instanceof FatalError) outcome = { type: 'stopped', reason: error.message };
+    else outcome = { type: 'stopped', reason: `unexpected error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}` };
+  } finally {
+    process.off('SIGINT', onInterrupt);
+    progress?.stop();
+    await report?.close().catch((error: Error) => io.stderr.write(`error: could not finish the report: ${error.message}\n`));
+  }
+
+  if (!started) {
+    // note: nothing was read or sent: the error alone says it all.
+    if (outcome.type === 'stopped') io.stderr.write(`error: ${outcome.reason}\n`);
+    return 2;
+  }
+  const seconds = (Date.now() - startedAt) / 1000;
+  const summary = formatSummary({ kind: opts.kind, file: opts.file, dryRun: opts.dryRun, location: INPUT_FORMATS[opts.format].location, totals, seconds, outcome });
+  if (outcome.type === 'stopped') io.stderr.write(`error: ${outcome.reason}\n`);
+  io.stdout.write(`${opts.json ? JSON.stringify(summary.json) : summary.text}\n`);
+  return summary.exitCode;
+}

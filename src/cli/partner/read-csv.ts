@@ -1,0 +1,63 @@
+import type { Readable } from 'node:stream';
+import { parse } from 'csv-parse';
+import { csvRecordToRow, CsvHeaderError, mapCsvHeader, type CsvColumns } from './csv-cells.js';
+import { InputError } from './input-error.js';
+import type { FieldSpec } from './row-fields.js';
+import type { SourceRow } from './source-row.js';
+
+const LINE_BREAK = /\r\n|\r|\n/g;
+
+function lineBreaksIn(cells: readonly string[]): number {
+  let count = 0;
+  for (const cell of cells) count += cell.match(LINE_BREAK)?.length ?? 0;
+  return count;
+}
+
+const isBlank = (cells: readonly string[]) => cells.every((cell) => cell.trim() === '');
+
+export interface CsvReadOptions {
+  fields: readonly FieldSpec[];
+  kind: string;
+  /** called once with the mapped header, before the first row */
+  onHeader?: (columns: CsvColumns) => void;
+}
+
+/**
+ * Streams the rows of a CSV file whose first record is a header of API field names. Each row's
+ * location is the line its record starts on. note: lines are counted here, from the line breaks
+ * inside quoted cells plus one per record, rather than taken from csv-parse's `info.lines`,
+ * which counts a CRLF inside a quoted cell as two lines and so drifts in Windows files.
+ */
+export async function* readCsvRows(input: Readable, options: CsvReadOptions): AsyncGenerator<SourceRow> {
+  // note: empty lines come through as one empty cell, so every physical line is accounted for.
+  const parser = input.pipe(parse({ bom: true, relax_column_count: true, skip_empty_lines: false }));
+  input.once('error', (error) => parser.destroy(error));
+  let nextLine = 1;
+  let columns: CsvColumns | undefined;
+  try {
+    for await (const record of parser as AsyncIterable<string[]>) {
+      const line = nextLine;
+      nextLine += lineBreaksIn(record) + 1;
+      if (isBlank(record)) continue;
+      if (columns === undefined) {
+        columns = mapCsvHeader(record, options.fields, options.kind);
+        options.onHeader?.(columns);
+        continue;
+      }
+      if (record.length !== columns.fields.length) {
+        yield { location: line, error: `expected ${columns.fields.length} cells as in the header, got ${record.length}` };
+        continue;
+      }
+      yield { location: line, value: csvRecordToRow(columns, record) };
+    }
+  } catch (error) {
+    if (error instanceof CsvHeaderError) throw new InputError(error.message);
+    const message = error instanceof Error ? error.message : String(error);
+    if ((error as { code?: string }).code?.startsWith('CSV_')) {
+      // note: csv-parse's own line number; records it parsed before the error are dropped unread.
+      throw new InputError(`CSV syntax error: ${message}`);
+    }
+    throw new InputError(`cannot read the file: ${message}`);
+  }
+  if (columns === undefined) throw new InputError('the file is empty: a CSV file starts with a header line of field names');
+}

@@ -1,0 +1,59 @@
+import { createWriteStream, type WriteStream } from 'node:fs';
+import { once } from 'node:events';
+import type { RowFailure } from './batcher.js';
+
+export type ReportFormat = 'csv' | 'json';
+
+export function reportFormatOfPath(path: string): ReportFormat | undefined {
+  const lower = path.toLowerCase();
+  if (lower.endsWith('.csv')) return 'csv';
+  if (lower.endsWith('.json')) return 'json';
+  return undefined;
+}
+
+function csvCell(value: string): string {
+  return /[",\r\n]/.test(value) ? `"${value.replace(/"/g, '""')}"` : value;
+}
+
+/**
+ * The failed rows, written as they are settled (never held in memory): CSV with the columns
+ * `line,reason` (or `index,reason` for a JSON array input), or a JSON array of
+ * `{"line": n, "reason": "..."}` objects.
+ */
+export class ReportWriter {
+  private written = 0;
+
+  private constructor(
+    private readonly out: WriteStream,
+    private readonly format: ReportFormat,
+    private readonly locationName: 'line' | 'index',
+  ) {}
+
+  /** Opens (creates or truncates) the file; fails at once when it cannot be written. */
+  static async open(path: string, format: ReportFormat, locationName: 'line' | 'index'): Promise<ReportWriter> {
+    const out = createWriteStream(path);
+    await once(out, 'open');
+    const writer = new ReportWriter(out, format, locationName);
+    await writer.write(format === 'csv' ? `${locationName},reason\n` : '[');
+    return writer;
+  }
+
+  async add(failures: readonly RowFailure[]): Promise<void> {
+    for (const { location, reason } of failures) {
+      if (this.format === 'csv') await this.write(`${location},${csvCell(reason)}\n`);
+      else await this.write(`${this.written === 0 ? '\n' : ',\n'}  ${JSON.stringify({ [this.locationName]: location, reason })}`);
+      this.written += 1;
+    }
+  }
+
+  async close(): Promise<void> {
+    if (this.format === 'json') await this.write(this.written === 0 ? ']\n' : '\n]\n');
+    this.out.end();
+    await once(this.out, 'finish');
+  }
+
+  private async write(text: string): Promise<void> {
+    // note: waits for the file to drain, so a huge report never piles up in memory.
+    if (!this.out.write(text)) await once(this.out, 'drain');
+  }
+}

@@ -1,0 +1,166 @@
+import { randomUUID } from 'node:crypto';
+import type { RowError } from '../../shared/rows/validate-rows.js';
+import type { ApiClient, AttemptResult } from './api-client.js';
+import { RateLimitPacer, retryAfterMs } from './rate-limit.js';
+
+/** How one batch ended. */
+export type BatchOutcome =
+  /** 201: the valid rows are in, once; `rowErrors` are the rows the server skipped */
+  | { type: 'imported'; inserted: number; rowErrors: RowError[]; replayed: boolean }
+  /** a 4xx other than 429 (or 400 "no valid rows"): nothing was written, the batch's rows fail */
+  | { type: 'rejected'; reason: string; rowErrors?: RowError[] }
+  /** the outcome is unknown and may not be retried (`--no-idempotency`); its rows are reported */
+  | { type: 'unknown'; reason: string };
+
+/** The run cannot go on: bad key or tier, or the server stayed unreachable. Exit status 2. */
+export class FatalError extends Error {
+  constructor(
+    message: string,
+    /** what became of the batch in hand: never sent, or possibly written */
+    readonly batchState: 'not-written' | 'unknown',
+  ) {
+    super(message);
+  }
+}
+
+export interface RetryPolicy {
+  /** attempts per batch for network errors and 5xx (429 waits do not count) */
+  maxAttempts: number;
+  baseDelayMs: number;
+  maxDelayMs: number;
+  /** the longest single wait the CLI accepts (Retry-After of a day quota, an auth lockout) */
+  maxWaitMs: number;
+  /** retry replies whose outcome is unknown (5xx other than 503, lost connections): needs Idempotency-Key support */
+  idempotency: boolean;
+}
+
+export const DEFAULT_RETRY_POLICY: RetryPolicy = {
+  maxAttempts: 8,
+  baseDelayMs: 500,
+  maxDelayMs: 30_000,
+  maxWaitMs: 15 * 60_000,
+  idempotency: true,
+};
+
+export interface SendContext {
+  client: Pick<ApiClient, 'postBulk'>;
+  pacer: RateLimitPacer;
+  policy: RetryPolicy;
+  sleep(ms: number): Promise<void>;
+  /** a line for the user (retries, waits) */
+  notice(message: string): void;
+  random?: () => number;
+}
+
+const AUTH_STATUSES = new Set([401, 402, 403]);
+const DEFAULT_RATE_LIMIT_WAIT_MS = 5_000;
+
+function errorText(body: unknown): string {
+  if (typeof body === 'object' && body !== null && typeof (body as { error?: unknown }).error === 'string') {
+    return (body as { error: string }).error;
+  }
+  return typeof body === 'string' && body.length > 0 ? body.slice(0, 200) : 'no error message';
+}
+
+function rowErrorsOf(body: unknown): RowError[] | undefined {
+  const errors = typeof body === 'object' && body !== null ? (body as { errors?: unknown }).errors : undefined;
+  if (!Array.isArray(errors)) return undefined;
+  return errors.filter(
+    (e): e is RowError => typeof e === 'object' && e !== null && Number.isInteger((e as RowError).index) && typeof (e as RowError).reason === 'string',
+  );
+}
+
+function importedOutcome(reply: Extract<AttemptResult, { type: 'response' }>): BatchOutcome {
+  const body = reply.body as { inserted?: unknown };
+  return {
+    type: 'imported',
+    inserted: typeof body?.inserted === 'number' ? body.inserted : 0,
+    rowErrors: rowErrorsOf(reply.body) ?? [],
+    replayed: reply.headers.get('idempotent-replayed') === 'true',
+  };
+}
+
+const seconds = (ms: number) => (ms / 1000).toFixed(1);
+
+/** Exponential backoff with jitter: half the delay fixed, half random, so clients spread out. */
+function backoffMs(policy: RetryPolicy, attempt: number, random: () => number): number {
+  const ceiling = Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** (attempt - 1));
+  return Math.round(ceiling / 2 + (random() * ceiling) / 2);
+}
+
+/**
+ * Sends one batch until it has a final outcome. One Idempotency-Key per batch, reused on every
+ * retry, so a retry after a lost reply replays the first result instead of inserting again.
+ * - 201: imported. 429: wait `Retry-After`, then again. 401/402/403: fatal.
+ * - other 4xx: the batch is rejected (the server wrote nothing).
+ * - 503 or a connection never made: nothing was written; retried with backoff.
+ * - other 5xx, a dropped connection or a timeout: the outcome is unknown; retried with the same
+ *   key, or, without idempotency, reported as unknown and not retried.
+ * Running out of attempts is fatal: the server is unreachable, the run stops.
+ */
+export async function sendBatch(ctx: SendContext, kind: string, body: string): Promise<BatchOutcome> {
+  const { policy } = ctx;
+  const random = ctx.random ?? Math.random;
+  const key = policy.idempotency ? randomUUID() : undefined;
+  let attempt = 0;
+  let mayHaveWritten = false;
+  for (;;) {
+    const paced = ctx.pacer.delayBeforeNext();
+    if (paced > 0) {
+      ctx.notice(`rate limit: the minute quota is used up; waiting ${seconds(paced)} s for the next window`);
+      await ctx.sleep(paced);
+    }
+    attempt += 1;
+    const reply = await ctx.client.postBulk(kind, body, key);
+    let problem: string;
+    let delivered: boolean;
+    let waitAtLeastMs = 0;
+    if (reply.type === 'response') {
+      ctx.pacer.observe(reply.sentAt, reply.headers);
+      const { status } = reply;
+      if (status === 201) return importedOutcome(reply);
+      if (status === 429) {
+        const retryAfter = retryAfterMs(reply.headers) ?? DEFAULT_RATE_LIMIT_WAIT_MS;
+        if (retryAfter > policy.maxWaitMs) {
+          throw new FatalError(
+            `429 ${errorText(reply.body)}: the server asks to wait ${seconds(retryAfter)} s, more than --max-wait allows`,
+            mayHaveWritten ? 'unknown' : 'not-written',
+          );
+        }
+        // note: a refused request does not use up an attempt; the wait is at least a second.
+        attempt -= 1;
+        const wait = Math.max(1_000, retryAfter);
+        ctx.notice(`429 ${errorText(reply.body)}; waiting ${seconds(wait)} s (Retry-After)`);
+        await ctx.sleep(wait);
+        continue;
+      }
+      if (AUTH_STATUSES.has(status)) {
+        throw new FatalError(`${status} ${errorText(reply.body)}`, mayHaveWritten ? 'unknown' : 'not-written');
+      }
+      if (status >= 400 && status < 500) {
+        const rowErrors = rowErrorsOf(reply.body);
+        return { type: 'rejected', reason: `${status} ${errorText(reply.body)}`, ...(rowErrors && rowErrors.length > 0 ? { rowErrors } : {}) };
+      }
+      problem = `${status} ${errorText(reply.body)}`;
+      // note: every 503 of this API means nothing was written (see README, "Retrying safely").
+      delivered = status !== 503;
+      waitAtLeastMs = retryAfterMs(reply.headers) ?? 0;
+    } else {
+      problem = reply.message;
+      delivered = reply.delivered;
+    }
+    if (delivered) {
+      mayHaveWritten = true;
+      if (!policy.idempotency) return { type: 'unknown', reason: `outcome unknown (${problem}); not retried without idempotency` };
+    }
+    if (attempt >= policy.maxAttempts) {
+      throw new FatalError(`gave up after ${attempt} attempts: ${problem}`, mayHaveWritten ? 'unknown' : 'not-written');
+    }
+    if (waitAtLeastMs > policy.maxWaitMs) {
+      throw new FatalError(`${problem}: the server asks to wait ${seconds(waitAtLeastMs)} s, more than --max-wait allows`, mayHaveWritten ? 'unknown' : 'not-written');
+    }
+    const delay = Math.max(backoffMs(policy, attempt, random), waitAtLeastMs);
+    ctx.notice(`attempt ${attempt} of ${policy.maxAttempts} failed (${problem}); retrying in ${seconds(delay)} s`);
+    await ctx.sleep(delay);
+  }
+}

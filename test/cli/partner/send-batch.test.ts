@@ -1,0 +1,164 @@
+import { describe, expect, it } from 'vitest';
+import type { AttemptResult } from '../../../src/cli/partner/api-client.js';
+import { RateLimitPacer, retryAfterMs } from '../../../src/cli/partner/rate-limit.js';
+import { DEFAULT_RETRY_POLICY, FatalError, sendBatch, type RetryPolicy } from '../../../src/cli/partner/send-batch.js';
+
+type Scripted = AttemptResult | (() => AttemptResult);
+
+function reply(status: number, body: unknown = {}, headers: Record<string, string> = {}): AttemptResult {
+  return { type: 'response', status, body, headers: new Headers(headers), sentAt: Date.now() };
+}
+const refused: AttemptResult = { type: 'network', delivered: false, message: 'fetch failed: connect ECONNREFUSED' };
+const dropped: AttemptResult = { type: 'network', delivered: true, message: 'fetch failed: other side closed' };
+const created = (inserted: number, extra: Record<string, string> = {}) => reply(201, { inserted, skipped: 0, errors: [] }, extra);
+
+/** A scripted server: answers in order, records what it was sent; sleeps are recorded, not slept. */
+function harness(script: Scripted[], policy: Partial<RetryPolicy> = {}) {
+  const keys: (string | undefined)[] = [];
+  const sleeps: number[] = [];
+  const notices: string[] = [];
+  const ctx = {
+    client: {
+      postBulk: async (_kind: string, _body: string, key: string | undefined) => {
+        keys.push(key);
+        const next = script.shift();
+        if (next === undefined) throw new Error('unexpected extra request');
+        return typeof next === 'function' ? next() : next;
+      },
+    },
+    pacer: new RateLimitPacer(),
+    policy: { ...DEFAULT_RETRY_POLICY, ...policy },
+    sleep: async (ms: number) => void sleeps.push(ms),
+    notice: (message: string) => void notices.push(message),
+    random: () => 0.5,
+  };
+  return { ctx, keys, sleeps, notices, send: () => sendBatch(ctx, 'listings', '{"listings":[]}') };
+}
+
+describe('sendBatch', () => {
+  it('returns the 201 result with the server row errors', async () => {
+    const h = harness([reply(201, { inserted: 1, skipped: 1, errors: [{ index: 1, reason: 'title: required' }] })]);
+    expect(await h.send()).toEqual({ type: 'imported', inserted: 1, rowErrors: [{ index: 1, reason: 'title: required' }], replayed: false });
+    expect(h.keys[0]).toMatch(/^[0-9a-f-]{36}$/);
+  });
+
+  it('waits Retry-After on 429 and sends again, without using up an attempt', async () => {
+    const h = harness([reply(429, { error: 'Rate limit exceeded (per-minute)' }, { 'retry-after': '3' }), reply(429, {}, { 'retry-after': '3' }), created(2)], { maxAttempts: 1 });
+    expect(await h.send()).toMatchObject({ type: 'imported', inserted: 2 });
+    expect(h.sleeps).toEqual([3000, 3000]);
+    expect(h.notices[0]).toMatch(/429 Rate limit exceeded \(per-minute\); waiting 3.0 s/);
+  });
+
+  it('stops when the server asks to wait longer than --max-wait', async () => {
+    const h = harness([reply(429, { error: 'Rate limit exceeded (per-day)' }, { 'retry-after': '3600' })], { maxWaitMs: 60_000 });
+    await expect(h.send()).rejects.toThrow(FatalError);
+  });
+
+  it('retries 503 and refused connections with growing delays and the same Idempotency-Key', async () => {
+    const h = harness([reply(503, { error: 'Service temporarily unavailable' }), refused, refused, created(5)]);
+    expect(await h.send()).toMatchObject({ type: 'imported', inserted: 5 });
+    expect(new Set(h.keys).size).toBe(1);
+    expect(h.sleeps).toEqual([375, 750, 1500]);
+  });
+
+  it('honours the Retry-After of a 503 when it is longer than the backoff', async () => {
+    const h = harness([reply(503, { error: 'Import workers unavailable; nothing was written' }, { 'retry-after': '30' }), created(1)]);
+    await h.send();
+    expect(h.sleeps).toEqual([30_000]);
+  });
+
+  it('caps the backoff at maxDelayMs', async () => {
+    const h = harness([...Array.from({ length: 9 }, () => refused), created(1)], { maxAttempts: 10, maxDelayMs: 4_000 });
+    await h.send();
+    expect(Math.max(...h.sleeps)).toBe(3_000);
+  });
+
+  it('retries unknown outcomes (504, 500, dropped connection) with the same key, and reports a replay', async () => {
+    const h = harness([reply(504, { error: 'Import is still running; check before retrying' }), dropped, reply(500), created(3, { 'idempotent-replayed': 'true' })]);
+    expect(await h.send()).toEqual({ type: 'imported', inserted: 3, rowErrors: [], replayed: true });
+    expect(h.keys).toHaveLength(4);
+    expect(new Set(h.keys).size).toBe(1);
+  });
+
+  it('without idempotency: sends no key, still retries what was never written, never an unknown outcome', async () => {
+    const h = harness([refused, reply(503), reply(504, { error: 'Import is still running; check before retrying' })], { idempotency: false });
+    expect(await h.send()).toEqual({ type: 'unknown', reason: expect.stringMatching(/outcome unknown \(504 Import is still running/) });
+    expect(h.keys).toEqual([undefined, undefined, undefined]);
+    const dropping = harness([dropped], { idempotency: false });
+    expect(await dropping.send()).toMatchObject({ type: 'unknown' });
+  });
+
+  it.each([401, 402, 403])('%d is fatal at once', async (status) => {
+    const h = harness([reply(status, { error: 'Invalid API key' })]);
+    await expect(h.send()).rejects.toMatchObject({ message: `${status} Invalid API key`, batchState: 'not-written' });
+  });
+
+  it('rejects the batch on another 4xx, with the per-row errors of a 400', async () => {
+    expect(await harness([reply(413, { error: 'Request body too large' })]).send()).toEqual({ type: 'rejected', reason: '413 Request body too large' });
+    const errors = [{ index: 0, reason: 'title: required' }];
+    expect(await harness([reply(400, { error: 'no valid rows', errors })]).send()).toEqual({ type: 'rejected', reason: '400 no valid rows', rowErrors: errors });
+  });
+
+  it('gives up after maxAttempts, saying whether the batch may have been written', async () => {
+    await expect(harness([refused, refused, refused], { maxAttempts: 3 }).send()).rejects.toMatchObject({ batchState: 'not-written', message: /gave up after 3 attempts/ });
+    await expect(harness([dropped, refused, refused], { maxAttempts: 3 }).send()).rejects.toMatchObject({ batchState: 'unknown' });
+  });
+
+  it('waits for the next minute window when the quota headers say it is used up', async () => {
+    const limits = (remaining: number) => ({ 'x-ratelimit-limit-minute': '300', 'x-ratelimit-remaining-minute': String(remaining) });
+    const h = harness([created(1, limits(299))]);
+    await h.send();
+    expect(h.sleeps).toEqual([]);
+    // A second batch on the same pacer, after the quota ran out.
+    h.ctx.pacer.observe(Date.now(), new Headers(limits(0)));
+    const next = harness([created(1, limits(299))]);
+    next.ctx.pacer = h.ctx.pacer;
+    await next.send();
+    expect(next.sleeps).toHaveLength(1);
+    expect(next.sleeps[0]).toBeGreaterThan(55_000);
+    expect(next.sleeps[0]).toBeLessThanOrEqual(61_000);
+  });
+});
+
+describe('RateLimitPacer', () => {
+  const headers = (limit: number, remaining: number) => new Headers({ 'x-ratelimit-limit-minute': String(limit), 'x-ratelimit-remaining-minute': String(remaining) });
+
+  it('does not wait while quota remains, or when it cannot know the window start', () => {
+    const now = 1_000_000;
+    const pacer = new RateLimitPacer(() => now);
+    pacer.observe(now, headers(10, 5));
+    expect(pacer.delayBeforeNext()).toBe(0);
+    pacer.observe(now, headers(10, 0));
+    // the window was opened by someone else: the next request's 429 will say how long
+    expect(pacer.delayBeforeNext()).toBe(0);
+  });
+
+  it('waits until a minute after the request that opened the window', () => {
+    let now = 1_000_000;
+    const pacer = new RateLimitPacer(() => now);
+    pacer.observe(now, headers(3, 2));
+    now += 10_000;
+    pacer.observe(now, headers(3, 1));
+    pacer.observe(now, headers(3, 0));
+    expect(pacer.delayBeforeNext()).toBe(51_000);
+    now += 51_000;
+    expect(pacer.delayBeforeNext()).toBe(0);
+  });
+
+  it('sees a new window when the remaining count goes up', () => {
+    let now = 1_000_000;
+    const pacer = new RateLimitPacer(() => now);
+    pacer.observe(now, headers(10, 1));
+    now += 5_000;
+    pacer.observe(now, headers(10, 3));
+    pacer.observe(now, headers(10, 0));
+    expect(pacer.delayBeforeNext()).toBe(61_000);
+  });
+
+  it('reads Retry-After as seconds or an HTTP date', () => {
+    expect(retryAfterMs(new Headers({ 'retry-after': '7' }))).toBe(7_000);
+    expect(retryAfterMs(new Headers({ 'retry-after': new Date(10_000).toUTCString() }), 4_000)).toBe(6_000);
+    expect(retryAfterMs(new Headers({ 'retry-after': 'soon' }))).toBeUndefined();
+    expect(retryAfterMs(new Headers())).toBeUndefined();
+  });
+});
