@@ -72,7 +72,11 @@ export async function writeImport(
               ${result.inserted}, ${result.skipped}, ${tx.json(result.errors)})
       on conflict (job_id) do nothing
       returning job_id`;
-    if (!recorded) return (await findImportResult(tx, input.jobId)) as BulkResult;
+    if (!recorded) {
+      const previous = await findImportResult(tx, input.jobId);
+      if (!previous) throw new Error(`import ${input.jobId} is recorded but its result cannot be read`);
+      return previous;
+    }
 
     // note: the column lists are constants of this file, never input, so tx.unsafe is safe here.
     const rows = tx.json(input.rows as unknown as postgres.JSONValue);
