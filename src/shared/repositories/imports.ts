@@ -1,4 +1,3 @@
-import type postgres from 'postgres';
 import type { Sql, TransactionSql } from '../db.js';
 import type { BulkKind } from '../bulk-kinds.js';
 import type { BulkResult } from '../import-queue.js';
@@ -79,7 +78,7 @@ export async function writeImport(
     }
 
     // note: the column lists are constants of this file, never input, so tx.unsafe is safe here.
-    const rows = tx.json(input.rows as unknown as postgres.JSONValue);
+    const rows = tx.json(input.rows);
     if (input.kind === 'listings') {
       const c = LISTING_RECORD;
       await tx`
