@@ -16,9 +16,11 @@ ENV NODE_ENV=production
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --omit=dev && npm cache clean --force
-# note: dist/ must sit beside package.json and migrations/: version.ts reads ../../package.json
-# and migrate.ts reads ../../migrations/ relative to the compiled module.
+# note: dist/ must sit beside package.json, migrations/ and CHANGELOG.md: version.ts reads
+# ../../package.json, migrate.ts ../../migrations/ and the OpenAPI document ../../../CHANGELOG.md,
+# relative to the compiled module.
 COPY migrations ./migrations
+COPY CHANGELOG.md ./
 COPY --from=build /app/dist ./dist
 # note: files stay owned by root, so the process cannot rewrite its own code.
 USER node

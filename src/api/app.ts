@@ -2,11 +2,14 @@ import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } 
 import './fastify-types.js';
 import type { Config } from '../shared/config.js';
 import type { ApiDeps } from './deps.js';
+import { registerApiDocs } from './plugins/api-docs.js';
 import { registerCors } from './plugins/cors.js';
 import { registerErrorHandling } from './plugins/error-handler.js';
 import { registerGracefulClose } from './plugins/graceful-close.js';
 import { registerJsonBodyParser } from './plugins/json-body.js';
 import { registerLockoutGuard } from './plugins/lockout-guard.js';
+import { registerOperatorEndpoints } from './plugins/operator-endpoints.js';
+import { registerRequestMetrics } from './plugins/request-metrics.js';
 import { requestIdFrom } from './plugins/request-id.js';
 import { bulkImportRoutes } from './routes/bulk-imports.js';
 import { healthRoutes } from './routes/health.js';
@@ -41,11 +44,15 @@ export async function buildApp(deps: ApiDeps): Promise<FastifyInstance> {
   registerGracefulClose(app);
   registerJsonBodyParser(app);
   await registerCors(app, deps.config.corsAllowedOrigins);
-  registerLockoutGuard(app, deps.lockout);
+  registerLockoutGuard(app, deps.lockout, deps.metrics);
+  registerRequestMetrics(app, deps.metrics);
+  // note: before the routes: @fastify/swagger records each route as it is added.
+  await registerApiDocs(app);
 
   await app.register(healthRoutes, deps);
   await app.register(meRoutes, deps);
   await app.register(bulkImportRoutes, deps);
   await app.register(keyRoutes, deps);
+  await registerOperatorEndpoints(app, deps);
   return app;
 }

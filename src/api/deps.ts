@@ -1,11 +1,12 @@
-import { QueueEvents } from 'bullmq';
+import { QueueEvents, type Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { Config } from '../shared/config.js';
 import { createSql, type Sql } from '../shared/db.js';
-import { createImportQueue, IMPORT_QUEUE_NAME } from '../shared/import-queue.js';
+import { createImportQueue, IMPORT_QUEUE_NAME, type BulkResult, type ImportJobData } from '../shared/import-queue.js';
 import type { Logger } from '../shared/logger.js';
 import { createRedis, waitForRedis } from '../shared/redis.js';
 import { AuthVersion } from '../shared/auth-version.js';
+import { createApiMetrics, type ApiMetrics } from './api-metrics.js';
 import { createKeyCache, type CachedKey } from './auth/key-cache.js';
 import { ImportRunner } from './import-runner.js';
 import type { LRUCache } from 'lru-cache';
@@ -18,11 +19,14 @@ export interface ApiDeps {
   log: Logger;
   sql: Sql;
   redis: Redis;
+  /** the import queue (producer side), also shown by Bull Board and counted by /metrics */
+  queue: Queue<ImportJobData, BulkResult>;
   imports: ImportRunner;
   quota: AccountQuota;
   lockout: AuthLockout;
   authVersion: AuthVersion;
   keyCache: LRUCache<string, CachedKey>;
+  metrics: ApiMetrics;
 }
 
 export async function createApiDeps(config: Config, log: Logger): Promise<ApiDeps & { close(): Promise<void> }> {
@@ -45,6 +49,7 @@ export async function createApiDeps(config: Config, log: Logger): Promise<ApiDep
     log,
     sql,
     redis,
+    queue,
     imports: new ImportRunner(
       queue,
       events,
@@ -55,6 +60,7 @@ export async function createApiDeps(config: Config, log: Logger): Promise<ApiDep
     lockout: new AuthLockout(redis, config.redisPrefix),
     authVersion: new AuthVersion(redis, config.redisPrefix),
     keyCache: createKeyCache(),
+    metrics: createApiMetrics(queue, log),
     async close() {
       await events.close();
       await queue.close();

@@ -1,11 +1,10 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { ApiError } from '../shared/api-error.js';
+import { IDEMPOTENCY_KEY_PATTERN } from '../shared/api-schemas/headers.js';
 import type { BulkResult, ImportJobData } from '../shared/import-queue.js';
 import { claimIdempotencyKey, releaseIdempotencyKey } from '../shared/repositories/idempotency-keys.js';
 import { findImportResult } from '../shared/repositories/imports.js';
 import type { ApiDeps } from './deps.js';
-
-const IDEMPOTENCY_KEY_PATTERN = /^[\x20-\x7e]{1,255}$/;
 
 /** The optional `Idempotency-Key` header: 1-255 printable ASCII characters. */
 export function parseIdempotencyKey(header: string | string[] | undefined): string | undefined {

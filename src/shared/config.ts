@@ -11,6 +11,8 @@ function parseTrustProxy(raw: string | undefined): boolean | number | string[] {
 }
 
 const intFromEnv = (fallback: number) => z.coerce.number().int().positive().default(fallback);
+/** note: compose files pass unset variables as empty strings (`${ADMIN_USER:-}`). */
+const optionalFromEnv = <T extends z.ZodType>(schema: T) => z.preprocess((v) => (v === '' ? undefined : v), schema.optional());
 
 const EnvSchema = z.object({
   NODE_ENV: z.string().default('development'),
@@ -30,6 +32,9 @@ const EnvSchema = z.object({
   IMPORT_PICKUP_TIMEOUT_MS: intFromEnv(10_000),
   WORKER_LOCK_DURATION_MS: intFromEnv(30_000),
   FAULT_INJECTION: z.enum(['none', 'pause-before-commit', 'crash-after-commit']).default('none'),
+  ADMIN_USER: optionalFromEnv(z.string()),
+  ADMIN_PASSWORD: optionalFromEnv(z.string().min(12, 'must be at least 12 characters')),
+  METRICS_PORT: optionalFromEnv(z.coerce.number().int().min(0).max(65535)),
 });
 
 export interface Config {
@@ -53,6 +58,10 @@ export interface Config {
   workerLockDurationMs: number;
   /** test-only fault hooks of the worker; honoured only when NODE_ENV=test */
   faultInjection: 'none' | 'pause-before-commit' | 'crash-after-commit';
+  /** Basic-auth credentials of Bull Board and the API's /metrics; both are off without them */
+  admin: { user: string; password: string } | undefined;
+  /** the worker's /metrics port (0: any free port); off when undefined */
+  metricsPort: number | undefined;
 }
 
 export class ConfigError extends Error {
@@ -73,6 +82,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (e.NODE_ENV === 'production' && e.SESSION_SECRET === undefined) {
     throw new ConfigError('Invalid configuration: SESSION_SECRET is required when NODE_ENV=production');
   }
+  if ((e.ADMIN_USER === undefined) !== (e.ADMIN_PASSWORD === undefined)) {
+    throw new ConfigError('Invalid configuration: ADMIN_USER and ADMIN_PASSWORD must be set together');
+  }
   return {
     nodeEnv: e.NODE_ENV,
     port: e.PORT,
@@ -92,5 +104,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     importPickupTimeoutMs: e.IMPORT_PICKUP_TIMEOUT_MS,
     workerLockDurationMs: e.WORKER_LOCK_DURATION_MS,
     faultInjection: e.NODE_ENV === 'test' ? e.FAULT_INJECTION : 'none',
+    admin: e.ADMIN_USER !== undefined && e.ADMIN_PASSWORD !== undefined ? { user: e.ADMIN_USER, password: e.ADMIN_PASSWORD } : undefined,
+    metricsPort: e.METRICS_PORT,
   };
 }

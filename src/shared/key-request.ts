@@ -1,20 +1,32 @@
 import { z } from 'zod';
 import { ApiError } from './api-error.js';
 import { codePointLength } from './rows/field-schemas.js';
-import { parseScope, SCOPES, type Scope } from './scopes.js';
+import { parseScope, SCOPES, toUnderscoreForm, type Scope } from './scopes.js';
 
 export const KEY_LABEL_MAX = 80;
 
-const CreateKeyBodySchema = z.object({
+/**
+ * The shape of the body. note: the route checks it itself (parseCreateKeyRequest), for the 400
+ * texts below; the OpenAPI document shows this same schema.
+ */
+export const CreateKeyBodySchema = z.object({
   label: z
     .string({ error: 'label: required, 1 to 80 characters' })
     .trim()
     .min(1, 'label: required, 1 to 80 characters')
     .refine((s) => codePointLength(s) <= KEY_LABEL_MAX, `label: must be at most ${KEY_LABEL_MAX} characters`)
-    .refine((s) => !s.includes('\u0000'), 'label: must not contain NUL characters'),
+    .refine((s) => !s.includes('\u0000'), 'label: must not contain NUL characters')
+    .meta({ maxLength: KEY_LABEL_MAX, description: `Trimmed, 1 to ${KEY_LABEL_MAX} characters.` }),
   scopes: z
-    .array(z.string({ error: 'scopes: every entry must be a string' }), { error: 'scopes: required, a non-empty array' })
-    .min(1, 'scopes: at least one scope is required'),
+    .array(
+      z.string({ error: 'scopes: every entry must be a string' }).meta({
+        // note: documentation only; unknown scopes are refused by name in parseCreateKeyRequest.
+        enum: [...SCOPES, ...SCOPES.map(toUnderscoreForm).filter((s) => !(SCOPES as readonly string[]).includes(s))],
+      }),
+      { error: 'scopes: required, a non-empty array' },
+    )
+    .min(1, 'scopes: at least one scope is required')
+    .meta({ description: 'One or more scopes, in colon or underscore form; duplicates are merged, an unknown scope is refused.' }),
 });
 
 export interface CreateKeyRequest {

@@ -7,12 +7,16 @@ import { createRedis } from '../shared/redis.js';
 import { deleteExpiredIdempotencyKeys } from '../shared/repositories/idempotency-keys.js';
 import { faultHooks } from './fault-injection.js';
 import { createImportProcessor } from './import-processor.js';
+import { createWorkerMetrics, measureJobs, startMetricsServer, type MetricsServer, type WorkerMetrics } from './worker-metrics.js';
 
 // note: every worker sweeps; the delete is idempotent, so replicas sweeping together is harmless.
 const IDEMPOTENCY_SWEEP_INTERVAL_MS = 10 * 60_000;
 
 export interface RunningWorker {
   worker: Worker<ImportJobData, BulkResult>;
+  metrics: WorkerMetrics;
+  /** the port of `GET /metrics` when METRICS_PORT is set */
+  metricsPort: number | undefined;
   /** finishes the jobs in hand, takes no new one, then closes its clients */
   close(): Promise<void>;
 }
@@ -20,7 +24,11 @@ export interface RunningWorker {
 export async function startWorker(config: Config, log: Logger): Promise<RunningWorker> {
   const sql = createSql(config, { max: Math.max(config.workerConcurrency, 2) });
   const connection = createRedis(config, 'blocking');
-  const processor = createImportProcessor(sql, log, faultHooks(config, log));
+  const metrics = createWorkerMetrics();
+  const processor = measureJobs(createImportProcessor(sql, log, faultHooks(config, log)), metrics);
+  // note: before the worker takes jobs, so a port already in use stops the start cleanly.
+  const metricsServer: MetricsServer | undefined =
+    config.metricsPort === undefined ? undefined : await startMetricsServer(metrics.registry, config.host, config.metricsPort, log);
   const worker = new Worker<ImportJobData, BulkResult>(IMPORT_QUEUE_NAME, processor, {
     connection,
     prefix: config.redisPrefix,
@@ -51,9 +59,12 @@ export async function startWorker(config: Config, log: Logger): Promise<RunningW
 
   return {
     worker,
+    metrics,
+    metricsPort: metricsServer?.port,
     async close() {
       clearInterval(sweep);
       await worker.close();
+      await metricsServer?.close();
       await sql.end({ timeout: 5 });
       connection.disconnect();
     },

@@ -340,6 +340,20 @@ describe('POST /v1/api/listings/bulk', () => {
       await expectRefused(await postRaw(key, body), 400, { error: 'Invalid JSON body' });
     });
 
+    it.each(['text/plain', 'application/xml', 'application/x-www-form-urlencoded'])(
+      '415 for a %s body, even one that holds valid JSON',
+      async (contentType) => {
+        before = await snapshot();
+        const res = await service.request({
+          method: 'POST',
+          url: PATH,
+          headers: { ...bearer(key), 'content-type': contentType },
+          payload: JSON.stringify({ listings: [validListing()] }),
+        });
+        await expectRefused(res, 415, { error: 'Content-Type must be application/json' });
+      },
+    );
+
     it.each([
       ['null', 'null'],
       ['an array', JSON.stringify([validListing()])],

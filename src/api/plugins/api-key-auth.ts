@@ -31,7 +31,7 @@ function setQuotaHeaders(reply: FastifyReply, quota: QuotaDecision): void {
  * since), is loaded from PostgreSQL first.
  */
 export function apiKeyAuth(deps: ApiDeps): onRequestAsyncHookHandler {
-  const { sql, redis, quota, lockout, config, keyCache, authVersion } = deps;
+  const { sql, redis, quota, lockout, config, keyCache, authVersion, metrics } = deps;
 
   async function fail(ip: string, error: string): Promise<never> {
     await lockout.recordFailure(ip);
@@ -47,7 +47,10 @@ export function apiKeyAuth(deps: ApiDeps): onRequestAsyncHookHandler {
       throw serviceUnavailable();
     }
     const [failures = null, version = null] = values;
-    if (lockout.isLockedOut(failures)) throw lockedOut((await lockout.lockedForSec(ip)) ?? 1);
+    if (lockout.isLockedOut(failures)) {
+      metrics.authLockouts.inc();
+      throw lockedOut((await lockout.lockedForSec(ip)) ?? 1);
+    }
     return version ?? '0';
   }
 
@@ -104,6 +107,7 @@ export function apiKeyAuth(deps: ApiDeps): onRequestAsyncHookHandler {
     setQuotaHeaders(reply, decision);
     if (decision.exceeded) {
       const { window, retryAfterSec } = decision.exceeded;
+      metrics.rateLimited.inc({ window });
       throw new ApiError(
         429,
         { error: `Rate limit exceeded (${window})`, retry_after_sec: retryAfterSec },

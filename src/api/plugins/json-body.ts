@@ -4,14 +4,15 @@ import { ApiError } from '../../shared/api-error.js';
 const strictUtf8 = new TextDecoder('utf-8', { fatal: true });
 
 /**
- * JSON bodies are read as bytes, decoded as strict UTF-8 (RFC 8259 8.1: malformed bytes are a
+ * The API reads JSON only (any other Content-Type is a 415). JSON bodies are read as bytes, decoded as strict UTF-8 (RFC 8259 8.1: malformed bytes are a
  * 400, not silently replaced by U+FFFD), then parsed by Fastify's own parser with its
  * prototype-poisoning guards. The raw bytes stay on the request: the Idempotency-Key compares
  * them, and hashing bytes cannot fail on a deeply nested document as re-serialising could.
  */
 export function registerJsonBodyParser(app: FastifyInstance): void {
   const parseJsonText = app.getDefaultJsonParser('error', 'error');
-  app.removeContentTypeParser('application/json');
+  // note: only JSON is accepted; text/plain would otherwise reach the handlers as a string.
+  app.removeContentTypeParser(['application/json', 'text/plain']);
   app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body, done) => {
     const bytes = body as Buffer;
     let text: string;

@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { ApiError, retryAfterHeaders } from '../../shared/api-error.js';
+import type { ApiMetrics } from '../api-metrics.js';
 import { clientIp } from '../client-ip.js';
 import type { AuthLockout } from '../limits/auth-lockout.js';
 
@@ -16,10 +17,13 @@ export function lockedOut(retryAfterSec: number): ApiError {
  * Runs first among the auth steps; `/v1/health` is never locked out. API-key routes check the
  * lockout themselves, first thing, in the same Redis command as the auth version.
  */
-export function registerLockoutGuard(app: FastifyInstance, lockout: AuthLockout): void {
+export function registerLockoutGuard(app: FastifyInstance, lockout: AuthLockout, metrics: Pick<ApiMetrics, 'authLockouts'>): void {
   app.addHook('onRequest', async (request) => {
     if (!request.url.startsWith('/v1/api/') || request.routeOptions.config.auth === 'api-key') return;
     const lockedForSec = await lockout.lockedForSec(clientIp(request));
-    if (lockedForSec !== undefined) throw lockedOut(lockedForSec);
+    if (lockedForSec !== undefined) {
+      metrics.authLockouts.inc();
+      throw lockedOut(lockedForSec);
+    }
   });
 }

@@ -1,9 +1,66 @@
 import type { FastifyInstance } from 'fastify';
-import { BULK_KINDS, BULK_KIND_NAMES } from '../../shared/bulk-kinds.js';
+import { z } from 'zod';
+import { BULK_BODY_SCHEMAS, BulkResponseSchema } from '../../shared/api-schemas/bulk.js';
+import { IdempotencyKeyHeaderSchema } from '../../shared/api-schemas/headers.js';
+import { BULK_KINDS, BULK_KIND_NAMES, type BulkKind } from '../../shared/bulk-kinds.js';
 import { validateBulkRequest } from '../../shared/bulk-request.js';
 import type { ApiDeps } from '../deps.js';
 import { parseIdempotencyKey, runIdempotentImport } from '../idempotency.js';
+import { bulkBadRequestExamples, bulkBodyExamples, bulkResultExamples, ERROR_EXAMPLES } from '../openapi/examples.js';
+import {
+  apiKeyAuthErrors,
+  AUTHENTICATED,
+  errorResponse,
+  internalErrorResponse,
+  tooLargeResponse,
+  unsupportedMediaTypeResponse,
+} from '../openapi/responses.js';
+import { documentationOnly, jsonBody, jsonResponse } from '../openapi/route-schema.js';
 import { apiKeyAuth } from '../plugins/api-key-auth.js';
+
+const { workersUnavailable, importFailed, storeUnavailable, stillRunning, idempotencyConflict } = ERROR_EXAMPLES;
+
+function bulkSchema(kind: BulkKind) {
+  const { maxRows, bodyLimitBytes } = BULK_KINDS[kind];
+  return {
+    operationId: `import${kind[0]!.toUpperCase()}${kind.slice(1)}`,
+    summary: `Import 1 to ${maxRows} ${kind}`,
+    description: `Validates every row first, then creates the valid rows in one transaction and reports the others in \`errors\`. A 4xx or a 503 wrote nothing. Scope \`listings:write\`.`,
+    tags: ['Bulk imports'],
+    security: [{ apiKey: [] }],
+    headers: z.object({ 'Idempotency-Key': IdempotencyKeyHeaderSchema.optional() }),
+    body: jsonBody(BULK_BODY_SCHEMAS[kind], bulkBodyExamples(kind)),
+    response: {
+      201: jsonResponse(BulkResponseSchema, {
+        description: 'The valid rows were created, exactly once; the others are in `errors`.',
+        headers: [...AUTHENTICATED, 'Idempotent-Replayed'],
+        examples: bulkResultExamples(kind),
+      }),
+      400: errorResponse(
+        'Nothing was written: the body is not JSON, not an object with the array, has no rows or too many, or no row is valid; or the `Idempotency-Key` is malformed.',
+        bulkBadRequestExamples(kind),
+        AUTHENTICATED,
+      ),
+      ...apiKeyAuthErrors({ scoped: true }),
+      413: tooLargeResponse(bodyLimitBytes, AUTHENTICATED),
+      415: unsupportedMediaTypeResponse(AUTHENTICATED),
+      422: errorResponse('The `Idempotency-Key` was used before with another body (or on the other bulk endpoint). Nothing was written.', {
+        idempotencyConflict,
+      }, AUTHENTICATED),
+      500: internalErrorResponse(AUTHENTICATED),
+      503: errorResponse(
+        'Nothing was written; retry after `Retry-After` seconds, with the same `Idempotency-Key`.',
+        { workersUnavailable, importFailed, storeUnavailable },
+        [...AUTHENTICATED, 'Retry-After'],
+      ),
+      504: errorResponse(
+        'The import is still running and its outcome is not known yet. Retry with the same `Idempotency-Key`: you get its real result, never a second copy.',
+        { stillRunning },
+        AUTHENTICATED,
+      ),
+    },
+  };
+}
 
 /**
  * `POST /v1/api/machines/bulk` and `POST /v1/api/listings/bulk` (spec 4.2, 4.3): authenticate
@@ -15,6 +72,9 @@ export async function bulkImportRoutes(app: FastifyInstance, deps: ApiDeps): Pro
     app.post(
       `/v1/api/${kind}/bulk`,
       {
+        schema: bulkSchema(kind),
+        // note: the handler validates row by row, so that a failing row is skipped, not fatal.
+        validatorCompiler: documentationOnly,
         bodyLimit: BULK_KINDS[kind].bodyLimitBytes,
         config: { auth: 'api-key', requiredScope: 'listings:write' },
         onRequest: apiKeyAuth(deps),

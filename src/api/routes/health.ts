@@ -1,5 +1,9 @@
 import type { FastifyInstance } from 'fastify';
+import { HealthResponseSchema } from '../../shared/api-schemas/health.js';
 import type { ApiDeps } from '../deps.js';
+import { ERROR_EXAMPLES, HEALTH_EXAMPLES } from '../openapi/examples.js';
+import { errorResponse, internalErrorResponse } from '../openapi/responses.js';
+import { jsonResponse } from '../openapi/route-schema.js';
 import { SERVICE_VERSION } from '../version.js';
 
 const CHECK_TIMEOUT_MS = 1_500;
@@ -16,10 +20,28 @@ async function check(probe: () => Promise<unknown>): Promise<'ok' | 'down'> {
   }
 }
 
+const schema = {
+  operationId: 'getHealth',
+  summary: 'Liveness of the API and its dependencies',
+  description: 'No key needed; never rate limited or locked out.',
+  tags: ['Health'],
+  security: [],
+  response: {
+    200: jsonResponse(HealthResponseSchema, { description: 'Up: PostgreSQL and Redis answer.', headers: ['X-Request-Id'], examples: { ok: HEALTH_EXAMPLES.ok } }),
+    403: errorResponse('A browser sent an Origin that is not allowed.', { origin: ERROR_EXAMPLES.origin }),
+    500: internalErrorResponse(),
+    503: jsonResponse(HealthResponseSchema, {
+      description: 'Degraded: the failing check is `down`.',
+      headers: ['X-Request-Id'],
+      examples: { degraded: HEALTH_EXAMPLES.degraded },
+    }),
+  },
+};
+
 /** `GET /v1/health` (spec 4.5, decisions E): no key, no limits; 503 naming the failing check. */
 export async function healthRoutes(app: FastifyInstance, deps: ApiDeps): Promise<void> {
   const startedAt = Date.now();
-  app.get('/v1/health', async (_request, reply) => {
+  app.get('/v1/health', { schema }, async (_request, reply) => {
     const [postgres, redis] = await Promise.all([check(() => deps.sql`select 1`), check(() => deps.redis.ping())]);
     const healthy = postgres === 'ok' && redis === 'ok';
     return reply.code(healthy ? 200 : 503).send({

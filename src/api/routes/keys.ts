@@ -1,27 +1,101 @@
 import type { FastifyInstance } from 'fastify';
 import { ApiError } from '../../shared/api-error.js';
 import { generateApiKey } from '../../shared/api-key.js';
+import {
+  CreateKeyRequestSchema,
+  CreateKeyResponseSchema,
+  KeyIdParamsSchema,
+  KeyListResponseSchema,
+  RevokeKeyResponseSchema,
+  SHOWN_ONCE_NOTE,
+} from '../../shared/api-schemas/api-keys.js';
 import { parseCreateKeyRequest } from '../../shared/key-request.js';
 import { isUuid } from '../../shared/repositories/accounts.js';
 import { ACTIVE_KEY_CAP, createKeyWithinCap, listKeys, revokeKey } from '../../shared/repositories/api-keys.js';
 import { toUnderscoreForm } from '../../shared/scopes.js';
 import type { ApiDeps } from '../deps.js';
+import {
+  CREATE_KEY_BAD_REQUEST_EXAMPLES,
+  CREATE_KEY_BODY_EXAMPLES,
+  CREATED_KEY_EXAMPLES,
+  ERROR_EXAMPLES,
+  KEY_LIST_EXAMPLES,
+  REVOKED_KEY_EXAMPLES,
+} from '../openapi/examples.js';
+import {
+  ALWAYS,
+  errorResponse,
+  internalErrorResponse,
+  lockedOutResponse,
+  sessionAuthErrors,
+  tooLargeResponse,
+  unavailableResponse,
+  unsupportedMediaTypeResponse,
+} from '../openapi/responses.js';
+import { documentationOnly, jsonBody, jsonResponse } from '../openapi/route-schema.js';
 import { sessionAuth } from '../plugins/session-auth.js';
 
-const SHOWN_ONCE_NOTE =
-  'This is the only time the full API key is shown. Store it securely (for example in a secrets manager); it cannot be retrieved again. Only its prefix is kept.';
+const CREATE_BODY_LIMIT_BYTES = 16 * 1024;
+
+const common = { tags: ['API keys'], security: [{ session: [] }] };
+
+const sessionErrors = () => ({ ...sessionAuthErrors(), 429: lockedOutResponse(), 500: internalErrorResponse(), 503: unavailableResponse() });
+
+const listSchema = {
+  ...common,
+  operationId: 'listKeys',
+  summary: 'List the account\'s keys',
+  response: {
+    200: jsonResponse(KeyListResponseSchema, { description: 'Never a full key.', headers: ALWAYS, examples: KEY_LIST_EXAMPLES }),
+    ...sessionErrors(),
+  },
+};
+
+const createSchema = {
+  ...common,
+  operationId: 'createKey',
+  summary: 'Create a key',
+  description: `The full key is in this response only. An account may hold ${ACTIVE_KEY_CAP} active keys.`,
+  body: jsonBody(CreateKeyRequestSchema, CREATE_KEY_BODY_EXAMPLES),
+  response: {
+    201: jsonResponse(CreateKeyResponseSchema, { description: 'Created; store `key` now.', headers: ALWAYS, examples: CREATED_KEY_EXAMPLES }),
+    400: errorResponse('The body is not JSON, or `label` or `scopes` is missing or invalid (an unknown scope is named).', CREATE_KEY_BAD_REQUEST_EXAMPLES),
+    ...sessionErrors(),
+    413: tooLargeResponse(CREATE_BODY_LIMIT_BYTES),
+    415: unsupportedMediaTypeResponse(),
+    429: errorResponse(
+      `The account already has ${ACTIVE_KEY_CAP} active keys (revoke one first), or this IP is locked out after 20 failed authentications in 5 minutes.`,
+      { keyCap: ERROR_EXAMPLES.keyCap, lockout: ERROR_EXAMPLES.lockout },
+      [...ALWAYS, 'Retry-After'],
+    ),
+  },
+};
+
+const revokeSchema = {
+  ...common,
+  operationId: 'revokeKey',
+  summary: 'Revoke a key',
+  description: 'Takes effect on the very next request; cannot be undone. Revoking a revoked key answers the same.',
+  params: KeyIdParamsSchema,
+  response: {
+    200: jsonResponse(RevokeKeyResponseSchema, { description: 'Revoked.', headers: ALWAYS, examples: REVOKED_KEY_EXAMPLES }),
+    ...sessionErrors(),
+    404: errorResponse('Not one of the account\'s keys.', { keyNotFound: ERROR_EXAMPLES.keyNotFound }),
+  },
+};
 
 /** Key management with the session token (spec 4.4, decisions C). */
 export async function keyRoutes(app: FastifyInstance, deps: ApiDeps): Promise<void> {
   const { sql } = deps;
   const onRequest = sessionAuth(deps);
 
-  app.get('/v1/api/keys', { onRequest }, async (request) => {
+  app.get('/v1/api/keys', { schema: listSchema, onRequest }, async (request) => {
     const keys = await listKeys(sql, request.sessionAccount!.id);
     return { keys };
   });
 
-  app.post('/v1/api/keys', { onRequest, bodyLimit: 16 * 1024 }, async (request, reply) => {
+  // note: parseCreateKeyRequest checks the body, for the 400 texts of decisions C.
+  app.post('/v1/api/keys', { schema: createSchema, validatorCompiler: documentationOnly, onRequest, bodyLimit: CREATE_BODY_LIMIT_BYTES }, async (request, reply) => {
     const { label, scopes } = parseCreateKeyRequest(request.body);
     const generated = generateApiKey();
     const created = await createKeyWithinCap(sql, {
@@ -47,7 +121,7 @@ export async function keyRoutes(app: FastifyInstance, deps: ApiDeps): Promise<vo
     });
   });
 
-  app.delete<{ Params: { id: string } }>('/v1/api/keys/:id', { onRequest }, async (request) => {
+  app.delete<{ Params: { id: string } }>('/v1/api/keys/:id', { schema: revokeSchema, onRequest }, async (request) => {
     const { id } = request.params;
     const revoked = isUuid(id) ? await revokeKey(sql, request.sessionAccount!.id, id) : undefined;
     if (!revoked) throw new ApiError(404, { error: 'API key not found' });

@@ -1,10 +1,28 @@
 import type { FastifyInstance } from 'fastify';
+import { MeResponseSchema } from '../../shared/api-schemas/account.js';
 import type { ApiDeps } from '../deps.js';
+import { ME_EXAMPLES } from '../openapi/examples.js';
+import { apiKeyAuthErrors, AUTHENTICATED, internalErrorResponse, unavailableResponse } from '../openapi/responses.js';
+import { jsonResponse } from '../openapi/route-schema.js';
 import { apiKeyAuth } from '../plugins/api-key-auth.js';
+
+const schema = {
+  operationId: 'getMe',
+  summary: 'The account and key in use',
+  description: 'No scope needed. Counts toward the rate limits.',
+  tags: ['Account'],
+  security: [{ apiKey: [] }],
+  response: {
+    200: jsonResponse(MeResponseSchema, { description: 'The key\'s account; scopes in colon form.', headers: AUTHENTICATED, examples: ME_EXAMPLES }),
+    ...apiKeyAuthErrors({ scoped: false }),
+    500: internalErrorResponse(AUTHENTICATED),
+    503: unavailableResponse(),
+  },
+};
 
 /** `GET /v1/api/me`: the account and the key in use (spec 4.1); scopes in colon form. */
 export async function meRoutes(app: FastifyInstance, deps: ApiDeps): Promise<void> {
-  app.get('/v1/api/me', { config: { auth: 'api-key' }, onRequest: apiKeyAuth(deps) }, async (request) => {
+  app.get('/v1/api/me', { schema, config: { auth: 'api-key' }, onRequest: apiKeyAuth(deps) }, async (request) => {
     const key = request.apiKey!;
     const { account } = key;
     return {

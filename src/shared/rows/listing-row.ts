@@ -32,19 +32,30 @@ export const LISTING_LIMITS = {
  */
 export const ListingRowSchema = z
   .object({
-    title: requiredText({ truncateTo: LISTING_LIMITS.title }),
-    description: requiredText({ truncateTo: LISTING_LIMITS.description }),
+    title: requiredText({ truncateTo: LISTING_LIMITS.title }).meta({
+      description: `Trimmed; stored up to ${LISTING_LIMITS.title} characters (longer text is truncated).`,
+    }),
+    description: requiredText({ truncateTo: LISTING_LIMITS.description }).meta({
+      description: `Trimmed; stored up to ${LISTING_LIMITS.description} characters (longer text is truncated).`,
+    }),
     // note: currency before price_cents, so reasons read as decisions A shows them.
-    currency: requiredLiteral('USD'),
-    price_cents: wholeNumberInRange(),
+    currency: requiredLiteral('USD').meta({ description: 'Exactly `USD`; never defaulted.' }),
+    // note: the whole-number rule is a refinement, which JSON Schema cannot see; `type` says it.
+    price_cents: wholeNumberInRange().meta({ type: 'integer', description: 'Price in US cents: a JSON whole number, not a string.' }),
     category: requiredEnum(LISTING_CATEGORIES),
-    material: requiredText({ truncateTo: LISTING_LIMITS.material }),
-    photo_urls: httpsUrlList(LISTING_LIMITS.photosKept),
-    color: optionalText({ truncateTo: LISTING_LIMITS.color }),
-    tags: optionalStringArray({ keep: LISTING_LIMITS.tagsKept }),
+    material: requiredText({ truncateTo: LISTING_LIMITS.material }).meta({
+      description: `Trimmed; stored up to ${LISTING_LIMITS.material} characters.`,
+    }),
+    photo_urls: httpsUrlList(LISTING_LIMITS.photosKept).meta({
+      description: `Absolute \`https://\` URLs with a host; every entry is checked, the first ${LISTING_LIMITS.photosKept} are kept and the first is the thumbnail.`,
+    }),
+    color: optionalText({ truncateTo: LISTING_LIMITS.color }).meta({
+      description: `Stored up to ${LISTING_LIMITS.color} characters; blank or null is stored as null.`,
+    }),
+    tags: optionalStringArray({ keep: LISTING_LIMITS.tagsKept }).meta({ description: `The first ${LISTING_LIMITS.tagsKept} are kept.` }),
     print_time_hours: optionalNonNegativeNumber(),
-    is_available: optionalBoolean(true),
-    allows_custom_orders: optionalBoolean(false),
+    is_available: optionalBoolean(true).meta({ description: 'Default `true`.' }),
+    allows_custom_orders: optionalBoolean(false).meta({ description: 'Default `false`.' }),
   })
   .transform((row) => ({ ...row, thumbnail_url: row.photo_urls[0] as string }));
 

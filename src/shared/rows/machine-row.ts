@@ -13,13 +13,17 @@ export const MACHINE_LIMITS = {
  */
 export const MachineRowSchema = z.object({
   template_id: requiredText(),
-  category: requiredText({ maxLength: MACHINE_LIMITS.category }),
+  category: requiredText({ maxLength: MACHINE_LIMITS.category }).meta({
+    description: `Any non-blank text of at most ${MACHINE_LIMITS.category} characters.`,
+  }),
   manufacturer: requiredText(),
   model: requiredText(),
   model_number: optionalText(),
-  nickname: optionalText({ truncateTo: MACHINE_LIMITS.nickname }),
+  nickname: optionalText({ truncateTo: MACHINE_LIMITS.nickname }).meta({
+    description: `Stored up to ${MACHINE_LIMITS.nickname} characters.`,
+  }),
   capabilities: optionalStringArray(),
-  is_skill_station: optionalBoolean(false),
+  is_skill_station: optionalBoolean(false).meta({ description: 'Default `false`.' }),
 });
 
 export type MachineRowInput = z.input<typeof MachineRowSchema>;

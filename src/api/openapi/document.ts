@@ -1,0 +1,62 @@
+import { readFileSync } from 'node:fs';
+import type { FastifyDynamicSwaggerOptions } from '@fastify/swagger';
+import { ACTIVE_KEY_CAP } from '../../shared/repositories/api-keys.js';
+import { TIER_LIMITS } from '../../shared/tiers.js';
+import { SERVICE_VERSION } from '../version.js';
+
+// note: read like version.ts reads package.json; the Docker image copies CHANGELOG.md beside it.
+const CHANGELOG_URL = new URL('../../../CHANGELOG.md', import.meta.url);
+
+/** CHANGELOG.md without its title, its headings one level down, to sit under "Changelog". */
+export function changelogSection(markdown: string): string {
+  return markdown.replace(/^# .*\n+/, '').replace(/^(#+) /gm, '#$1 ');
+}
+
+const { enterprise, global } = TIER_LIMITS;
+
+const INTRODUCTION = `Partners on an Enterprise or Global subscription push machines and marketplace listings into their own account from their own servers: hundreds of rows a request, validated row by row, written exactly once, answered synchronously.
+
+- **Authentication.** The API-key endpoints take \`Authorization: Bearer svc_live_…\`; key management takes the app's session token instead. Never put an API key in client-side code: browser requests from other origins are refused.
+- **Errors** are JSON \`{"error": "…"}\`, with the extra fields each status lists. Every response carries \`X-Request-Id\`.
+- **Rate limits** are per account, shared by its keys: ${enterprise.perMinute.toLocaleString('en-US')} a minute and ${enterprise.perDay.toLocaleString('en-US')} a day on Enterprise, ${global.perMinute.toLocaleString('en-US')} and ${global.perDay.toLocaleString('en-US')} on Global. Every API-key response reports them in the \`X-RateLimit-*\` headers; over a limit, 429 with \`Retry-After\`.
+- **Retrying an import** is safe with an \`Idempotency-Key\`: a repeat never inserts twice. A 4xx or a 503 wrote nothing; after a 500 or 504, retry with the same key.
+- **Keys**: up to ${ACTIVE_KEY_CAP} active keys an account; the full key is shown once, at creation.
+
+This reference is generated from the schemas the service validates and serializes with; the document itself is at [\`/v1/openapi.json\`](/v1/openapi.json). Send requests from your server (for example with curl); the reference does not send them.`;
+
+/** The fixed parts of the OpenAPI document; paths and schemas come from the routes. */
+export function openapiDocument(): NonNullable<FastifyDynamicSwaggerOptions['openapi']> {
+  const changelog = changelogSection(readFileSync(CHANGELOG_URL, 'utf8'));
+  return {
+    openapi: '3.1.0',
+    info: {
+      title: 'Bulk Import API',
+      version: SERVICE_VERSION,
+      description: `${INTRODUCTION}\n\n# Changelog\n\n${changelog}`,
+    },
+    tags: [
+      { name: 'Account', description: 'The account and key in use.' },
+      { name: 'Bulk imports', description: 'Machines and listings, 1 to 500 or 200 rows a request.' },
+      { name: 'API keys', description: 'Key management, with the session token.' },
+      { name: 'Health', description: 'Liveness of the API and its dependencies.' },
+    ],
+    components: {
+      securitySchemes: {
+        apiKey: {
+          type: 'http',
+          scheme: 'bearer',
+          bearerFormat: 'svc_live_<8 hex>_<32 hex>',
+          description:
+            'An API key, `svc_live_` + 8 lowercase hex characters (the prefix) + `_` + 32 lowercase hex characters, created with `POST /v1/api/keys` or in the app\'s Developer panel. A missing or badly formed key gets 401 `Missing or malformed API key`; an unknown or revoked one 401 `Invalid API key`.',
+        },
+        session: {
+          type: 'http',
+          scheme: 'bearer',
+          bearerFormat: 'JWT',
+          description:
+            'The account\'s signed-in session token from the app (a JWT), for key management only; this API never issues one. Missing or not a JWT: 401 `Missing or malformed session token`; bad signature, expired, or unknown account: 401 `Invalid session token`.',
+        },
+      },
+    },
+  };
+}

@@ -1,0 +1,185 @@
+import { ApiError } from '../../shared/api-error.js';
+import { SHOWN_ONCE_NOTE } from '../../shared/api-schemas/api-keys.js';
+import { BULK_KINDS, type BulkKind } from '../../shared/bulk-kinds.js';
+import { validateBulkRequest } from '../../shared/bulk-request.js';
+import { parseCreateKeyRequest } from '../../shared/key-request.js';
+import { ACTIVE_KEY_CAP } from '../../shared/repositories/api-keys.js';
+import { parseIdempotencyKey } from '../idempotency.js';
+import { serviceUnavailable } from '../limits/store-unavailable.js';
+import { requireApiTier } from '../plugins/account-access.js';
+import { lockedOut } from '../plugins/lockout-guard.js';
+import type { Example, Examples } from './route-schema.js';
+
+/**
+ * The document's examples. Where the code computes a body (row reasons, envelope and key-body
+ * errors, the 402 body), the example is computed by that code, so it cannot drift from it.
+ */
+
+/** The body of the ApiError that `run` throws. */
+function bodyOf(run: () => unknown): ApiError['body'] {
+  try {
+    run();
+  } catch (error) {
+    if (error instanceof ApiError) return error.body;
+    throw error;
+  }
+  throw new Error('example: expected an ApiError');
+}
+
+const example = (summary: string, value: unknown, description?: string): Example =>
+  description === undefined ? { summary, value } : { summary, description, value };
+
+const REQUEST_ID = '0b9e8f3c-6a51-4f0e-9a8e-3f5b2d7c1a44';
+const ACCOUNT_ID = '3f2b6c1e-2d4a-4b8e-9c7f-5a1e0d9b8c76';
+const KEY_ID = '7c9e6679-7425-40de-944b-e07fc1f90ae7';
+const KEY_PREFIX = '4f1c9a2e';
+
+export const ROW_EXAMPLES = {
+  machines: {
+    valid: {
+      template_id: 'prusa-mk4',
+      category: 'fdm',
+      manufacturer: 'Prusa Research',
+      model: 'MK4',
+      nickname: 'Left bench',
+      capabilities: ['pla', 'petg'],
+    },
+    invalid: { template_id: 'bambu-x1c', category: ' ', manufacturer: 'Bambu Lab', model: 'X1 Carbon', is_skill_station: 'yes' },
+  },
+  listings: {
+    valid: {
+      title: 'Articulated dragon',
+      description: 'Silk PLA, hand finished.',
+      price_cents: 2500,
+      currency: 'USD',
+      category: 'miniatures',
+      material: 'PLA',
+      photo_urls: ['https://cdn.example.com/dragon.jpg', 'https://cdn.example.com/dragon-2.jpg'],
+      tags: ['dragon', 'flexi'],
+    },
+    invalid: {
+      title: 'Spiral vase',
+      description: 'Vase mode, 0.6 mm nozzle.',
+      price_cents: 12.5,
+      currency: 'EUR',
+      category: 'home_decor',
+      material: 'PETG',
+      photo_urls: ['http://cdn.example.com/vase.jpg'],
+    },
+  },
+} as const satisfies Record<BulkKind, { valid: object; invalid: object }>;
+
+export function bulkBodyExamples(kind: BulkKind): Examples {
+  const { valid, invalid } = ROW_EXAMPLES[kind];
+  return {
+    validAndInvalid: example('A valid and an invalid row', { [kind]: [valid, invalid] }, 'The first row is created; the second is skipped and reported in `errors`.'),
+    valid: example('One valid row', { [kind]: [valid] }),
+  };
+}
+
+export function bulkResultExamples(kind: BulkKind): Examples {
+  const { valid, invalid } = ROW_EXAMPLES[kind];
+  const mixed = validateBulkRequest(kind, { [kind]: [valid, invalid] });
+  return {
+    withErrors: example('A row skipped', { inserted: mixed.rows.length, skipped: mixed.errors.length, errors: mixed.errors }),
+    allInserted: example('Every row created', { inserted: 1, skipped: 0, errors: [] }),
+  };
+}
+
+export function bulkBadRequestExamples(kind: BulkKind): Examples {
+  const { maxRows } = BULK_KINDS[kind];
+  const { invalid } = ROW_EXAMPLES[kind];
+  return {
+    noValidRows: example('No valid row', bodyOf(() => validateBulkRequest(kind, { [kind]: [invalid] }))),
+    tooManyRows: example('Too many rows', bodyOf(() => validateBulkRequest(kind, { [kind]: new Array<object>(maxRows + 1).fill({}) }))),
+    noRows: example('Empty array', bodyOf(() => validateBulkRequest(kind, { [kind]: [] }))),
+    wrongShape: example('Not an object with the array', bodyOf(() => validateBulkRequest(kind, [invalid]))),
+    invalidJson: example('Not JSON, or not UTF-8', { error: 'Invalid JSON body' }),
+    idempotencyKey: example('Malformed Idempotency-Key', bodyOf(() => parseIdempotencyKey('\u00e9'))),
+  };
+}
+
+export const CREATE_KEY_BODY_EXAMPLES: Examples = {
+  create: example('A key for the bulk endpoints', { label: 'ERP sync', scopes: ['listings:write'] }),
+};
+
+export const CREATE_KEY_BAD_REQUEST_EXAMPLES: Examples = {
+  label: example('Missing label', bodyOf(() => parseCreateKeyRequest({ scopes: ['listings:write'] }))),
+  noScope: example('No scope', bodyOf(() => parseCreateKeyRequest({ label: 'ERP sync', scopes: [] }))),
+  unknownScope: example('Unknown scope', bodyOf(() => parseCreateKeyRequest({ label: 'ERP sync', scopes: ['listing:write'] }))),
+  invalidJson: example('Not JSON, or not UTF-8', { error: 'Invalid JSON body' }),
+};
+
+const CREATED_AT = '2026-11-22T09:30:00.000Z';
+
+export const ME_EXAMPLES: Examples = {
+  account: example('The account and key in use', {
+    id: ACCOUNT_ID,
+    display_name: 'Acme Prints',
+    subscription_tier: 'enterprise',
+    is_owner: true,
+    has_completed_onboarding: true,
+    key: { prefix: KEY_PREFIX, scopes: ['listings:write'] },
+  }),
+};
+
+export const KEY_LIST_EXAMPLES: Examples = {
+  keys: example('Two keys, one revoked', {
+    keys: [
+      { id: KEY_ID, label: 'ERP sync', key_prefix: KEY_PREFIX, scopes: ['listings:write'], is_revoked: false, last_used_at: '2026-11-22T10:02:11.000Z', created_at: CREATED_AT },
+      { id: '16fd2706-8baf-433b-82eb-8c7fada847da', label: 'Old sync', key_prefix: '9a0b1c2d', scopes: ['listings:write', 'jobs:read'], is_revoked: true, last_used_at: null, created_at: '2026-10-01T08:00:00.000Z' },
+    ],
+  }),
+};
+
+export const CREATED_KEY_EXAMPLES: Examples = {
+  created: example('The full key, shown once', {
+    key: `svc_live_${KEY_PREFIX}_0123456789abcdef0123456789abcdef`,
+    metadata: { id: KEY_ID, label: 'ERP sync', key_prefix: KEY_PREFIX, scopes: ['listings_write'], created_at: CREATED_AT },
+    note: SHOWN_ONCE_NOTE,
+  }),
+};
+
+export const REVOKED_KEY_EXAMPLES: Examples = {
+  revoked: example('Revoked (also when it already was)', { revoked: { id: KEY_ID, key_prefix: KEY_PREFIX, is_revoked: true } }),
+};
+
+export const HEALTH_EXAMPLES = {
+  ok: example('Up', { status: 'ok', version: '0.1.0', uptime_sec: 3600, checks: { postgres: 'ok', redis: 'ok' }, timestamp: '2026-11-22T10:00:00.000Z' }),
+  degraded: example('A dependency is down', { status: 'degraded', version: '0.1.0', uptime_sec: 3600, checks: { postgres: 'ok', redis: 'down' }, timestamp: '2026-11-22T10:00:00.000Z' }),
+} satisfies Examples;
+
+/** Error bodies every route shares, by the condition that produces them. */
+export const ERROR_EXAMPLES = {
+  apiKeyMissing: example('No or malformed key', { error: 'Missing or malformed API key' }),
+  apiKeyInvalid: example('Unknown or revoked key', { error: 'Invalid API key' }),
+  sessionMissing: example('No or malformed session token', { error: 'Missing or malformed session token' }),
+  sessionInvalid: example('Bad signature, expired, or unknown account', { error: 'Invalid session token' }),
+  tier: example(
+    'Not on Enterprise or Global',
+    bodyOf(() =>
+      requireApiTier(
+        { id: ACCOUNT_ID, display_name: 'Acme Prints', subscription_tier: 'pro', is_owner: true, has_completed_onboarding: true, avatar_url: null },
+        'https://example.com/pricing',
+      ),
+    ),
+  ),
+  scope: example('The key lacks the scope', { error: 'Missing required scope: listings_write' }),
+  origin: example('A browser request from another origin', { error: 'Cross-origin requests are not allowed' }),
+  rateMinute: example('Per-minute limit reached', { error: 'Rate limit exceeded (per-minute)', retry_after_sec: 42 }),
+  rateDay: example('Per-day limit reached', { error: 'Rate limit exceeded (per-day)', retry_after_sec: 38_211 }),
+  lockout: example('This IP is locked out after failed authentications', lockedOut(873).body),
+  keyCap: example('Active key limit reached', { error: `Active key limit reached (${ACTIVE_KEY_CAP}); revoke a key first` }),
+  keyNotFound: example('Not one of the account\'s keys', { error: 'API key not found' }),
+  unsupportedMediaType: example('Not application/json', { error: 'Content-Type must be application/json' }),
+  idempotencyConflict: example('Key reused with another body', { error: 'Idempotency-Key was already used with a different request body' }),
+  storeUnavailable: example('A dependency is unavailable; nothing was written', serviceUnavailable().body),
+  workersUnavailable: example('No worker took the import; nothing was written', { error: 'Import workers unavailable; nothing was written', retry_after_sec: 30 }),
+  importFailed: example('The import failed; nothing was written', { error: 'Import failed; nothing was written', retry_after_sec: 5 }),
+  stillRunning: example('Outcome not known yet', { error: 'Import is still running; check before retrying', request_id: REQUEST_ID }),
+  internal: example('Unexpected failure', { error: 'Internal server error', request_id: REQUEST_ID }),
+} satisfies Examples;
+
+export function tooLargeExample(limitBytes: number): Example {
+  return example(`Body over ${limitBytes.toLocaleString('en-US')} bytes`, { error: 'Request body too large', limit_bytes: limitBytes });
+}

@@ -1,0 +1,73 @@
+import { ErrorBodySchema } from '../../shared/api-schemas/error-body.js';
+import { RATE_LIMIT_HEADER_NAMES, type ResponseHeaderName } from '../../shared/api-schemas/headers.js';
+import { ERROR_EXAMPLES, tooLargeExample } from './examples.js';
+import { jsonResponse, type Examples, type JsonResponse } from './route-schema.js';
+
+/**
+ * The error responses routes share, with the headers each carries: `X-Request-Id` always; the
+ * four `X-RateLimit-*` on API-key routes once the key is authenticated (decisions B);
+ * `Retry-After` whenever waiting is the answer.
+ */
+export const ALWAYS: readonly ResponseHeaderName[] = ['X-Request-Id'];
+export const AUTHENTICATED: readonly ResponseHeaderName[] = [...ALWAYS, ...RATE_LIMIT_HEADER_NAMES];
+
+export function errorResponse(description: string, examples: Examples, headers: readonly ResponseHeaderName[] = ALWAYS): JsonResponse {
+  return jsonResponse(ErrorBodySchema, { description, headers, examples });
+}
+
+const { apiKeyMissing, apiKeyInvalid, sessionMissing, sessionInvalid, tier, scope, origin, rateMinute, rateDay, lockout } = ERROR_EXAMPLES;
+
+/** 401, 402, 403, 429 of an API-key route (spec 5, decisions B); `scoped` adds the scope's 403. */
+export function apiKeyAuthErrors(options: { scoped: boolean }) {
+  return {
+    401: errorResponse('The key is missing, malformed, unknown or revoked. Counts toward the IP lockout.', { apiKeyMissing, apiKeyInvalid }),
+    402: errorResponse('The account is not on an Enterprise or Global subscription.', { tier }),
+    403: options.scoped
+      ? errorResponse('The key lacks the required scope (named in underscore form), or a browser sent an Origin that is not allowed.', { scope, origin }, AUTHENTICATED)
+      : errorResponse('A browser sent an Origin that is not allowed.', { origin }),
+    429: errorResponse(
+      'The account\'s per-minute or per-day limit is reached (all its keys share them), or this IP is locked out after 20 failed authentications in 5 minutes. Nothing was done; retry after `Retry-After` seconds.',
+      { rateMinute, rateDay, lockout },
+      [...AUTHENTICATED, 'Retry-After'],
+    ),
+  };
+}
+
+/** 401, 402, 403 of a key-management route (session token, decisions D). */
+export function sessionAuthErrors() {
+  return {
+    401: errorResponse('The session token is missing, malformed, badly signed, expired or of an unknown account. Counts toward the IP lockout.', {
+      sessionMissing,
+      sessionInvalid,
+    }),
+    402: errorResponse('The account is not on an Enterprise or Global subscription.', { tier }),
+    403: errorResponse('A browser sent an Origin that is not allowed.', { origin }),
+  };
+}
+
+export function lockedOutResponse(): JsonResponse {
+  return errorResponse('This IP is locked out after 20 failed authentications in 5 minutes; retry after `Retry-After` seconds.', { lockout }, [
+    ...ALWAYS,
+    'Retry-After',
+  ]);
+}
+
+export function tooLargeResponse(limitBytes: number, headers: readonly ResponseHeaderName[] = ALWAYS): JsonResponse {
+  return errorResponse('The body is over the endpoint\'s limit; nothing was read or written.', { tooLarge: tooLargeExample(limitBytes) }, headers);
+}
+
+export function unsupportedMediaTypeResponse(headers: readonly ResponseHeaderName[] = ALWAYS): JsonResponse {
+  return errorResponse('The body is not sent as `application/json`.', { unsupportedMediaType: ERROR_EXAMPLES.unsupportedMediaType }, headers);
+}
+
+export function unavailableResponse(headers: readonly ResponseHeaderName[] = ALWAYS): JsonResponse {
+  return errorResponse('A dependency (PostgreSQL or Redis) is unavailable. Nothing was written; retry after `Retry-After` seconds.', {
+    storeUnavailable: ERROR_EXAMPLES.storeUnavailable,
+  }, [...headers, 'Retry-After']);
+}
+
+export function internalErrorResponse(headers: readonly ResponseHeaderName[] = ALWAYS): JsonResponse {
+  return errorResponse('An unexpected failure. A GET is safe to retry; after a bulk import, retry with the same `Idempotency-Key` (or check what was created).', {
+    internal: ERROR_EXAMPLES.internal,
+  }, headers);
+}

@@ -1,0 +1,51 @@
+import type { FastifySchemaCompiler } from 'fastify';
+import type { z } from 'zod';
+import type { ResponseHeaderName } from '../../shared/api-schemas/headers.js';
+
+/** An OpenAPI Example Object. */
+export interface Example {
+  summary: string;
+  description?: string;
+  value: unknown;
+}
+
+export type Examples = Record<string, Example>;
+
+/**
+ * One status of a route's `schema.response`, in the per-content-type form Fastify and
+ * fastify-type-provider-zod both understand: Fastify serializes `application/json` replies
+ * through `schema`, the document shows the description, headers and examples (the route
+ * transform carries the last two over, which the zod transform alone would drop).
+ */
+export interface JsonResponse {
+  description: string;
+  headers: readonly ResponseHeaderName[];
+  content: { 'application/json': { schema: z.ZodType; examples: Examples } };
+}
+
+export function jsonResponse(
+  schema: z.ZodType,
+  doc: { description: string; headers?: readonly ResponseHeaderName[]; examples: Examples },
+): JsonResponse {
+  return {
+    description: doc.description,
+    headers: doc.headers ?? [],
+    content: { 'application/json': { schema, examples: doc.examples } },
+  };
+}
+
+/** A request body schema carrying its examples to the document (`x-examples` becomes the media type's `examples`). */
+export function jsonBody<Schema extends z.ZodType>(schema: Schema, examples: Examples): Schema {
+  return schema.meta({ 'x-examples': examples });
+}
+
+/**
+ * For a route whose handler checks its input itself, to answer with the texts the spec and
+ * decisions A fix (per-row reasons, envelope messages): the route still declares its zod
+ * schemas, so the document shows them, but Fastify does not validate against them.
+ */
+export const documentationOnly: FastifySchemaCompiler<unknown> = () => () => true;
+
+export function isJsonResponse(value: unknown): value is JsonResponse {
+  return typeof value === 'object' && value !== null && 'content' in value && 'headers' in value && Array.isArray(value.headers);
+}

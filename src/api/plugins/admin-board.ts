@@ -1,0 +1,50 @@
+import { createBullBoard } from '@bull-board/api';
+import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
+import type { HTTPStatus } from '@bull-board/api/typings/app';
+import { FastifyAdapter } from '@bull-board/fastify';
+import type { Queue } from 'bullmq';
+import type { FastifyInstance } from 'fastify';
+import { ApiError } from '../../shared/api-error.js';
+import type { ImportJobData } from '../../shared/import-queue.js';
+import type { Logger } from '../../shared/logger.js';
+
+export const BOARD_PATH = '/admin/queues';
+
+/**
+ * What the board shows of a job's data: who, what and how much, never the rows themselves
+ * (up to 2 MB a job). note: the job data holds no secret to begin with; listing the fields
+ * keeps it that way on the board whatever is added to the data later.
+ */
+export function summariseJobData(data: unknown) {
+  const job = (typeof data === 'object' && data !== null ? data : {}) as Partial<ImportJobData>;
+  return {
+    accountId: job.accountId,
+    kind: job.kind,
+    rows: Array.isArray(job.rows) ? job.rows.length : 0,
+    skipped: Array.isArray(job.errors) ? job.errors.length : 0,
+    requestId: job.requestId,
+  };
+}
+
+/**
+ * Bull Board for the import queue at /admin/queues. The caller puts it behind the admin basic
+ * auth. note: read-only. An import job has a partner's request waiting on it (and an
+ * Idempotency-Key claim pointing at it): retrying, promoting or removing it from the board
+ * would race the API's own withdraw-or-wait logic, so the board only looks.
+ */
+export async function registerAdminBoard(app: FastifyInstance, queue: Queue, log: Logger): Promise<void> {
+  const adapter = new BullMQAdapter(queue, { readOnlyMode: true });
+  adapter.setFormatter('data', summariseJobData);
+  const serverAdapter = new FastifyAdapter();
+  serverAdapter.setBasePath(BOARD_PATH);
+  createBullBoard({ queues: [adapter], serverAdapter, options: { uiConfig: { boardTitle: 'bulk-import queues' } } });
+  // note: the board's routes have their own error handler; this one keeps our error bodies (a
+  // refused Origin, say) and never shows an internal message.
+  serverAdapter.setErrorHandler((error) => {
+    // note: the adapter sends any status; the type lists only those the board itself uses.
+    if (error instanceof ApiError) return { status: error.statusCode as HTTPStatus, body: error.body };
+    log.error({ err: error }, 'Bull Board request failed');
+    return { status: 500, body: { error: 'Internal server error' } };
+  });
+  await app.register(serverAdapter.registerPlugin(), { prefix: BOARD_PATH });
+}

@@ -1,0 +1,24 @@
+import type { FastifyInstance } from 'fastify';
+import type { ApiDeps } from '../deps.js';
+import { metricsRoutes } from '../routes/metrics.js';
+import { adminBasicAuth } from './admin-auth.js';
+import { BOARD_PATH, registerAdminBoard } from './admin-board.js';
+
+/**
+ * Bull Board (`/admin/queues`) and `GET /metrics`, in one context behind HTTP basic auth with
+ * ADMIN_USER / ADMIN_PASSWORD. Without those neither is mounted: both answer 404 like any
+ * unknown path.
+ */
+export async function registerOperatorEndpoints(app: FastifyInstance, deps: ApiDeps): Promise<void> {
+  const credentials = deps.config.admin;
+  if (credentials === undefined) {
+    deps.log.info(`Bull Board (${BOARD_PATH}) and GET /metrics are disabled: ADMIN_USER and ADMIN_PASSWORD are not set`);
+    return;
+  }
+  await app.register(async (operator) => {
+    operator.addHook('onRequest', adminBasicAuth(credentials));
+    await operator.register(metricsRoutes, deps);
+    await registerAdminBoard(operator, deps.queue, deps.log);
+  });
+  deps.log.info(`Bull Board (${BOARD_PATH}) and GET /metrics are mounted behind basic auth`);
+}

@@ -1,0 +1,25 @@
+import { z } from 'zod';
+import { SCOPES } from '../scopes.js';
+import { TIER_LIMITS } from '../tiers.js';
+
+const API_TIERS = Object.keys(TIER_LIMITS) as [keyof typeof TIER_LIMITS, ...(keyof typeof TIER_LIMITS)[]];
+
+/** `GET /v1/api/me` (spec 2.1): the account that owns the key, and the key. */
+export const MeResponseSchema = z
+  .object({
+    id: z.guid().meta({ description: 'Account id.' }),
+    display_name: z.string(),
+    // note: only these tiers get past authentication (402 otherwise).
+    subscription_tier: z.enum(API_TIERS),
+    is_owner: z.boolean(),
+    has_completed_onboarding: z.boolean(),
+    key: z
+      .object({
+        prefix: z.string().regex(/^[0-9a-f]{8}$/).meta({ description: 'The 8 hex characters after `svc_live_`.' }),
+        scopes: z.array(z.enum(SCOPES)).meta({ description: 'In colon form.' }),
+      })
+      .meta({ description: 'The key used on this request.' }),
+  })
+  .meta({ id: 'Account' });
+
+export type MeResponse = z.infer<typeof MeResponseSchema>;

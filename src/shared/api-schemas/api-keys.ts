@@ -1,0 +1,56 @@
+import { z } from 'zod';
+import { CreateKeyBodySchema } from '../key-request.js';
+import { ACTIVE_KEY_CAP, KEY_LIST_LIMIT } from '../repositories/api-keys.js';
+import { SCOPES, toUnderscoreForm } from '../scopes.js';
+
+/** The create response's `note` (decisions C). */
+export const SHOWN_ONCE_NOTE =
+  'This is the only time the full API key is shown. Store it securely (for example in a secrets manager); it cannot be retrieved again. Only its prefix is kept.';
+
+const KeyIdSchema = z.guid().meta({ description: 'The key\'s id.' });
+const KeyPrefixSchema = z.string().regex(/^[0-9a-f]{8}$/).meta({ description: 'The 8 hex characters after `svc_live_`; the only part of a key that is stored readable.' });
+const UNDERSCORE_SCOPES = SCOPES.map(toUnderscoreForm) as [string, ...string[]];
+
+/** A key as listed (spec 2.2): never the full key. Timestamps are ISO 8601 in UTC. */
+export const KeyRecordSchema = z
+  .object({
+    id: KeyIdSchema,
+    label: z.string(),
+    key_prefix: KeyPrefixSchema,
+    scopes: z.array(z.enum(SCOPES)).meta({ description: 'In colon form.' }),
+    is_revoked: z.boolean(),
+    last_used_at: z.date().nullable().meta({ description: 'null until first used; updated at most about once a minute.' }),
+    created_at: z.date(),
+  })
+  .meta({ id: 'ApiKey' });
+
+export const KeyListResponseSchema = z
+  .object({ keys: z.array(KeyRecordSchema).max(KEY_LIST_LIMIT).meta({ description: `Newest first, at most ${KEY_LIST_LIMIT}, revoked keys included.` }) })
+  .meta({ id: 'ApiKeyList' });
+
+export const CreateKeyRequestSchema = CreateKeyBodySchema.meta({ id: 'NewApiKey' });
+
+export const CreateKeyResponseSchema = z
+  .object({
+    key: z
+      .string()
+      .regex(/^svc_live_[0-9a-f]{8}_[0-9a-f]{32}$/)
+      .meta({ description: 'The full key, shown this once: it cannot be retrieved again.' }),
+    metadata: z.object({
+      id: KeyIdSchema,
+      label: z.string(),
+      key_prefix: KeyPrefixSchema,
+      scopes: z.array(z.enum(UNDERSCORE_SCOPES)).meta({ description: 'In underscore form (spec 2.2).' }),
+      created_at: z.date(),
+    }),
+    note: z.string().meta({ description: 'Says that the full key is shown only once and must be stored securely.' }),
+  })
+  .meta({ id: 'CreatedApiKey', description: `An account may hold ${ACTIVE_KEY_CAP} active keys.` });
+
+export const RevokeKeyResponseSchema = z
+  .object({
+    revoked: z.object({ id: KeyIdSchema, key_prefix: KeyPrefixSchema, is_revoked: z.literal(true) }),
+  })
+  .meta({ id: 'RevokedApiKey' });
+
+export const KeyIdParamsSchema = z.object({ id: z.string().meta({ description: 'The key\'s id (a UUID); any other value, or another account\'s key, gets 404.' }) });

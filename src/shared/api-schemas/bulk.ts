@@ -1,0 +1,27 @@
+import { z } from 'zod';
+import { BULK_KINDS, type BulkKind } from '../bulk-kinds.js';
+import { BulkResultSchema } from '../import-queue.js';
+
+/**
+ * The bulk request bodies (spec 4.2, 4.3) built from the row schemas the API validates with.
+ * note: the envelope and every row are checked by validateBulkRequest, row by row, so that a
+ * failing row is skipped and reported instead of failing the request; these schemas document
+ * what a valid row is.
+ */
+function bulkBodySchema<K extends BulkKind>(kind: K, rowId: string) {
+  const { rowSchema, maxRows, bodyLimitBytes } = BULK_KINDS[kind];
+  const rows = z.array(rowSchema.meta({ id: rowId })).min(1).max(maxRows);
+  return z.object({ [kind]: rows } as Record<K, typeof rows>).meta({
+    description: `1 to ${maxRows} ${kind}, at most ${bodyLimitBytes.toLocaleString('en-US')} bytes. A row that fails validation is skipped and reported in \`errors\`; the others are still created.`,
+  });
+}
+
+export const MachinesBulkBodySchema = bulkBodySchema('machines', 'Machine');
+export const ListingsBulkBodySchema = bulkBodySchema('listings', 'Listing');
+
+export const BULK_BODY_SCHEMAS = { machines: MachinesBulkBodySchema, listings: ListingsBulkBodySchema } as const;
+
+export const BulkResponseSchema = BulkResultSchema.meta({
+  id: 'BulkResult',
+  description: '`inserted + skipped` is the number of rows sent; `errors` is sorted by `index`.',
+});

@@ -1,0 +1,39 @@
+import { z } from 'zod';
+
+/** `Idempotency-Key`: 1 to 255 printable ASCII characters (README, "Retrying safely"). */
+export const IDEMPOTENCY_KEY_PATTERN = /^[\x20-\x7e]{1,255}$/;
+
+export const IdempotencyKeyHeaderSchema = z.string().regex(IDEMPOTENCY_KEY_PATTERN).meta({
+  description:
+    'Optional, 1 to 255 printable ASCII characters (a UUID, say), scoped to the account and kept 24 hours. A repeat with the same key and the same body gets the first result with `Idempotent-Replayed: true` and inserts nothing; the same key with another body gets 422. Reuse the key, with the same body, whenever you retry.',
+  examples: ['5f0c6c1e-8a0b-4c1e-9a57-2f1d9b1c3e42'],
+});
+
+const count = () => z.number().int().nonnegative();
+
+/**
+ * The response headers the API sets, by name as sent. One schema each, so the document and the
+ * tests describe them alike.
+ */
+export const RESPONSE_HEADERS = {
+  'X-Request-Id': z.string().meta({
+    description: 'On every response: your own `X-Request-Id` when it is 1 to 128 characters of `A-Za-z0-9._:-`, else a generated UUID.',
+  }),
+  'X-RateLimit-Limit-Minute': count().meta({ description: 'Requests allowed per minute for the account (all its keys).' }),
+  'X-RateLimit-Remaining-Minute': count().meta({ description: 'Requests left in the current minute window.' }),
+  'X-RateLimit-Limit-Day': count().meta({ description: 'Requests allowed per day for the account.' }),
+  'X-RateLimit-Remaining-Day': count().meta({ description: 'Requests left in the current day window.' }),
+  'Retry-After': z.number().int().positive().meta({ description: 'Seconds to wait before retrying.' }),
+  'Idempotent-Replayed': z.literal('true').meta({
+    description: 'Present when this is the recorded result of an earlier request with the same `Idempotency-Key`; nothing was inserted by this one.',
+  }),
+} as const;
+
+export type ResponseHeaderName = keyof typeof RESPONSE_HEADERS;
+
+export const RATE_LIMIT_HEADER_NAMES = [
+  'X-RateLimit-Limit-Minute',
+  'X-RateLimit-Remaining-Minute',
+  'X-RateLimit-Limit-Day',
+  'X-RateLimit-Remaining-Day',
+] as const satisfies readonly ResponseHeaderName[];

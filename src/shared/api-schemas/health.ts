@@ -1,0 +1,16 @@
+import { z } from 'zod';
+
+const CheckSchema = z.enum(['ok', 'down']);
+
+/** `GET /v1/health` (spec 4.5, decisions E): 200 when both dependencies answer, 503 otherwise. */
+export const HealthResponseSchema = z
+  .object({
+    status: z.enum(['ok', 'degraded']),
+    version: z.string().meta({ description: 'The service version.' }),
+    uptime_sec: z.number().int().nonnegative(),
+    checks: z.object({ postgres: CheckSchema, redis: CheckSchema }),
+    timestamp: z.iso.datetime(),
+  })
+  .meta({ id: 'Health' });
+
+export type HealthResponse = z.infer<typeof HealthResponseSchema>;

@@ -1,0 +1,95 @@
+import { createServer, type Server } from 'node:http';
+import { once } from 'node:events';
+import type { AddressInfo } from 'node:net';
+import type { Job } from 'bullmq';
+import { Counter, Histogram, type Registry } from 'prom-client';
+import { BULK_KIND_NAMES } from '../shared/bulk-kinds.js';
+import type { BulkResult, ImportJobData } from '../shared/import-queue.js';
+import type { Logger } from '../shared/logger.js';
+import { createMetricsRegistry } from '../shared/metrics-registry.js';
+
+const JOB_BUCKETS = [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
+
+export interface WorkerMetrics {
+  registry: Registry;
+  jobDuration: Histogram<'kind' | 'outcome'>;
+  rowsWritten: Counter<'kind'>;
+}
+
+export function createWorkerMetrics(): WorkerMetrics {
+  const registry = createMetricsRegistry();
+  return {
+    registry,
+    jobDuration: new Histogram({
+      name: 'bulk_import_job_duration_seconds',
+      help: 'Time one attempt of an import job took in this worker, by kind and outcome (completed or failed)',
+      labelNames: ['kind', 'outcome'] as const,
+      buckets: JOB_BUCKETS,
+      registers: [registry],
+    }),
+    rowsWritten: new Counter({
+      name: 'bulk_import_worker_rows_written_total',
+      help: 'Rows of the import jobs this worker completed, by kind',
+      labelNames: ['kind'] as const,
+      registers: [registry],
+    }),
+  };
+}
+
+type Processor = (job: Job<ImportJobData, BulkResult>) => Promise<BulkResult>;
+
+/**
+ * Times each attempt and counts the rows of completed jobs. note: the kind label comes from a
+ * closed list, since anything with Redis access can add a job with any data.
+ */
+export function measureJobs(processor: Processor, metrics: WorkerMetrics): Processor {
+  return async function measuredImport(job) {
+    const kind: string = BULK_KIND_NAMES.find((name) => name === job.data?.kind) ?? 'unknown';
+    const stopTimer = metrics.jobDuration.startTimer({ kind });
+    try {
+      const result = await processor(job);
+      stopTimer({ outcome: 'completed' });
+      metrics.rowsWritten.inc({ kind }, result.inserted);
+      return result;
+    } catch (error) {
+      stopTimer({ outcome: 'failed' });
+      throw error;
+    }
+  };
+}
+
+export interface MetricsServer {
+  port: number;
+  close(): Promise<void>;
+}
+
+/**
+ * `GET /metrics` on its own port, with no authentication: it must stay on a private network
+ * (the scrape network), never be published.
+ */
+export async function startMetricsServer(registry: Registry, host: string, port: number, log: Logger): Promise<MetricsServer> {
+  const server: Server = createServer((request, response) => {
+    if (request.method !== 'GET' || request.url !== '/metrics') {
+      response.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify({ error: 'Not found' }));
+      return;
+    }
+    registry.metrics().then(
+      (text) => response.writeHead(200, { 'content-type': registry.contentType }).end(text),
+      (err: unknown) => {
+        log.warn({ err }, 'could not collect worker metrics');
+        response.writeHead(500, { 'content-type': 'application/json' }).end(JSON.stringify({ error: 'Internal server error' }));
+      },
+    );
+  });
+  server.listen(port, host);
+  await once(server, 'listening');
+  const bound = (server.address() as AddressInfo).port;
+  log.info({ port: bound }, 'worker metrics listening on /metrics');
+  return {
+    port: bound,
+    async close() {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}

@@ -1,0 +1,416 @@
+import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { Validator } from '@seriousme/openapi-schema-validator';
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import ajvFormats from 'ajv-formats';
+import type { LightMyRequestResponse } from 'fastify';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { changelogSection } from '../../src/api/openapi/document.js';
+import { SERVICE_VERSION } from '../../src/api/version.js';
+import { setAccountTier } from '../../src/shared/repositories/accounts.js';
+import { bearer, validListing, validMachine } from '../support/fixtures.js';
+import { startTestService, type TestService } from '../support/test-service.js';
+
+const CHANGELOG = readFileSync(new URL('../../CHANGELOG.md', import.meta.url), 'utf8');
+const METHODS = ['get', 'post', 'delete', 'put', 'patch'] as const;
+
+interface Media {
+  schema: object;
+  examples?: Record<string, { summary: string; value: unknown }>;
+}
+interface Response {
+  description: string;
+  headers?: Record<string, { $ref: string }>;
+  content?: Record<string, Media>;
+}
+interface Operation {
+  security?: Record<string, string[]>[];
+  parameters?: { in: string; name: string; required?: boolean; schema: object; example?: unknown }[];
+  requestBody?: { content: Record<string, Media> };
+  responses: Record<string, Response>;
+}
+interface Document {
+  openapi: string;
+  info: { version: string; description: string };
+  paths: Record<string, Partial<Record<(typeof METHODS)[number], Operation>>>;
+  components: { securitySchemes: Record<string, Record<string, string>>; headers: Record<string, object> };
+}
+
+/** JSON pointer of a key path in the document. */
+const pointer = (...parts: string[]) => `#/${parts.map((p) => p.replaceAll('~', '~0').replaceAll('/', '~1')).join('/')}`;
+
+function operations(doc: Document) {
+  return Object.entries(doc.paths).flatMap(([path, item]) =>
+    METHODS.flatMap((method) => (item[method] === undefined ? [] : [{ path, method, operation: item[method] }])),
+  );
+}
+
+/** Every route of the running app, from Fastify's own route tree: `{method, path}`. */
+function registeredRoutes(printed: string): { method: string; path: string }[] {
+  const routes: { method: string; path: string }[] = [];
+  const stack: string[] = [];
+  for (const line of printed.split('\n')) {
+    const match = /^(.*?)[├└]── (.*?)(?: \(([^)]*)\))?$/.exec(line);
+    if (!match) continue;
+    const depth = match[1]!.length / 4;
+    stack.length = depth;
+    const path = (stack[depth - 1] ?? '') + match[2]!;
+    stack.push(path);
+    for (const method of (match[3] ?? '').split(',').map((m) => m.trim()).filter(Boolean)) routes.push({ method, path });
+  }
+  return routes;
+}
+
+const toOpenapiPath = (path: string) => path.replace(/:(\w+)/g, '{$1}');
+
+describe('GET /v1/openapi.json', () => {
+  let service: TestService;
+  let doc: Document;
+  let ajv: Ajv2020;
+
+  beforeAll(async () => {
+    // note: with operator endpoints mounted, so that the document is shown to leave them out.
+    service = await startTestService({ env: { ADMIN_USER: 'operator', ADMIN_PASSWORD: 'operator-password-123' } });
+    const res = await service.request({ method: 'GET', url: '/v1/openapi.json' });
+    expect(res.statusCode).toBe(200);
+    doc = res.json();
+    ajv = new Ajv2020({ strict: false, allErrors: true });
+    ajvFormats.default(ajv);
+    ajv.addSchema(doc, 'openapi');
+  });
+  afterAll(async () => {
+    await service?.close();
+  });
+
+  function validates(ref: string, value: unknown): { valid: boolean; errors: unknown } {
+    const validate = ajv.compile({ $ref: `openapi${ref}` });
+    const valid = validate(value);
+    return { valid, errors: validate.errors };
+  }
+
+  it('is a valid OpenAPI 3.1 document for @seriousme/openapi-schema-validator', async () => {
+    const validator = new Validator();
+    const result = await validator.validate(structuredClone(doc) as unknown as Record<string, unknown>);
+    expect(result.errors).toBeUndefined();
+    expect(result.valid).toBe(true);
+    expect(validator.version).toBe('3.1');
+    expect(doc.openapi).toBe('3.1.0');
+  });
+
+  it('is refused by the same validator once broken (the check is not vacuous)', async () => {
+    const broken = structuredClone(doc);
+    broken.paths['/v1/api/me']!.get!.responses['200']!.description = 42 as unknown as string;
+    expect((await new Validator().validate(broken as unknown as Record<string, unknown>)).valid).toBe(false);
+  });
+
+  it('is what /docs shows (/docs/json)', async () => {
+    const res = await service.request({ method: 'GET', url: '/docs/json' });
+    expect(res.statusCode).toBe(200);
+    expect(res.json()).toEqual(doc);
+  });
+
+  it('documents every route the server registers, with its method, and nothing outside /v1/', () => {
+    const routes = registeredRoutes(service.app.printRoutes({ commonPrefix: false }))
+      .filter(({ method }) => method !== 'HEAD')
+      .filter(({ path }) => path !== '/v1/openapi.json' && path !== '/docs' && !path.startsWith('/docs/'));
+    const partnerRoutes = routes.filter(({ path }) => path.startsWith('/v1/'));
+    expect(partnerRoutes.length).toBeGreaterThanOrEqual(7);
+    for (const { method, path } of partnerRoutes) {
+      expect(doc.paths[toOpenapiPath(path)]?.[method.toLowerCase() as 'get'], `${method} ${path}`).toBeDefined();
+    }
+    // Outside /v1/: only the operator endpoints, behind their own auth and not part of the API.
+    for (const { method, path } of routes.filter((r) => !r.path.startsWith('/v1/'))) {
+      expect(path, `${method} ${path}`).toMatch(/^\/(metrics$|admin\/queues(\/|$))/);
+    }
+    const documented = operations(doc).map(({ method, path }) => `${method.toUpperCase()} ${path}`).sort();
+    const registered = partnerRoutes.map(({ method, path }) => `${method} ${toOpenapiPath(path)}`).sort();
+    expect(documented).toEqual(registered);
+  });
+
+  it.each([
+    ['get', '/v1/health', []],
+    ['get', '/v1/api/me', [{ apiKey: [] }]],
+    ['post', '/v1/api/machines/bulk', [{ apiKey: [] }]],
+    ['post', '/v1/api/listings/bulk', [{ apiKey: [] }]],
+    ['get', '/v1/api/keys', [{ session: [] }]],
+    ['post', '/v1/api/keys', [{ session: [] }]],
+    ['delete', '/v1/api/keys/{id}', [{ session: [] }]],
+  ] as const)('%s %s requires %j', (method, path, security) => {
+    expect(doc.paths[path]?.[method]?.security).toEqual(security);
+  });
+
+  it('declares both security schemes as HTTP bearer: API key and session JWT', () => {
+    expect(doc.components.securitySchemes).toMatchObject({
+      apiKey: { type: 'http', scheme: 'bearer', bearerFormat: 'svc_live_<8 hex>_<32 hex>' },
+      session: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' },
+    });
+    expect(doc.components.securitySchemes.apiKey!.description).toContain('svc_live_');
+  });
+
+  it.each(['/v1/api/machines/bulk', '/v1/api/listings/bulk'])('POST %s takes an optional Idempotency-Key of 1 to 255 printable ASCII characters', (path) => {
+    const parameter = doc.paths[path]!.post!.parameters?.find((p) => p.in === 'header' && p.name === 'Idempotency-Key');
+    expect(parameter).toMatchObject({ required: false, schema: { type: 'string' } });
+    const { pattern } = parameter!.schema as { pattern: string };
+    expect(new RegExp(pattern).test('a'.repeat(255))).toBe(true);
+    expect(new RegExp(pattern).test('a'.repeat(256))).toBe(false);
+    expect(new RegExp(pattern).test('caf\u00e9')).toBe(false);
+  });
+
+  it.each([
+    ['get', '/v1/api/me', '200', ['X-Request-Id', 'X-RateLimit-Limit-Minute', 'X-RateLimit-Remaining-Minute', 'X-RateLimit-Limit-Day', 'X-RateLimit-Remaining-Day']],
+    ['post', '/v1/api/listings/bulk', '201', ['X-RateLimit-Remaining-Minute', 'Idempotent-Replayed']],
+    ['post', '/v1/api/machines/bulk', '201', ['X-RateLimit-Remaining-Day', 'Idempotent-Replayed']],
+    ['post', '/v1/api/listings/bulk', '429', ['Retry-After', 'X-RateLimit-Limit-Minute']],
+    ['post', '/v1/api/listings/bulk', '503', ['Retry-After']],
+    ['post', '/v1/api/keys', '429', ['Retry-After']],
+    ['get', '/v1/health', '200', ['X-Request-Id']],
+  ] as const)('%s %s %s documents the headers %j', (method, path, status, headers) => {
+    const declared = doc.paths[path]![method]!.responses[status]!.headers ?? {};
+    for (const name of headers) {
+      expect(declared[name]).toEqual({ $ref: `#/components/headers/${name}` });
+      expect(doc.components.headers[name]).toMatchObject({ schema: expect.any(Object), description: expect.any(String) });
+    }
+  });
+
+  it.each([
+    ['post', '/v1/api/machines/bulk', ['201', '400', '401', '402', '403', '413', '415', '422', '429', '500', '503', '504']],
+    ['post', '/v1/api/listings/bulk', ['201', '400', '401', '402', '403', '413', '415', '422', '429', '500', '503', '504']],
+    ['get', '/v1/api/me', ['200', '401', '402', '403', '429', '500', '503']],
+    ['get', '/v1/api/keys', ['200', '401', '402', '403', '429', '500', '503']],
+    ['post', '/v1/api/keys', ['201', '400', '401', '402', '403', '413', '415', '429', '500', '503']],
+    ['delete', '/v1/api/keys/{id}', ['200', '401', '402', '403', '404', '429', '500', '503']],
+    ['get', '/v1/health', ['200', '403', '500', '503']],
+  ] as const)('%s %s documents the statuses %j', (method, path, statuses) => {
+    expect(Object.keys(doc.paths[path]![method]!.responses).sort()).toEqual([...statuses].sort());
+  });
+
+  it('gives every JSON response at least one example, and every example matches its own schema', () => {
+    let checked = 0;
+    for (const { path, method, operation } of operations(doc)) {
+      for (const [status, response] of Object.entries(operation.responses)) {
+        const media = response.content?.['application/json'];
+        expect(media, `${method} ${path} ${status}`).toBeDefined();
+        expect(Object.keys(media!.examples ?? {}).length, `${method} ${path} ${status} examples`).toBeGreaterThan(0);
+        for (const [name, example] of Object.entries(media!.examples ?? {})) {
+          const where = pointer('paths', path, method, 'responses', status, 'content', 'application/json', 'schema');
+          const result = validates(where, example.value);
+          expect(result, `${method} ${path} ${status} example ${name}`).toEqual({ valid: true, errors: null });
+          checked += 1;
+        }
+      }
+    }
+    expect(checked).toBeGreaterThan(50);
+  });
+
+  it('rejects an example that does not match (the schemas are resolved, not empty)', () => {
+    const where = pointer('paths', '/v1/api/listings/bulk', 'post', 'responses', '201', 'content', 'application/json', 'schema');
+    expect(validates(where, { inserted: 1, skipped: 0, errors: [] }).valid).toBe(true);
+    expect(validates(where, { inserted: '1', skipped: 0, errors: [] }).valid).toBe(false);
+    expect(validates(where, { inserted: 1, skipped: 0, errors: [], extra: true }).valid).toBe(false);
+  });
+
+  it('shows request examples that match the body schema, and one with an invalid row that does not', () => {
+    for (const { path, method, operation } of operations(doc)) {
+      const media = operation.requestBody?.content['application/json'];
+      if (media === undefined) continue;
+      const where = pointer('paths', path, method, 'requestBody', 'content', 'application/json', 'schema');
+      for (const [name, example] of Object.entries(media.examples ?? {})) {
+        expect(validates(where, example.value).valid, `${method} ${path} example ${name}`).toBe(name !== 'validAndInvalid');
+      }
+    }
+    const bulkExamples = doc.paths['/v1/api/listings/bulk']!.post!.requestBody!.content['application/json']!.examples!;
+    expect(Object.keys(bulkExamples)).toContain('validAndInvalid');
+  });
+
+  it('carries the changelog in its description, and its version is the newest changelog entry', () => {
+    expect(doc.info.description).toContain(changelogSection(CHANGELOG));
+    expect(doc.info.version).toBe(SERVICE_VERSION);
+    const newest = /^## (\S+) — (\d{4}-\d{2}-\d{2})$/m.exec(CHANGELOG);
+    expect(newest?.[1]).toBe(SERVICE_VERSION);
+  });
+});
+
+describe('CHANGELOG.md', () => {
+  it('lists dated versions newest first, with UTC dates', () => {
+    const dated = [...CHANGELOG.matchAll(/^## (\S+) — (\d{4}-\d{2}-\d{2})$/gm)].map((m) => m[2]!);
+    expect(dated.length).toBeGreaterThan(0);
+    expect([...dated].sort().reverse()).toEqual(dated);
+    for (const date of dated) expect(new Date(`${date}T00:00:00Z`).toISOString().slice(0, 10)).toBe(date);
+  });
+
+  it.each([
+    'Idempotency-Key',
+    'Idempotent-Replayed',
+    '422',
+    'Import workers unavailable; nothing was written',
+    'Import failed; nothing was written',
+    'Service temporarily unavailable',
+    'Import is still running; check before retrying',
+    'limit_bytes',
+    '415',
+    'X-Request-Id',
+    'Invalid JSON body',
+    'USD-only',
+    '`currency` became required',
+    'The two bulk endpoints were added',
+    'Launch:',
+  ])('mentions %s', (text) => {
+    expect(CHANGELOG).toContain(text);
+  });
+});
+
+describe('responses the server sends match the document', () => {
+  let service: TestService;
+  let doc: Document;
+  let ajv: Ajv2020;
+
+  beforeAll(async () => {
+    service = await startTestService();
+    doc = (await service.request({ method: 'GET', url: '/v1/openapi.json' })).json();
+    ajv = new Ajv2020({ strict: false, allErrors: true });
+    ajvFormats.default(ajv);
+    ajv.addSchema(doc, 'openapi');
+  });
+  afterAll(async () => {
+    await service?.close();
+  });
+
+  const DOCUMENTED_HEADERS = ['x-request-id', 'x-ratelimit-limit-minute', 'x-ratelimit-remaining-minute', 'x-ratelimit-limit-day', 'x-ratelimit-remaining-day', 'retry-after', 'idempotent-replayed'];
+
+  /**
+   * The reply's status is documented for the operation, its body matches, each documented header
+   * it carries is declared, and an error's text is among the status's examples.
+   */
+  function expectDocumented(path: string, method: 'get' | 'post' | 'delete', res: LightMyRequestResponse): void {
+    const status = String(res.statusCode);
+    const response = doc.paths[path]?.[method]?.responses[status];
+    expect(response, `${method} ${path} ${status}: ${res.body}`).toBeDefined();
+    const validate = ajv.compile({ $ref: `openapi${pointer('paths', path, method, 'responses', status, 'content', 'application/json', 'schema')}` });
+    expect(validate(res.json()), `${method} ${path} ${status}: ${JSON.stringify(validate.errors)}`).toBe(true);
+    const declared = Object.keys(response!.headers ?? {}).map((name) => name.toLowerCase());
+    for (const name of DOCUMENTED_HEADERS.filter((h) => res.headers[h] !== undefined)) {
+      expect(declared, `${method} ${path} ${status} sends ${name}`).toContain(name);
+    }
+    expect(res.headers['x-request-id']).toBeDefined();
+    if (res.statusCode >= 400) {
+      // The error text the server sent is one the document shows for that status.
+      const shown = Object.values(response!.content!['application/json']!.examples ?? {}).map((e) => (e.value as { error: string }).error);
+      expect(shown, `${method} ${path} ${status}`).toContain((res.json() as { error: string }).error);
+    }
+  }
+
+  it('for the API-key endpoints: 200, 201, 400, 401, 402, 403, 413, 415, 422 and a replay', async () => {
+    const account = await service.createAccount();
+    const key = await service.createKey(account, ['listings:write']);
+    const readOnly = await service.createKey(account, ['jobs:read']);
+    const proAccount = await service.createAccount();
+    const proKey = await service.createKey(proAccount);
+    await setAccountTier(service.sql, proAccount.id, 'pro');
+    const listings = '/v1/api/listings/bulk';
+    const machines = '/v1/api/machines/bulk';
+    const idempotencyKey = randomUUID();
+    const body = { listings: [validListing(), validListing({ currency: 'EUR' })] };
+
+    const checks: [string, 'get' | 'post', Promise<LightMyRequestResponse>, number][] = [
+      ['/v1/api/me', 'get', service.request({ method: 'GET', url: '/v1/api/me', headers: bearer(key) }), 200],
+      ['/v1/api/me', 'get', service.request({ method: 'GET', url: '/v1/api/me' }), 401],
+      ['/v1/api/me', 'get', service.request({ method: 'GET', url: '/v1/api/me', headers: bearer(proKey) }), 402],
+      ['/v1/api/me', 'get', service.request({ method: 'GET', url: '/v1/api/me', headers: { ...bearer(key), origin: 'https://elsewhere.example' } }), 403],
+      [machines, 'post', service.request({ method: 'POST', url: machines, headers: bearer(key), payload: { machines: [validMachine(), validMachine({ model: '' })] } }), 201],
+      [listings, 'post', service.request({ method: 'POST', url: listings, headers: bearer(readOnly), payload: body }), 403],
+      [listings, 'post', service.request({ method: 'POST', url: listings, headers: bearer(key), payload: { listings: [] } }), 400],
+      [listings, 'post', service.request({ method: 'POST', url: listings, headers: bearer(key), payload: { listings: [validListing({ currency: 'EUR' })] } }), 400],
+      [listings, 'post', service.request({ method: 'POST', url: listings, headers: { ...bearer(key), 'content-type': 'application/xml' }, payload: '<listings/>' }), 415],
+      [machines, 'post', service.request({ method: 'POST', url: machines, headers: { ...bearer(key), 'content-type': 'application/json' }, payload: `"${'x'.repeat(1_048_577)}"` }), 413],
+    ];
+    for (const [path, method, pending, status] of checks) {
+      const res = await pending;
+      expect(res.statusCode, `${method} ${path}: ${res.body}`).toBe(status);
+      expectDocumented(path, method, res);
+    }
+
+    const first = await service.request({ method: 'POST', url: listings, headers: { ...bearer(key), 'idempotency-key': idempotencyKey }, payload: body });
+    expect(first.statusCode).toBe(201);
+    expectDocumented(listings, 'post', first);
+    const replay = await service.request({ method: 'POST', url: listings, headers: { ...bearer(key), 'idempotency-key': idempotencyKey }, payload: body });
+    expect(replay.headers['idempotent-replayed']).toBe('true');
+    expectDocumented(listings, 'post', replay);
+    const conflict = await service.request({ method: 'POST', url: listings, headers: { ...bearer(key), 'idempotency-key': idempotencyKey }, payload: { listings: [validListing()] } });
+    expect(conflict.statusCode).toBe(422);
+    expectDocumented(listings, 'post', conflict);
+  });
+
+  it('for key management: 200, 201, 400, 401, 404', async () => {
+    const account = await service.createAccount();
+    const session = bearer(account.sessionToken);
+    const created = await service.request({ method: 'POST', url: '/v1/api/keys', headers: session, payload: { label: 'docs', scopes: ['listings_write'] } });
+    expect(created.statusCode).toBe(201);
+    expectDocumented('/v1/api/keys', 'post', created);
+    const refused = await service.request({ method: 'POST', url: '/v1/api/keys', headers: session, payload: { label: 'docs', scopes: ['listing:write'] } });
+    expect(refused.statusCode).toBe(400);
+    expectDocumented('/v1/api/keys', 'post', refused);
+    const listed = await service.request({ method: 'GET', url: '/v1/api/keys', headers: session });
+    expect(listed.statusCode).toBe(200);
+    expectDocumented('/v1/api/keys', 'get', listed);
+    const unauthenticated = await service.request({ method: 'GET', url: '/v1/api/keys' });
+    expect(unauthenticated.statusCode).toBe(401);
+    expectDocumented('/v1/api/keys', 'get', unauthenticated);
+    const id = (created.json() as { metadata: { id: string } }).metadata.id;
+    const revoked = await service.request({ method: 'DELETE', url: `/v1/api/keys/${id}`, headers: session });
+    expect(revoked.statusCode).toBe(200);
+    expectDocumented('/v1/api/keys/{id}', 'delete', revoked);
+    const missing = await service.request({ method: 'DELETE', url: '/v1/api/keys/not-a-key', headers: session });
+    expect(missing.statusCode).toBe(404);
+    expectDocumented('/v1/api/keys/{id}', 'delete', missing);
+  });
+
+  it('for health: 200', async () => {
+    const res = await service.request({ method: 'GET', url: '/v1/health' });
+    expect(res.statusCode).toBe(200);
+    expectDocumented('/v1/health', 'get', res);
+  });
+});
+
+describe('GET /docs', () => {
+  let service: TestService;
+
+  beforeAll(async () => {
+    service = await startTestService({ worker: false });
+  });
+  afterAll(async () => {
+    await service?.close();
+  });
+
+  it.each(['/docs', '/docs/'])('%s serves the reference as HTML whose scripts, styles and icons all come from this server', async (url) => {
+    const res = await service.request({ method: 'GET', url });
+    expect(res.statusCode).toBe(200);
+    expect(res.headers['content-type']).toMatch(/^text\/html/);
+    const references = [...res.body.matchAll(/\b(?:src|href)\s*=\s*["']([^"']+)["']/g)].map((m) => m[1]!);
+    expect(references.length).toBeGreaterThanOrEqual(5);
+    for (const reference of references) {
+      // note: relative or rooted paths only: no scheme, no protocol-relative //host.
+      expect(reference, reference).not.toMatch(/^([a-z][a-z0-9+.-]*:|\/\/)/i);
+      const asset = await service.request({ method: 'GET', url: new URL(reference, `http://docs.test${url}`).pathname });
+      expect(asset.statusCode, reference).toBe(200);
+    }
+    expect(res.body).not.toMatch(/https?:\/\//);
+  });
+
+  it('tells the browser to load nothing from another host, and never asks the online validator', async () => {
+    const res = await service.request({ method: 'GET', url: '/docs/' });
+    const csp = String(res.headers['content-security-policy']);
+    expect(csp).toContain("default-src 'self'");
+    expect(csp).toContain("connect-src 'self'");
+    expect(csp).not.toMatch(/https?:|\*|validator\.swagger\.io/);
+    const initializer = await service.request({ method: 'GET', url: '/docs/static/swagger-initializer.js' });
+    expect(initializer.statusCode).toBe(200);
+    expect(initializer.body).toContain('validatorUrl: null');
+    expect(initializer.body).toContain('"supportedSubmitMethods":[]');
+  });
+
+  it('needs no key and is not under the API lockout', async () => {
+    const res = await service.request({ method: 'GET', url: '/v1/openapi.json', headers: { authorization: 'Bearer nonsense' } });
+    expect(res.statusCode).toBe(200);
+    expect(res.headers['x-ratelimit-limit-minute']).toBeUndefined();
+  });
+});

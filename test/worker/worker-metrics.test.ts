@@ -1,0 +1,100 @@
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startWorker, type RunningWorker } from '../../src/worker/worker.js';
+import { bearer, validListing } from '../support/fixtures.js';
+import { freePort } from '../support/processes.js';
+import { hasMetric, sampleValue } from '../support/prometheus.js';
+import { startTestService, type TestService } from '../support/test-service.js';
+
+describe('GET /metrics on a worker (METRICS_PORT set)', () => {
+  let service: TestService;
+  let worker: RunningWorker;
+  let metricsUrl: string;
+  let key: string;
+
+  beforeAll(async () => {
+    service = await startTestService({ worker: false });
+    const port = await freePort();
+    worker = await startWorker({ ...service.config, host: '127.0.0.1', metricsPort: port }, service.deps.log.child({ part: 'worker' }));
+    metricsUrl = `http://127.0.0.1:${port}/metrics`;
+    key = await service.createKey(await service.createAccount(), ['listings:write']);
+  });
+  afterAll(async () => {
+    await worker?.close();
+    await service?.close();
+  });
+
+  async function scrape(): Promise<string> {
+    const res = await fetch(metricsUrl);
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toMatch(/^text\/plain; version=0\.0\.4/);
+    return res.text();
+  }
+
+  it('listens on METRICS_PORT', () => {
+    expect(worker.metricsPort).toBe(Number(new URL(metricsUrl).port));
+  });
+
+  it('serves the default process metrics without authentication', async () => {
+    const text = await scrape();
+    expect(hasMetric(text, 'process_cpu_user_seconds_total')).toBe(true);
+    expect(hasMetric(text, 'nodejs_heap_size_used_bytes')).toBe(true);
+  });
+
+  it('answers 404 on any other path', async () => {
+    const res = await fetch(metricsUrl.replace('/metrics', '/'));
+    expect(res.status).toBe(404);
+    await res.body?.cancel();
+  });
+
+  it('times a completed import and counts the rows it wrote', async () => {
+    const before = await scrape();
+    const res = await service.request({
+      method: 'POST',
+      url: '/v1/api/listings/bulk',
+      headers: bearer(key),
+      payload: { listings: [validListing(), validListing(), validListing(), validListing({ price_cents: -1 })] },
+    });
+    expect(res.json()).toMatchObject({ inserted: 3, skipped: 1 });
+    const after = await scrape();
+    const delta = (name: string, labels: Record<string, string>) => sampleValue(after, name, labels) - sampleValue(before, name, labels);
+    expect(delta('bulk_import_job_duration_seconds_count', { kind: 'listings', outcome: 'completed' })).toBe(1);
+    expect(delta('bulk_import_job_duration_seconds_sum', { kind: 'listings', outcome: 'completed' })).toBeGreaterThan(0);
+    expect(delta('bulk_import_worker_rows_written_total', { kind: 'listings' })).toBe(3);
+  });
+
+  it('times a job that failed, under outcome "failed", and counts no rows for it', async () => {
+    const before = await scrape();
+    const job = await service.deps.queue.add('listings', { kind: 'listings', accountId: 'not-a-uuid', requestId: randomUUID(), total: 0, errors: [], rows: [] });
+    while ((await service.deps.queue.getJobState(job.id!)) !== 'failed') await new Promise((resolve) => setTimeout(resolve, 50));
+    const after = await scrape();
+    const delta = (name: string, labels: Record<string, string>) => sampleValue(after, name, labels) - sampleValue(before, name, labels);
+    expect(delta('bulk_import_job_duration_seconds_count', { kind: 'listings', outcome: 'failed' })).toBe(1);
+    expect(delta('bulk_import_worker_rows_written_total', { kind: 'listings' })).toBe(0);
+  });
+
+  it('stops listening when the worker closes', async () => {
+    const port = await freePort();
+    const second = await startWorker({ ...service.config, host: '127.0.0.1', metricsPort: port }, service.deps.log.child({ part: 'worker-2' }));
+    const url = `http://127.0.0.1:${port}/metrics`;
+    expect((await fetch(url).then((r) => r.text())).length).toBeGreaterThan(0);
+    await second.close();
+    await expect(fetch(url)).rejects.toThrow();
+  });
+});
+
+describe('a worker without METRICS_PORT', () => {
+  let service: TestService;
+
+  beforeAll(async () => {
+    service = await startTestService();
+  });
+  afterAll(async () => {
+    await service?.close();
+  });
+
+  it('serves no metrics port', () => {
+    expect(service.config.metricsPort).toBeUndefined();
+    expect(service.worker?.metricsPort).toBeUndefined();
+  });
+});
