@@ -13,10 +13,10 @@ import { startStack } from './lib/stack.js';
 const mode = process.argv[2] === 'import' ? 'import' : 'auth';
 const dir = fileURLToPath(new URL('./results/profiles/', import.meta.url));
 const profile = ['--cpu-prof', `--cpu-prof-dir=${dir}`];
-const stack = await startStack({ workers: 0, accounts: 100, keysPerAccount: 10 });
+const stack = await startStack({ workers: 0, accounts: 100, keysPerAccount: 10 }); // builds dist/
 try {
-  const api = await startApi(stack.env, profile);
-  const worker = await startWorkerProcess({ ...stack.env, LOG_LEVEL: 'info' }, profile);
+  const api = await startApi(stack.env, { nodeArgs: profile, runtime: 'compiled' });
+  const worker = await startWorkerProcess({ ...stack.env, LOG_LEVEL: 'info' }, { nodeArgs: profile, runtime: 'compiled' });
   const bodies = Array.from({ length: 4 }, (_, s) => JSON.stringify({ listings: listingRows(200, s) }));
   const concurrency = mode === 'auth' ? 32 : 1;
   const pool = new Pool(api.baseUrl, { connections: concurrency });

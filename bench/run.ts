@@ -21,12 +21,18 @@ import { ratio, round, type LoadResult } from './lib/stats.js';
  */
 
 const quick = process.argv.includes('--quick');
+const only = process.argv.find((arg) => arg.startsWith('--only='))?.slice('--only='.length).split(',');
+/** `--only=auth,imports` runs just those sections (auth, imports, floor, growth, scale-out, memory, table). */
+const want = (section: string) => only === undefined || only.includes(section);
 const N = (full: number, small: number) => (quick ? small : full);
 
 const results: Record<string, unknown> = {};
 const lines: string[] = [];
 
+let apiPid: number | undefined;
+
 function record(name: string, value: LoadResult | Record<string, unknown>): void {
+  if (process.env.BENCH_TRACE_RSS) console.log(`  api peak RSS so far: ${peakRssMb(apiPid)} MB`);
   results[name] = value;
   const r = value as Partial<LoadResult>;
   if (r.p50Ms !== undefined) {
@@ -58,6 +64,7 @@ async function main(): Promise<void> {
   console.log(`bench on ${os.cpus().length} cores, ${Math.round(os.totalmem() / 2 ** 30)} GiB, node ${process.version}${quick ? ' (quick)' : ''}`);
   const stack = await startStack({ workers: 1, accounts: 100, keysPerAccount: 10 });
   const config = loadConfig({ ...process.env, DATABASE_URL: stack.env.DATABASE_URL });
+  apiPid = stack.api.child.pid;
   try {
     const listingBodies = Array.from({ length: 8 }, (_, s) => JSON.stringify({ listings: listingRows(200, s) }));
     const machineBodies = Array.from({ length: 4 }, (_, s) => JSON.stringify({ machines: machineRows(500, s) }));
@@ -65,31 +72,33 @@ async function main(): Promise<void> {
     const normalisedMachines: MachineRow[][] = Array.from({ length: 4 }, (_, s) => validateRows(MachineRowSchema, machineRows(500, s)).rows);
 
     // --- 4. auth hot path, next to a bare route ------------------------------------------------
-    const bare = await stack.startBareServer();
-    for (const [name, baseUrl, path, withKey] of [
-      ['auth: bare Fastify route c=32', bare.baseUrl, '/bare', false],
-      ['auth: GET /v1/api/me c=32', stack.api.baseUrl, '/v1/api/me', true],
-    ] as const) {
-      const pool = new Pool(baseUrl, { connections: 32 });
-      const run = async (index: number) => {
-        const account = stack.accounts[index % stack.accounts.length]!;
-        const headers = withKey ? { authorization: `Bearer ${account.keys[Math.floor(index / 100) % account.keys.length]}` } : {};
-        const { statusCode, body } = await pool.request({ path, method: 'GET', headers });
-        await body.dump();
-        return statusCode;
-      };
-      await runLoad({ concurrency: 32, operations: 2_000, rowsPerOperation: 0, run }); // warm-up
-      record(name, await runLoad({ concurrency: 32, operations: N(40_000, 8_000), rowsPerOperation: 0, run }));
-      await pool.close();
+    if (want('auth')) {
+      const bare = await stack.startBareServer();
+      for (const [name, baseUrl, path, withKey] of [
+        ['auth: bare Fastify route c=32', bare.baseUrl, '/bare', false],
+        ['auth: GET /v1/api/me c=32', stack.api.baseUrl, '/v1/api/me', true],
+      ] as const) {
+        const pool = new Pool(baseUrl, { connections: 32 });
+        const run = async (index: number) => {
+          const account = stack.accounts[index % stack.accounts.length]!;
+          const headers = withKey ? { authorization: `Bearer ${account.keys[Math.floor(index / 100) % account.keys.length]}` } : {};
+          const { statusCode, body } = await pool.request({ path, method: 'GET', headers });
+          await body.dump();
+          return statusCode;
+        };
+        await runLoad({ concurrency: 32, operations: 2_000, rowsPerOperation: 0, run }); // warm-up
+        record(name, await runLoad({ concurrency: 32, operations: N(40_000, 8_000), rowsPerOperation: 0, run }));
+        await pool.close();
+      }
+      await bare.stop();
+      const auth = results as Record<string, LoadResult>;
+      record('auth: ratio /me to bare (req/s)', {
+        ratio: ratio(auth['auth: GET /v1/api/me c=32']!.requestsPerSec, auth['auth: bare Fastify route c=32']!.requestsPerSec),
+      });
     }
-    await bare.stop();
-    const auth = results as Record<string, LoadResult>;
-    record('auth: ratio /me to bare (req/s)', {
-      ratio: ratio(auth['auth: GET /v1/api/me c=32']!.requestsPerSec, auth['auth: bare Fastify route c=32']!.requestsPerSec),
-    });
 
     // --- 1. imports through HTTP and the queue ---------------------------------------------------
-    for (const concurrency of [1, 8, 32]) {
+    for (const concurrency of want('imports') ? [1, 8, 32] : []) {
       const pool = new Pool(stack.api.baseUrl, { connections: concurrency });
       await runLoad({ concurrency, operations: Math.max(8, concurrency), rowsPerOperation: 200, run: httpImports(stack, pool, 'listings', listingBodies) });
       record(
@@ -104,7 +113,7 @@ async function main(): Promise<void> {
     }
 
     // --- 2. the floor: the same insert code called directly --------------------------------------
-    for (const concurrency of [1, 8, 32]) {
+    for (const concurrency of want('floor') ? [1, 8, 32] : []) {
       const sql = createSql({ ...config, databasePoolMax: concurrency });
       const direct = (kind: 'listings' | 'machines') => async (index: number) => {
         const account = stack.accounts[index % stack.accounts.length]!;
@@ -135,7 +144,7 @@ async function main(): Promise<void> {
       await sql.end({ timeout: 5 });
     }
     const r = results as Record<string, LoadResult>;
-    record('ratios', {
+    if (want('imports') && want('floor')) record('ratios', {
       'c=1 p50 import/floor': ratio(r['import: 200 listings c=1']!.p50Ms, r['floor: 200 listings c=1']!.p50Ms),
       'c=1 p99 import/floor': ratio(r['import: 200 listings c=1']!.p99Ms, r['floor: 200 listings c=1']!.p99Ms),
       'c=8 rows/s import/floor': ratio(r['import: 200 listings c=8']!.rowsPerSec, r['floor: 200 listings c=8']!.rowsPerSec),
@@ -144,7 +153,7 @@ async function main(): Promise<void> {
     });
 
     // --- 3a. cost growth with rows per request ----------------------------------------------------
-    {
+    if (want('growth')) {
       const pool = new Pool(stack.api.baseUrl, { connections: 1 });
       for (const rows of [1, 10, 50, 200]) {
         const bodies = Array.from({ length: 4 }, (_, s) => JSON.stringify({ listings: listingRows(rows, 100 + s) }));
@@ -154,7 +163,7 @@ async function main(): Promise<void> {
     }
 
     // --- 5. scale-out: 1 and 2 worker processes ----------------------------------------------------
-    {
+    if (want('scale-out')) {
       const pool = new Pool(stack.api.baseUrl, { connections: 16 });
       const load = () => runLoad({ concurrency: 16, operations: N(400, 60), rowsPerOperation: 200, run: httpImports(stack, pool, 'listings', listingBodies) });
       record('scale-out: 200 listings c=16, 1 worker', await load());
@@ -165,7 +174,7 @@ async function main(): Promise<void> {
     }
 
     // --- 6. memory after 10,000 imports -------------------------------------------------------------
-    {
+    if (want('memory')) {
       const before = await redisUsedMemory(stack);
       const pool = new Pool(stack.api.baseUrl, { connections: 32 });
       const small = Array.from({ length: 8 }, (_, s) => JSON.stringify({ listings: listingRows(10, 500 + s) }));
@@ -182,7 +191,7 @@ async function main(): Promise<void> {
     }
 
     // --- 3b. import latency into a table of 1,000,000 listings ---------------------------------------
-    if (!quick) {
+    if (!quick && want('table')) {
       const pool = new Pool(stack.api.baseUrl, { connections: 1 });
       await stack.sql`truncate listings, machines, imports cascade`;
       record('table: 200 listings c=1, empty table', await runLoad({ concurrency: 1, operations: 100, rowsPerOperation: 200, run: httpImports(stack, pool, 'listings', listingBodies) }));

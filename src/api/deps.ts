@@ -33,8 +33,10 @@ export async function createApiDeps(config: Config, log: Logger): Promise<ApiDep
   const sql = createSql(config);
   const redis = createRedis(config, 'command');
   redis.on('error', (err) => log.warn({ err: err.message }, 'redis connection error'));
-  await waitForRedis(redis);
-  const queue = createImportQueue(config, redis);
+  const producerRedis = createRedis(config, 'producer');
+  producerRedis.on('error', (err) => log.warn({ err: err.message }, 'redis connection error (queue)'));
+  await Promise.all([waitForRedis(redis), waitForRedis(producerRedis)]);
+  const queue = createImportQueue(config, producerRedis);
   queue.on('error', (err) => log.warn({ err: err.message }, 'import queue error'));
   const eventsRedis = createRedis(config, 'blocking');
   const events = new QueueEvents(IMPORT_QUEUE_NAME, {
@@ -66,6 +68,7 @@ export async function createApiDeps(config: Config, log: Logger): Promise<ApiDep
       await queue.close();
       await sql.end({ timeout: 5 });
       eventsRedis.disconnect();
+      producerRedis.disconnect();
       redis.disconnect();
     },
   };

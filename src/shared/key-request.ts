@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { ApiError } from './api-error.js';
-import { codePointLength } from './rows/field-schemas.js';
+import { fitsCodePoints } from './rows/field-schemas.js';
 import { parseScope, SCOPES, toUnderscoreForm, type Scope } from './scopes.js';
 
 export const KEY_LABEL_MAX = 80;
@@ -14,7 +14,7 @@ export const CreateKeyBodySchema = z.object({
     .string({ error: 'label: required, 1 to 80 characters' })
     .trim()
     .min(1, 'label: required, 1 to 80 characters')
-    .refine((s) => codePointLength(s) <= KEY_LABEL_MAX, `label: must be at most ${KEY_LABEL_MAX} characters`)
+    .refine((s) => fitsCodePoints(s, KEY_LABEL_MAX), `label: must be at most ${KEY_LABEL_MAX} characters`)
     .refine((s) => !s.includes('\u0000'), 'label: must not contain NUL characters')
     .meta({ maxLength: KEY_LABEL_MAX, description: `Trimmed, 1 to ${KEY_LABEL_MAX} characters.` }),
   scopes: z

@@ -10,7 +10,21 @@ const ENTRY = {
   worker: 'src/worker/main.ts',
 } as const;
 
+/** The compiled entries (`npm run build`), as the Docker image runs them. */
+const COMPILED_ENTRY = {
+  api: 'dist/api/main.js',
+  worker: 'dist/worker/main.js',
+} as const;
+
 export type Part = keyof typeof ENTRY;
+
+/** `source` runs the TypeScript through tsx (tests); `compiled` runs dist/ with plain node (benchmarks). */
+export type Runtime = 'source' | 'compiled';
+
+export interface SpawnOptions {
+  nodeArgs?: string[];
+  runtime?: Runtime;
+}
 
 export interface ServiceProcess {
   part: string;
@@ -34,13 +48,15 @@ export async function freePort(): Promise<number> {
 }
 
 /** Runs the API or a worker as its own Node process, as `npm run start:api|start:worker` would. */
-export function spawnPart(part: Part, env: Record<string, string>, nodeArgs: string[] = []): ServiceProcess {
-  return spawnScript(part, ENTRY[part], env, nodeArgs);
+export function spawnPart(part: Part, env: Record<string, string>, options: SpawnOptions = {}): ServiceProcess {
+  const entry = options.runtime === 'compiled' ? COMPILED_ENTRY[part] : ENTRY[part];
+  return spawnScript(part, entry, env, options.nodeArgs);
 }
 
 /** Runs a TypeScript entry of this repository (path relative to its root) as a Node process. */
 export function spawnScript(part: string, entry: string, env: Record<string, string>, nodeArgs: string[] = []): ServiceProcess {
-  const child = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', entry], {
+  const loader = entry.endsWith('.ts') ? ['--import', 'tsx'] : [];
+  const child = spawn(process.execPath, [...nodeArgs, ...loader, entry], {
     cwd: REPO_ROOT,
     env: { ...process.env, NODE_ENV: 'test', LOG_LEVEL: 'info', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -92,10 +108,10 @@ export function spawnScript(part: string, entry: string, env: Record<string, str
   };
 }
 
-export async function startApi(env: Record<string, string>, nodeArgs: string[] = []): Promise<ServiceProcess & { baseUrl: string }> {
+export async function startApi(env: Record<string, string>, options: SpawnOptions = {}): Promise<ServiceProcess & { baseUrl: string }> {
   // note: a PORT in env is kept, so an API can be restarted where its clients expect it.
   const port = env.PORT !== undefined ? Number(env.PORT) : await freePort();
-  const api = spawnPart('api', { ...env, PORT: String(port), HOST: '127.0.0.1' }, nodeArgs);
+  const api = spawnPart('api', { ...env, PORT: String(port), HOST: '127.0.0.1' }, options);
   const baseUrl = `http://127.0.0.1:${port}`;
   // note: polls the port rather than reading a log line, so any LOG_LEVEL works.
   const deadline = Date.now() + 20_000;
@@ -112,8 +128,8 @@ export async function startApi(env: Record<string, string>, nodeArgs: string[] =
   return Object.assign(api, { baseUrl });
 }
 
-export async function startWorkerProcess(env: Record<string, string>, nodeArgs: string[] = []): Promise<ServiceProcess> {
-  const worker = spawnPart('worker', env, nodeArgs);
+export async function startWorkerProcess(env: Record<string, string>, options: SpawnOptions = {}): Promise<ServiceProcess> {
+  const worker = spawnPart('worker', env, options);
   await worker.waitForOutput(/worker started/);
   return worker;
 }

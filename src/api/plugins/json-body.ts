@@ -22,7 +22,9 @@ export function registerJsonBodyParser(app: FastifyInstance): void {
       done(new ApiError(400, { error: 'Invalid JSON body' }), undefined);
       return;
     }
-    request.rawBody = bytes;
+    // note: kept only when an Idempotency-Key will compare it, so a 2 MB body is not held twice
+    // while its import runs.
+    if (request.headers['idempotency-key'] !== undefined) request.rawBody = bytes;
     void parseJsonText(request, text, done);
   });
 }

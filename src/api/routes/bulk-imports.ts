@@ -82,6 +82,9 @@ export async function bulkImportRoutes(app: FastifyInstance, deps: ApiDeps): Pro
       async (request, reply) => {
         const idempotencyKey = parseIdempotencyKey(request.headers['idempotency-key']);
         const { total, rows, errors } = validateBulkRequest(kind, request.body);
+        // note: the parsed input is not needed once validated; dropping it lets a large body be
+        // collected while the request waits on its import.
+        request.body = undefined;
         const data = { kind, accountId: request.apiKey!.account.id, requestId: request.id, total, errors, rows };
         if (idempotencyKey === undefined) return reply.code(201).send(await deps.imports.run(data));
         const { result, replayed } = await runIdempotentImport(deps, data, idempotencyKey, request.rawBody ?? Buffer.alloc(0));

@@ -25,6 +25,15 @@ export function truncateCodePoints(value: string, max: number): string {
   return value.slice(0, units);
 }
 
+/** True when `value` has at most `max` code points; O(1) for the usual short string. */
+export function fitsCodePoints(value: string, max: number): boolean {
+  // A string of at most `max` UTF-16 units has at most `max` code points; one of more than
+  // 2 * max units has more than `max`.
+  if (value.length <= max) return true;
+  if (value.length > 2 * max) return false;
+  return codePointLength(value) <= max;
+}
+
 export function codePointLength(value: string): number {
   let points = 0;
   for (const _ of value) points += 1;
@@ -43,7 +52,7 @@ export function requiredText(options: { truncateTo?: number; maxLength?: number 
   let schema = stringRequired().trim().min(1, 'required').refine(hasNoNul, NUL_MESSAGE);
   if (options.maxLength !== undefined) {
     const max = options.maxLength;
-    schema = schema.refine((s) => codePointLength(s) <= max, `must be at most ${max} characters`);
+    schema = schema.refine((s) => fitsCodePoints(s, max), `must be at most ${max} characters`);
   }
   const truncateTo = options.truncateTo;
   return truncateTo === undefined ? schema : schema.transform((s) => truncateCodePoints(s, truncateTo));

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { codePointLength, POSTGRES_INT_MAX } from './field-schemas.js';
+import { fitsCodePoints, POSTGRES_INT_MAX } from './field-schemas.js';
 import { LISTING_CATEGORIES, LISTING_LIMITS, type ListingRow } from './listing-row.js';
 import { MACHINE_LIMITS, type MachineRow } from './machine-row.js';
 
@@ -11,7 +11,7 @@ import { MACHINE_LIMITS, type MachineRow } from './machine-row.js';
 
 const noNul = (s: string) => !s.includes('\u0000');
 const text = (max?: number) =>
-  z.string().refine((s) => noNul(s) && s.isWellFormed() && (max === undefined || codePointLength(s) <= max));
+  z.string().refine((s) => noNul(s) && s.isWellFormed() && (max === undefined || fitsCodePoints(s, max)));
 const requiredText = (max?: number) => text(max).refine((s) => s.length > 0);
 const nullableText = (max?: number) => text(max).nullable();
 
