@@ -1,44 +1,26 @@
-import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { mkdir } from 'node:fs/promises';
+import { dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { chromium, type BrowserContext, type Response } from 'playwright-core';
+import type { Response } from 'playwright-core';
 import { afterAll, describe, expect, it } from 'vitest';
+import { browserTestTitle, HAS_CHROMIUM, openChromium, type OpenBrowser } from '../support/chromium.js';
 import { createFaultScenario, type FaultScenario } from '../support/fault-scenario.js';
 
-const CHROMIUM = '/usr/bin/chromium';
-const HAS_CHROMIUM = existsSync(CHROMIUM);
 const SCREENSHOT = fileURLToPath(new URL('./artifacts/bull-board.png', import.meta.url));
 const ADMIN_USER = 'board-ops';
 const ADMIN_PASSWORD = 'board-browser-password-0123';
 
-/** Flags for a headless Chromium in a container or CI: no sandbox, GPU, sync or background traffic. */
-const CHROMIUM_ARGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
-
-const TITLE = HAS_CHROMIUM
-  ? 'an operator logs in to /admin/queues in Chromium, sees the imports queue and a completed job without its rows or any key'
-  : `SKIPPED: ${CHROMIUM} is missing (install the Debian package "chromium", as .ci/run does); this test drives a real Chromium through the Bull Board`;
-
-if (!HAS_CHROMIUM) console.warn(`[bull-board-browser] ${CHROMIUM} not found: the browser test of Bull Board is skipped. Install it with: apt-get install chromium`);
+const TITLE = browserTestTitle(
+  'an operator logs in to /admin/queues in Chromium, sees the imports queue and a completed job without its rows or any key',
+  'the Bull Board',
+);
 
 describe('Bull Board in a real browser', () => {
   let scenario: FaultScenario | undefined;
-  let context: BrowserContext | undefined;
-  let userDataDir: string | undefined;
+  let browser: OpenBrowser | undefined;
 
   afterAll(async () => {
-    await context?.close();
-    if (userDataDir !== undefined) await rm(userDataDir, { recursive: true, force: true });
+    await browser?.close();
     await scenario?.close();
   });
 
@@ -49,14 +31,10 @@ describe('Bull Board in a real browser', () => {
     const imported = await scenario.postListings(api.baseUrl, 3);
     expect(imported).toMatchObject({ status: 201, body: { inserted: 3, skipped: 0 } });
 
-    userDataDir = await mkdtemp(join(tmpdir(), 'bull-board-chromium-'));
-    context = await chromium.launchPersistentContext(userDataDir, {
-      executablePath: CHROMIUM,
-      headless: true,
-      args: CHROMIUM_ARGS,
+    browser = await openChromium({
       httpCredentials: { username: ADMIN_USER, password: ADMIN_PASSWORD, origin: api.baseUrl },
-      viewport: { width: 1400, height: 1000 },
     });
+    const { context } = browser;
     const page = context.pages()[0] ?? (await context.newPage());
     const failed: string[] = [];
     page.on('response', (res: Response) => {

@@ -1,41 +1,23 @@
-import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { mkdir } from 'node:fs/promises';
+import { dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { chromium, type BrowserContext } from 'playwright-core';
 import { afterAll, describe, expect, it } from 'vitest';
+import { browserTestTitle, HAS_CHROMIUM, openChromium, type OpenBrowser } from '../support/chromium.js';
 import { createFaultScenario, type FaultScenario } from '../support/fault-scenario.js';
 
-const CHROMIUM = '/usr/bin/chromium';
-const HAS_CHROMIUM = existsSync(CHROMIUM);
 const SCREENSHOT = fileURLToPath(new URL('./artifacts/docs.png', import.meta.url));
 
-const CHROMIUM_ARGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
-
-const TITLE = HAS_CHROMIUM
-  ? 'a partner opens /docs in Chromium: every endpoint and the changelog render, under the page\'s CSP, from this server alone'
-  : `SKIPPED: ${CHROMIUM} is missing (install the Debian package "chromium", as .ci/run does); this test drives a real Chromium through /docs`;
-
-if (!HAS_CHROMIUM) console.warn(`[docs-browser] ${CHROMIUM} not found: the browser test of /docs is skipped. Install it with: apt-get install chromium`);
+const TITLE = browserTestTitle(
+  'a partner opens /docs in Chromium: every endpoint and the changelog render, under the page\'s CSP, from this server alone',
+  '/docs',
+);
 
 describe('/docs in a real browser', () => {
   let scenario: FaultScenario | undefined;
-  let context: BrowserContext | undefined;
-  let userDataDir: string | undefined;
+  let browser: OpenBrowser | undefined;
 
   afterAll(async () => {
-    await context?.close();
-    if (userDataDir !== undefined) await rm(userDataDir, { recursive: true, force: true });
+    await browser?.close();
     await scenario?.close();
   });
 
@@ -43,13 +25,8 @@ describe('/docs in a real browser', () => {
     scenario = await createFaultScenario();
     const api = await scenario.startApi();
 
-    userDataDir = await mkdtemp(join(tmpdir(), 'docs-chromium-'));
-    context = await chromium.launchPersistentContext(userDataDir, {
-      executablePath: CHROMIUM,
-      headless: true,
-      args: CHROMIUM_ARGS,
-      viewport: { width: 1400, height: 1000 },
-    });
+    browser = await openChromium();
+    const { context } = browser;
     const page = context.pages()[0] ?? (await context.newPage());
     const requested: string[] = [];
     const failed: string[] = [];
