@@ -1,76 +1,39 @@
 import { randomUUID } from 'node:crypto';
-import type { Queue } from 'bullmq';
 import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createImportQueue } from '../../src/shared/import-queue.js';
 import { bearer, validListing } from '../support/fixtures.js';
+import { bodyOfSize as bodyOfKindOfSize, bulkEndpoint, type Snapshot } from '../support/bulk-endpoint.js';
 import { startTestService, type TestAccount, type TestService } from '../support/test-service.js';
 
-const PATH = '/v1/api/listings/bulk';
 const BODY_LIMIT_BYTES = 2_097_152;
 const DRAGON = '\u{1F409}'; // one code point, two UTF-16 units
-
-interface Snapshot {
-  listings: number;
-  machines: number;
-  imports: number;
-  jobs: number;
-}
 
 function photos(count: number, name = 'photo'): string[] {
   return Array.from({ length: count }, (_, i) => `https://cdn.example.test/${name}-${i}.jpg`);
 }
 
-/** A `{listings: [row]}` body of exactly `bytes` bytes, padded through a field the schema drops. */
+/** A body of exactly `bytes` bytes. */
 function bodyOfSize(bytes: number): string {
-  const row = validListing({ title: `Padded ${randomUUID()}` });
-  const unpadded = Buffer.byteLength(JSON.stringify({ listings: [{ ...row, padding: '' }] }));
-  const body = JSON.stringify({ listings: [{ ...row, padding: 'x'.repeat(bytes - unpadded) }] });
-  expect(Buffer.byteLength(body)).toBe(bytes);
-  return body;
+  return bodyOfKindOfSize('listings', validListing({ title: `Padded ${randomUUID()}` }), bytes);
 }
 
 describe('POST /v1/api/listings/bulk', () => {
   let service: TestService;
-  let queue: Queue;
+  let kit: ReturnType<typeof bulkEndpoint>;
 
   beforeAll(async () => {
     service = await startTestService();
-    // note: a second handle on the service's own queue, to prove a refused request enqueued nothing
-    queue = createImportQueue(service.config, service.deps.redis);
+    kit = bulkEndpoint(service, 'listings');
   });
   afterAll(async () => {
-    await queue?.close();
+    await kit?.close();
     await service?.close();
   });
 
-  async function partner(input: Parameters<TestService['createAccount']>[0] = {}, scopes?: string[]) {
-    const account = await service.createAccount(input);
-    const key = await service.createKey(account, scopes);
-    return { account, key };
-  }
-
-  function post(key: string, payload: object, headers: Record<string, string> = {}): Promise<LightMyRequestResponse> {
-    return service.request({ method: 'POST', url: PATH, headers: { ...bearer(key), ...headers }, payload });
-  }
-
-  function postRaw(key: string, body: string): Promise<LightMyRequestResponse> {
-    return service.request({
-      method: 'POST',
-      url: PATH,
-      headers: { ...bearer(key), 'content-type': 'application/json' },
-      payload: body,
-    });
-  }
-
-  async function snapshot(): Promise<Snapshot> {
-    const [counts] = await service.sql<Omit<Snapshot, 'jobs'>[]>`
-      select (select count(*)::int from listings) as listings,
-             (select count(*)::int from machines) as machines,
-             (select count(*)::int from imports) as imports`;
-    const jobs = Object.values(await queue.getJobCounts()).reduce((sum, n) => sum + n, 0);
-    return { ...(counts as Omit<Snapshot, 'jobs'>), jobs };
-  }
+  const partner: ReturnType<typeof bulkEndpoint>['partner'] = (...args) => kit.partner(...args);
+  const post: ReturnType<typeof bulkEndpoint>['post'] = (...args) => kit.post(...args);
+  const postRaw: ReturnType<typeof bulkEndpoint>['postRaw'] = (...args) => kit.postRaw(...args);
+  const snapshot = () => kit.snapshot();
 
   async function listingsOf(account: TestAccount) {
     return service.sql`
@@ -346,7 +309,7 @@ describe('POST /v1/api/listings/bulk', () => {
         before = await snapshot();
         const res = await service.request({
           method: 'POST',
-          url: PATH,
+          url: kit.path,
           headers: { ...bearer(key), 'content-type': contentType },
           payload: JSON.stringify({ listings: [validListing()] }),
         });

@@ -1,0 +1,60 @@
+import type { Queue } from 'bullmq';
+import type { InjectOptions, LightMyRequestResponse } from 'fastify';
+import { expect } from 'vitest';
+import type { BulkKind } from '../../src/shared/bulk-kinds.js';
+import { createImportQueue } from '../../src/shared/import-queue.js';
+import { bearer } from './fixtures.js';
+import type { TestService } from './test-service.js';
+
+/** What a refused request must leave unchanged: the tables and the queue. */
+export interface Snapshot {
+  listings: number;
+  machines: number;
+  imports: number;
+  jobs: number;
+}
+
+/** A `{<kind>: [row]}` body of exactly `bytes` bytes, padded through a field the schema drops. */
+export function bodyOfSize(kind: BulkKind, row: Record<string, unknown>, bytes: number): string {
+  const unpadded = Buffer.byteLength(JSON.stringify({ [kind]: [{ ...row, padding: '' }] }));
+  const body = JSON.stringify({ [kind]: [{ ...row, padding: 'x'.repeat(bytes - unpadded) }] });
+  expect(Buffer.byteLength(body)).toBe(bytes);
+  return body;
+}
+
+/**
+ * Helpers for the tests of one bulk endpoint against a test service: partners with keys, posts,
+ * and a snapshot of everything a refused request must not change. `close()` the kit before the
+ * service.
+ */
+export function bulkEndpoint(service: TestService, kind: BulkKind) {
+  const path = `/v1/api/${kind}/bulk`;
+  // note: a second handle on the service's own queue, to prove a refused request enqueued nothing
+  const queue: Queue = createImportQueue(service.config, service.deps.redis);
+  const request = (key: string, options: Omit<InjectOptions, 'method' | 'url'>) =>
+    service.request({ ...options, method: 'POST', url: path, headers: { ...bearer(key), ...options.headers } });
+
+  return {
+    path,
+    async partner(input: Parameters<TestService['createAccount']>[0] = {}, scopes?: string[]) {
+      const account = await service.createAccount(input);
+      const key = await service.createKey(account, scopes);
+      return { account, key };
+    },
+    post(key: string, payload: object, headers: Record<string, string> = {}): Promise<LightMyRequestResponse> {
+      return request(key, { headers, payload });
+    },
+    postRaw(key: string, body: string): Promise<LightMyRequestResponse> {
+      return request(key, { headers: { 'content-type': 'application/json' }, payload: body });
+    },
+    async snapshot(): Promise<Snapshot> {
+      const [counts] = await service.sql<Omit<Snapshot, 'jobs'>[]>`
+        select (select count(*)::int from listings) as listings,
+               (select count(*)::int from machines) as machines,
+               (select count(*)::int from imports) as imports`;
+      const jobs = Object.values(await queue.getJobCounts()).reduce((sum, n) => sum + n, 0);
+      return { ...(counts as Omit<Snapshot, 'jobs'>), jobs };
+    },
+    close: () => queue.close(),
+  };
+}
