@@ -7,9 +7,9 @@ import type { Logger } from '../shared/logger.js';
 import { createRedis, waitForRedis } from '../shared/redis.js';
 import { AuthVersion } from '../shared/auth-version.js';
 import { createApiMetrics, type ApiMetrics } from './api-metrics.js';
-import { createKeyCache, type CachedKey } from './auth/key-cache.js';
+import { listenForAuthChanges } from './auth/auth-change-listener.js';
+import { KeyCache } from './auth/key-cache.js';
 import { ImportRunner } from './import-runner.js';
-import type { LRUCache } from 'lru-cache';
 import { AccountQuota } from './limits/account-quota.js';
 import { AuthLockout } from './limits/auth-lockout.js';
 
@@ -25,7 +25,7 @@ export interface ApiDeps {
   quota: AccountQuota;
   lockout: AuthLockout;
   authVersion: AuthVersion;
-  keyCache: LRUCache<string, CachedKey>;
+  keyCache: KeyCache;
   metrics: ApiMetrics;
 }
 
@@ -46,6 +46,10 @@ export async function createApiDeps(config: Config, log: Logger): Promise<ApiDep
   events.on('error', (err) => log.warn({ err: err.message }, 'queue events error'));
   await events.waitUntilReady();
 
+  const keyCache = new KeyCache();
+  // note: changes made directly in the tables reach the cache through the database's NOTIFY.
+  const authChanges = listenForAuthChanges(sql, () => keyCache.clear(), log);
+
   return {
     config,
     log,
@@ -61,9 +65,10 @@ export async function createApiDeps(config: Config, log: Logger): Promise<ApiDep
     quota: new AccountQuota(redis, config.redisPrefix),
     lockout: new AuthLockout(redis, config.redisPrefix),
     authVersion: new AuthVersion(redis, config.redisPrefix),
-    keyCache: createKeyCache(),
+    keyCache,
     metrics: createApiMetrics(queue, log),
     async close() {
+      await authChanges.stop();
       await events.close();
       await queue.close();
       await sql.end({ timeout: 5 });

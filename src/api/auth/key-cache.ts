@@ -9,9 +9,34 @@ export interface CachedKey {
 
 /**
  * Active keys by hash, so a request whose key is cached touches Redis once and PostgreSQL not at
- * all. An entry is used only while the auth version it was loaded under is still current; the
- * TTL only bounds how long a change made behind the service's back (direct SQL) can go unseen.
+ * all. An entry is used only while the auth version it was loaded under is still current, and
+ * the whole cache is dropped when the database notifies a change (see auth-change-listener.ts).
+ * The TTL only bounds how long a change that reached neither can go unseen.
  */
-export function createKeyCache(): LRUCache<string, CachedKey> {
-  return new LRUCache<string, CachedKey>({ max: 20_000, ttl: 30_000 });
+export class KeyCache {
+  private readonly entries = new LRUCache<string, CachedKey>({ max: 20_000, ttl: 30_000 });
+  /** bumped by every clear(), so a load that raced a clear is not cached */
+  private generation = 0;
+
+  get(hash: string): CachedKey | undefined {
+    return this.entries.get(hash);
+  }
+
+  delete(hash: string): void {
+    this.entries.delete(hash);
+  }
+
+  /** Call before loading from PostgreSQL; pass the result to set(). */
+  startLoad(): number {
+    return this.generation;
+  }
+
+  set(hash: string, entry: CachedKey, loadStartedAt: number): void {
+    if (loadStartedAt === this.generation) this.entries.set(hash, entry);
+  }
+
+  clear(): void {
+    this.generation += 1;
+    this.entries.clear();
+  }
 }

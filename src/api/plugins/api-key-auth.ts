@@ -57,10 +57,12 @@ export function apiKeyAuth(deps: ApiDeps): onRequestAsyncHookHandler {
   /** Loads the key from PostgreSQL under `version`, read before the query. */
   async function loadKey(ip: string, hash: Buffer, cacheKey: string, version: string): Promise<AuthenticatedKey> {
     // note: the version is read before the query, so a revocation that commits after this read
-    // bumps the version past the one stored with the entry, and the entry is never used.
+    // bumps the version past the one stored with the entry, and the entry is never used; a
+    // database notification during the query keeps the result out of the cache.
+    const loadStartedAt = keyCache.startLoad();
     const key = await findActiveKeyByHash(sql, hash);
     if (!key) return fail(ip, 'Invalid API key');
-    keyCache.set(cacheKey, { key, version });
+    keyCache.set(cacheKey, { key, version }, loadStartedAt);
     return key;
   }
 
