@@ -42,7 +42,7 @@ export function codePointLength(value: string): number {
 
 // note: a lone surrogate (JSON allows "\ud800") has no UTF-8 form; it is stored as U+FFFD,
 // decided here so that every later step sees well-formed text.
-const wellFormed = (s: string) => s.toWellFormed();
+const wellFormed = (s: string) => (s.isWellFormed() ? s : s.toWellFormed());
 
 const stringRequired = () =>
   z.string({ error: (issue) => (isMissing(issue.input) ? 'required' : 'must be a string') }).overwrite(wellFormed);
@@ -94,8 +94,13 @@ export function optionalStringArray(options: { keep?: number } = {}) {
 const HTTPS_URL_SHAPE = /^https:\/\/[^\s\\/?#\x00-\x1f\x7f]+(?:[/?#][^\s\\\x00-\x1f\x7f]*)?$/i;
 
 function isHttpsUrl(value: string): boolean {
-  if (!HTTPS_URL_SHAPE.test(value) || !URL.canParse(value)) return false;
-  return new URL(value).hostname !== '';
+  if (!HTTPS_URL_SHAPE.test(value)) return false;
+  // note: one parse; the shape test has already turned away what would make it throw often.
+  try {
+    return new URL(value).hostname !== '';
+  } catch {
+    return false;
+  }
 }
 
 const HTTPS_URL_MESSAGE = 'must be an absolute https:// URL';
