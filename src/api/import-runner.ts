@@ -89,11 +89,6 @@ export class ImportRunner {
     return this.run(data, jobId);
   }
 
-  /** Jobs this process is waiting on. */
-  get inFlight(): number {
-    return this.watches.size;
-  }
-
   private watch(jobId: string): JobWatch {
     const shared = this.watches.get(jobId);
     if (shared) {

@@ -25,4 +25,3 @@ export function createSql(config: Pick<Config, 'databaseUrl' | 'databasePoolMax'
 /** Postgres error codes the service maps at the boundary. */
 export const PG_UNIQUE_VIOLATION = '23505';
 export const PG_DUPLICATE_DATABASE = '42P04';
-export const PG_INVALID_CATALOG_NAME = '3D000';
