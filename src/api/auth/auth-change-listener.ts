@@ -14,19 +14,18 @@ const RETRY_MS = 5_000;
 export function listenForAuthChanges(sql: Sql, onChange: () => void, log: Logger): { stop(): Promise<void> } {
   let stopped = false;
   let retry: NodeJS.Timeout | undefined;
-  let unlisten: (() => Promise<void>) | undefined;
+  let attempt: Promise<{ unlisten(): Promise<void> } | undefined> = Promise.resolve(undefined);
 
   const start = () => {
-    sql.listen(AUTH_CHANGE_CHANNEL, onChange, onChange).then(
-      (listening) => {
-        if (stopped) return void listening.unlisten();
-        unlisten = () => listening.unlisten();
-      },
+    attempt = sql.listen(AUTH_CHANGE_CHANNEL, onChange, onChange).then(
+      (listening) => listening,
       (err: unknown) => {
-        if (stopped) return;
-        log.warn({ err }, `could not listen on ${AUTH_CHANGE_CHANNEL}; retrying`);
-        retry = setTimeout(start, RETRY_MS);
-        retry.unref();
+        if (!stopped) {
+          log.warn({ err }, `could not listen on ${AUTH_CHANGE_CHANNEL}; retrying`);
+          retry = setTimeout(start, RETRY_MS);
+          retry.unref();
+        }
+        return undefined;
       },
     );
   };
@@ -36,7 +35,10 @@ export function listenForAuthChanges(sql: Sql, onChange: () => void, log: Logger
     async stop() {
       stopped = true;
       clearTimeout(retry);
-      await unlisten?.();
+      // note: waits for an attempt still in flight, so nothing is left to unlisten after the
+      // pool has ended.
+      const listening = await attempt;
+      await listening?.unlisten().catch(() => undefined);
     },
   };
 }
