@@ -1,11 +1,11 @@
-import type { Reporter, TestModule } from 'vitest/node';
+import type { Reporter, SerializedError, TestModule } from 'vitest/node';
 
 /**
  * Prints one plain closing line, `tests: N passed, N failed, N skipped`, that any CI log reader
  * understands, after vitest's own summary.
  */
 export default class SummaryReporter implements Reporter {
-  onTestRunEnd(testModules: ReadonlyArray<TestModule>): void {
+  onTestRunEnd(testModules: ReadonlyArray<TestModule>, unhandledErrors: ReadonlyArray<SerializedError>): void {
     const counts = { passed: 0, failed: 0, skipped: 0 };
     for (const testModule of testModules) {
       for (const test of testModule.children.allTests()) {
@@ -16,6 +16,8 @@ export default class SummaryReporter implements Reporter {
       }
       if (testModule.state() === 'failed' && testModule.errors().length > 0) counts.failed += 1;
     }
+    // note: an unhandled error fails the run (vitest exits 1), so it counts as a failure here too.
+    counts.failed += unhandledErrors.length;
     process.stdout.write(`\ntests: ${counts.passed} passed, ${counts.failed} failed, ${counts.skipped} skipped\n`);
   }
 }
