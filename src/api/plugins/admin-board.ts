@@ -7,8 +7,7 @@ import type { FastifyInstance } from 'fastify';
 import { ApiError } from '../../shared/api-error.js';
 import type { ImportJobData } from '../../shared/import-queue.js';
 import type { Logger } from '../../shared/logger.js';
-
-export const BOARD_PATH = '/admin/queues';
+import { BOARD_PATH } from './admin-paths.js';
 
 /**
  * What the board shows of a job's data: who, what and how much, never the rows themselves

@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import type { ApiDeps } from '../deps.js';
 import { metricsRoutes } from '../routes/metrics.js';
 import { adminBasicAuth } from './admin-auth.js';
-import { BOARD_PATH, registerAdminBoard } from './admin-board.js';
+import { BOARD_PATH } from './admin-paths.js';
 
 /**
  * Bull Board (`/admin/queues`) and `GET /metrics`, in one context behind HTTP basic auth with
@@ -15,6 +15,8 @@ export async function registerOperatorEndpoints(app: FastifyInstance, deps: ApiD
     deps.log.info(`Bull Board (${BOARD_PATH}) and GET /metrics are disabled: ADMIN_USER and ADMIN_PASSWORD are not set`);
     return;
   }
+  // note: loaded only when mounted; Bull Board's UI and its dependencies cost about 19 MB.
+  const { registerAdminBoard } = await import('./admin-board.js');
   await app.register(async (operator) => {
     operator.addHook('onRequest', adminBasicAuth(credentials));
     await operator.register(metricsRoutes, deps);
