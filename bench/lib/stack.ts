@@ -85,12 +85,15 @@ export async function startStack(options: { workers: number; accounts: number; k
   execFileSync('npm', ['run', '--silent', 'build'], { stdio: 'inherit' });
   const runtime = 'compiled' as const;
   const redis = new Redis(REDIS_URL);
-  const api = await startApi(env, { runtime });
+  // note: the Dockerfile's NODE_OPTIONS, so the processes run as in production;
+  // BENCH_NODE_ARGS replaces them for experiments (e.g. BENCH_NODE_ARGS="" for V8's defaults).
+  const nodeArgs = (process.env.BENCH_NODE_ARGS ?? '--max-semi-space-size=4').split(' ').filter(Boolean);
+  const api = await startApi(env, { runtime, nodeArgs });
   const workers: ServiceProcess[] = [];
   // note: workers log one line per job at info, as in production; the API logs two per request,
   // so the bench runs it at warn to measure the service rather than the log pipe.
   const workerEnv = { ...env, LOG_LEVEL: 'info' };
-  for (let w = 0; w < options.workers; w += 1) workers.push(await startWorkerProcess(workerEnv, { runtime }));
+  for (let w = 0; w < options.workers; w += 1) workers.push(await startWorkerProcess(workerEnv, { runtime, nodeArgs }));
   const extra: ServiceProcess[] = [];
 
   return {
@@ -101,7 +104,7 @@ export async function startStack(options: { workers: number; accounts: number; k
     api,
     workers,
     async addWorker() {
-      const worker = await startWorkerProcess(workerEnv, { runtime });
+      const worker = await startWorkerProcess(workerEnv, { runtime, nodeArgs });
       workers.push(worker);
       return worker;
     },
