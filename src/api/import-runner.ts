@@ -4,7 +4,7 @@ import { ApiError, retryAfterHeaders } from '../shared/api-error.js';
 import { BulkResultSchema, type BulkResult, type ImportJobData } from '../shared/import-queue.js';
 import type { Logger } from '../shared/logger.js';
 import { JobWatch, type JobOutcome } from './job-watch.js';
-import { serviceUnavailable } from './limits/store-unavailable.js';
+import { serviceUnavailable } from '../shared/api-error.js';
 
 // note: QueueEvents delivery is best effort; polling the job bounds the cost of a lost event.
 const POLL_INTERVAL_MS = 500;

@@ -17,3 +17,14 @@ export class ApiError extends Error {
 export function retryAfterHeaders(retryAfterSec: number): Record<string, string> {
   return { 'retry-after': String(retryAfterSec) };
 }
+
+const UNAVAILABLE_RETRY_SEC = 5;
+
+/** PostgreSQL or Redis is away: nothing was done, and the request may be retried shortly. */
+export function serviceUnavailable(): ApiError {
+  return new ApiError(
+    503,
+    { error: 'Service temporarily unavailable', retry_after_sec: UNAVAILABLE_RETRY_SEC },
+    retryAfterHeaders(UNAVAILABLE_RETRY_SEC),
+  );
+}

@@ -1,6 +1,7 @@
 import type { Redis } from 'ioredis';
 import { RateLimiterRedis } from 'rate-limiter-flexible';
-import { serviceUnavailable, secondsUntil } from './store-unavailable.js';
+import { serviceUnavailable } from '../../shared/api-error.js';
+import { secondsUntil } from './store-unavailable.js';
 
 export const LOCKOUT_POLICY = { failures: 20, windowSec: 5 * 60, lockoutSec: 15 * 60 } as const;
 

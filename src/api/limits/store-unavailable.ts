@@ -1,9 +1,5 @@
 import { RateLimiterRes } from 'rate-limiter-flexible';
-import { ApiError, retryAfterHeaders } from '../../shared/api-error.js';
-
-export function serviceUnavailable(): ApiError {
-  return new ApiError(503, { error: 'Service temporarily unavailable', retry_after_sec: 5 }, retryAfterHeaders(5));
-}
+import { serviceUnavailable } from '../../shared/api-error.js';
 
 /**
  * rate-limiter-flexible rejects with a RateLimiterRes when a limit is hit and with an Error when

@@ -5,7 +5,7 @@ import { validateBulkRequest } from '../../shared/bulk-request.js';
 import { parseCreateKeyRequest } from '../../shared/key-request.js';
 import { ACTIVE_KEY_CAP } from '../../shared/repositories/api-keys.js';
 import { parseIdempotencyKey } from '../idempotency.js';
-import { serviceUnavailable } from '../limits/store-unavailable.js';
+import { serviceUnavailable } from '../../shared/api-error.js';
 import { requireApiTier } from '../plugins/account-access.js';
 import { lockedOut } from '../plugins/lockout-guard.js';
 import type { Example, Examples } from './route-schema.js';

@@ -6,7 +6,7 @@ import { toUnderscoreForm } from '../../shared/scopes.js';
 import { clientIp } from '../client-ip.js';
 import type { ApiDeps } from '../deps.js';
 import type { QuotaCount, QuotaDecision } from '../limits/account-quota.js';
-import { serviceUnavailable } from '../limits/store-unavailable.js';
+import { serviceUnavailable } from '../../shared/api-error.js';
 import { requireApiTier } from './account-access.js';
 import { lockedOut } from './lockout-guard.js';
 

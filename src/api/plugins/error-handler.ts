@@ -1,8 +1,6 @@
 import type { FastifyError, FastifyInstance } from 'fastify';
-import { ApiError, retryAfterHeaders } from '../../shared/api-error.js';
+import { ApiError, serviceUnavailable } from '../../shared/api-error.js';
 import { isDependencyUnavailable } from '../../shared/dependency-errors.js';
-
-const UNAVAILABLE_RETRY_SEC = 5;
 
 const INVALID_JSON_CODES = new Set(['FST_ERR_CTP_INVALID_JSON_BODY', 'FST_ERR_CTP_EMPTY_JSON_BODY']);
 
@@ -36,10 +34,8 @@ export function registerErrorHandling(app: FastifyInstance): void {
     }
     if (isDependencyUnavailable(error)) {
       request.log.warn({ err: error }, 'a dependency is unavailable');
-      return reply
-        .code(503)
-        .headers(retryAfterHeaders(UNAVAILABLE_RETRY_SEC))
-        .send({ error: 'Service temporarily unavailable', retry_after_sec: UNAVAILABLE_RETRY_SEC });
+      const unavailable = serviceUnavailable();
+      return reply.code(unavailable.statusCode).headers(unavailable.headers).send(unavailable.body);
     }
     request.log.error({ err: error }, 'unhandled error');
     return reply.code(500).send({ error: 'Internal server error', request_id: request.id });
