@@ -140,7 +140,18 @@ function rowArbitraries(kind: BulkKind, value: fc.Arbitrary<unknown>) {
 // What a stored or normalised row must satisfy: decisions A and the database's rules.
 // ---------------------------------------------------------------------------------------------
 
-const isHttpsUrl = (value: string) => URL.canParse(value) && new URL(value).protocol === 'https:' && new URL(value).hostname !== '';
+/** note: not URL.canParse: on Node 20 its optimised fast path answers false for non-ASCII hosts ("https://¡"). */
+function parseUrl(value: string): URL | undefined {
+  try {
+    return new URL(value);
+  } catch {
+    return undefined;
+  }
+}
+const isHttpsUrl = (value: string) => {
+  const url = parseUrl(value);
+  return url !== undefined && url.protocol === 'https:' && url.hostname !== '';
+};
 /**
  * Stored as sent, so it must read as an absolute https:// URL to any consumer, not only to the
  * forgiving WHATWG parser (which also takes `https:host`, `https:\\host` and strips tabs and newlines).

@@ -114,7 +114,8 @@ export function parseCliArgs(argv: string[], env: NodeJS.ProcessEnv): CliOptions
     // note: checked here because every malformed key the server sees counts toward the IP lockout.
     if (!isWellFormedApiKey(apiKey)) throw new UsageError('the API key is malformed: expected svc_live_<8 hex>_<32 hex>');
     if (baseUrl === undefined || baseUrl === '') throw new UsageError('a base URL is required: --base-url or BULK_IMPORT_BASE_URL');
-    if (!URL.canParse(baseUrl) || !/^https?:$/.test(new URL(baseUrl).protocol)) {
+    // note: not URL.canParse, whose optimised path on Node 20 refuses some valid non-ASCII hosts.
+    if (!isHttpOrHttpsUrl(baseUrl)) {
       throw new UsageError(`the base URL must be an http:// or https:// URL (got ${JSON.stringify(baseUrl)})`);
     }
   }
@@ -133,4 +134,12 @@ export function parseCliArgs(argv: string[], env: NodeJS.ProcessEnv): CliOptions
     quiet: values.quiet,
     json: values.json,
   };
+}
+
+function isHttpOrHttpsUrl(value: string): boolean {
+  try {
+    return /^https?:$/.test(new URL(value).protocol);
+  } catch {
+    return false;
+  }
 }
