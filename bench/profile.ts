@@ -1,14 +1,18 @@
+import { readdirSync } from 'node:fs';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Pool } from 'undici';
 import { startApi, startWorkerProcess } from '../test/support/processes.js';
 import { runLoad } from './lib/load.js';
+import { summariseProfile } from './lib/profile-summary.js';
 import { listingRows } from './lib/rows.js';
 import { startStack } from './lib/stack.js';
 
 /**
  * `npm run bench:profile -- auth|import`: drives GET /v1/api/me at concurrency 32, or 200-row
  * listings imports at concurrency 1, against an API and a worker started with --cpu-prof. The
- * profiles land in bench/results/profiles/ (open them in Chrome DevTools).
+ * profiles land in bench/results/profiles/ (open them in Chrome DevTools); a summary of self
+ * time by package and by function is printed.
  */
 const mode = process.argv[2] === 'import' ? 'import' : 'auth';
 const dir = fileURLToPath(new URL('./results/profiles/', import.meta.url));
@@ -39,6 +43,10 @@ try {
   await pool.close();
   await Promise.all([api.stop('SIGTERM'), worker.stop('SIGTERM')]);
   console.log(`profiles in ${dir}`);
+  for (const [part, pid] of [['api', api.child.pid], ['worker', worker.child.pid]] as const) {
+    const file = readdirSync(dir).find((name) => name.includes(`.${pid}.`) && name.endsWith('.cpuprofile'));
+    if (file) console.log(`\n--- ${part} (self time) ---\n${summariseProfile(join(dir, file))}`);
+  }
 } finally {
   await stack.close();
 }

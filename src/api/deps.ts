@@ -3,6 +3,7 @@ import type { Redis } from 'ioredis';
 import type { Config } from '../shared/config.js';
 import { createSql, type Sql } from '../shared/db.js';
 import { createImportQueue, IMPORT_QUEUE_NAME, type BulkResult, type ImportJobData } from '../shared/import-queue.js';
+import { ImportRowsStore } from '../shared/import-rows.js';
 import type { Logger } from '../shared/logger.js';
 import { createRedis, waitForRedis } from '../shared/redis.js';
 import { AuthVersion } from '../shared/auth-version.js';
@@ -58,6 +59,7 @@ export async function createApiDeps(config: Config, log: Logger): Promise<ApiDep
     queue,
     imports: new ImportRunner(
       queue,
+      new ImportRowsStore(producerRedis, config.redisPrefix),
       events,
       { pickupMs: config.importPickupTimeoutMs, finishMs: config.importTimeoutMs },
       log,

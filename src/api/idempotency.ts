@@ -1,7 +1,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { ApiError } from '../shared/api-error.js';
 import { IDEMPOTENCY_KEY_PATTERN } from '../shared/api-schemas/headers.js';
-import type { BulkResult, ImportJobData } from '../shared/import-queue.js';
+import type { BulkResult, NewImport } from '../shared/import-queue.js';
 import { claimIdempotencyKey, releaseIdempotencyKey } from '../shared/repositories/idempotency-keys.js';
 import { findImportResult } from '../shared/repositories/imports.js';
 import type { ApiDeps } from './deps.js';
@@ -27,7 +27,7 @@ export function requestHash(kind: string, rawBody: Buffer): Buffer {
  */
 export async function runIdempotentImport(
   deps: Pick<ApiDeps, 'sql' | 'imports'>,
-  data: ImportJobData,
+  data: NewImport,
   key: string,
   rawBody: Buffer,
 ): Promise<{ result: BulkResult; replayed: boolean }> {

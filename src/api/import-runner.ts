@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { Job, type Queue, type QueueEvents } from 'bullmq';
 import { ApiError, retryAfterHeaders } from '../shared/api-error.js';
-import { BulkResultSchema, type BulkResult, type ImportJobData } from '../shared/import-queue.js';
+import { BulkResultSchema, type BulkResult, type ImportJobData, type NewImport } from '../shared/import-queue.js';
+import type { ImportRowsStore } from '../shared/import-rows.js';
 import type { Logger } from '../shared/logger.js';
 import { JobWatch, type JobOutcome } from './job-watch.js';
 import { serviceUnavailable } from '../shared/api-error.js';
@@ -39,6 +40,7 @@ export class ImportRunner {
 
   constructor(
     private readonly queue: Queue<ImportJobData, BulkResult>,
+    private readonly rowsStore: ImportRowsStore,
     events: QueueEvents,
     private readonly timeouts: ImportTimeouts,
     private readonly log: Logger,
@@ -49,15 +51,16 @@ export class ImportRunner {
   }
 
   /** Runs the import under `jobId` (a fresh one by default) and returns its result. */
-  async run(data: ImportJobData, jobId: string = randomUUID()): Promise<BulkResult> {
+  async run(input: NewImport, jobId: string = randomUUID()): Promise<BulkResult> {
     const watch = this.watch(jobId);
     try {
-      await this.enqueue(data, jobId);
+      await this.enqueue(input, jobId);
       if (!(await this.waitForPickup(watch))) {
         // note: remove() refuses a job a worker has locked, so a job that is withdrawn can
         // never run later, and one that was just taken is waited for as usual. A job that is
         // gone was withdrawn by another request waiting on it.
         const removed = (await this.queue.remove(jobId)) === 1;
+        if (removed) await this.forgetRows(jobId);
         if (removed || (await Job.fromId(this.queue, jobId)) === undefined) {
           throw new ApiError(
             503,
@@ -70,7 +73,7 @@ export class ImportRunner {
       const outcome = await Promise.race([watch.finished, limit.promise]);
       limit.cancel();
       if (outcome === 'timeout') {
-        throw new ApiError(504, { error: 'Import is still running; check before retrying', request_id: data.requestId });
+        throw new ApiError(504, { error: 'Import is still running; check before retrying', request_id: input.requestId });
       }
       return this.resultOf(jobId, outcome);
     } finally {
@@ -83,10 +86,10 @@ export class ImportRunner {
    * or starts it when it is not queued yet or failed: nothing had been written then, and the
    * worker's record by job id keeps a job that runs twice from writing twice.
    */
-  async rejoin(data: ImportJobData, jobId: string): Promise<BulkResult> {
+  async rejoin(input: NewImport, jobId: string): Promise<BulkResult> {
     const existing = await Job.fromId<ImportJobData, BulkResult>(this.queue, jobId);
     if (existing && (await existing.isFailed())) await existing.remove();
-    return this.run(data, jobId);
+    return this.run(input, jobId);
   }
 
   private watch(jobId: string): JobWatch {
@@ -110,12 +113,27 @@ export class ImportRunner {
     }
   }
 
-  private async enqueue(data: ImportJobData, jobId: string): Promise<void> {
+  /**
+   * Stores the rows, then adds the job. note: in that order, so a worker never takes a job whose
+   * rows are not there yet; re-storing them for a job that exists (a repeat) is harmless, as
+   * they are the same rows.
+   */
+  private async enqueue({ rows, ...data }: NewImport, jobId: string): Promise<void> {
     try {
+      await this.rowsStore.put(jobId, rows);
       await this.queue.add(data.kind, data, { jobId });
     } catch (error) {
       this.log.error({ err: error, requestId: data.requestId }, 'could not enqueue import');
       throw serviceUnavailable();
+    }
+  }
+
+  /** A withdrawn job never runs; its rows would otherwise wait out their expiry. */
+  private async forgetRows(jobId: string): Promise<void> {
+    try {
+      await this.rowsStore.delete(jobId);
+    } catch (error) {
+      this.log.warn({ err: error, jobId }, 'could not delete the rows of a withdrawn import; they expire');
     }
   }
 

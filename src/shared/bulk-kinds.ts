@@ -1,16 +1,15 @@
 import type { z } from 'zod';
 import { ListingRowSchema } from './rows/listing-row.js';
 import { MachineRowSchema } from './rows/machine-row.js';
-import { StoredListingSchema, StoredMachineSchema } from './rows/stored-rows.js';
 
 /**
  * The two bulk imports and their limits (spec 4.2, 4.3, 8; decisions A). `rowSchema` validates
- * and normalises a request row; `storedSchema` checks a normalised row in the worker.
+ * and normalises a request row.
  */
 export const BULK_KINDS = {
-  machines: { maxRows: 500, bodyLimitBytes: 1_048_576, rowSchema: MachineRowSchema, storedSchema: StoredMachineSchema },
-  listings: { maxRows: 200, bodyLimitBytes: 2_097_152, rowSchema: ListingRowSchema, storedSchema: StoredListingSchema },
-} as const satisfies Record<string, { maxRows: number; bodyLimitBytes: number; rowSchema: z.ZodType; storedSchema: z.ZodType }>;
+  machines: { maxRows: 500, bodyLimitBytes: 1_048_576, rowSchema: MachineRowSchema },
+  listings: { maxRows: 200, bodyLimitBytes: 2_097_152, rowSchema: ListingRowSchema },
+} as const satisfies Record<string, { maxRows: number; bodyLimitBytes: number; rowSchema: z.ZodType }>;
 
 export type BulkKind = keyof typeof BULK_KINDS;
 export const BULK_KIND_NAMES = Object.keys(BULK_KINDS) as BulkKind[];

@@ -17,7 +17,18 @@ export interface ImportJobData {
   /** rows sent in the request, valid or not */
   total: number;
   errors: RowError[];
-  rows: unknown[];
+  /** how many valid rows the job writes; the rows themselves wait in ImportRowsStore */
+  rowCount: number;
+}
+
+/** A job to enqueue, with its rows. */
+export interface NewImport extends ImportJobData {
+  /**
+   * The valid rows as one JSON array (encodeImportRows), exactly what the insert statement
+   * reads. note: a string, not objects: the worker hands it to PostgreSQL as it is, instead of
+   * parsing ~200 KB into objects and serialising them again for every job.
+   */
+  rows: string;
 }
 
 export const BulkResultSchema = z.object({

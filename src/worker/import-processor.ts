@@ -1,11 +1,12 @@
 import { UnrecoverableError, type Job } from 'bullmq';
+import postgres from 'postgres';
 import { z } from 'zod';
-import { BULK_KINDS, BULK_KIND_NAMES } from '../shared/bulk-kinds.js';
+import { BULK_KIND_NAMES } from '../shared/bulk-kinds.js';
 import type { Sql } from '../shared/db.js';
 import type { BulkResult, ImportJobData } from '../shared/import-queue.js';
 import type { Logger } from '../shared/logger.js';
-import { AccountGoneError, writeImport, type ImportWrite } from '../shared/repositories/imports.js';
-import { validateRows } from '../shared/rows/validate-rows.js';
+import type { ImportRowsStore } from '../shared/import-rows.js';
+import { AccountGoneError, findImportResult, ImportRowCountError, writeImport } from '../shared/repositories/imports.js';
 import type { FaultHooks } from './fault-injection.js';
 
 const JobDataSchema = z.object({
@@ -14,14 +15,28 @@ const JobDataSchema = z.object({
   requestId: z.string().min(1),
   total: z.number().int().positive(),
   errors: z.array(z.object({ index: z.number().int().nonnegative(), reason: z.string() })),
-  rows: z.array(z.unknown()).min(1),
+  rowCount: z.number().int().positive(),
 });
 
 /**
- * Re-checks the payload (the queue is a trust boundary: anything with Redis access can add a
- * job) against the shape of normalised rows, then writes the import.
+ * SQLSTATE classes of errors the same rows would meet again: data exceptions (bad JSON, a
+ * value of the wrong type) and integrity violations (a table constraint). Retrying cannot help.
  */
-export function createImportProcessor(sql: Sql, log: Logger, faults: FaultHooks = {}) {
+const PERMANENT_SQLSTATE_CLASSES = ['22', '23'];
+
+function isPermanent(error: unknown): boolean {
+  if (error instanceof AccountGoneError || error instanceof ImportRowCountError) return true;
+  return error instanceof postgres.PostgresError && PERMANENT_SQLSTATE_CLASSES.includes(error.code.slice(0, 2));
+}
+
+/**
+ * Writes one import job. note: the queue is a trust boundary (anything with Redis access can
+ * add a job): the envelope is checked here, and the rows are checked by the table constraints
+ * as they are inserted, so a forged or corrupted job fails and writes nothing.
+ */
+export function createImportProcessor(sql: Sql, rowsStore: ImportRowsStore, log: Logger, faults: FaultHooks = {}) {
+  const forgetRows = (jobId: string, jobLog: Logger) =>
+    rowsStore.delete(jobId).catch((err: unknown) => jobLog.warn({ err }, 'could not delete the rows of a finished import; they expire'));
   return async function processImport(job: Job<ImportJobData, BulkResult>): Promise<BulkResult> {
     const jobLog = log.child({ jobId: job.id, requestId: job.data?.requestId });
     const parsed = JobDataSchema.safeParse(job.data);
@@ -29,20 +44,32 @@ export function createImportProcessor(sql: Sql, log: Logger, faults: FaultHooks 
       throw new UnrecoverableError('malformed import job payload');
     }
     const data = parsed.data;
-    const checked = validateRows(BULK_KINDS[data.kind].storedSchema, data.rows);
-    if (checked.errors.length > 0 || data.rows.length + data.errors.length !== data.total) {
-      throw new UnrecoverableError('import job rows do not match the row schema');
+    if (data.rowCount + data.errors.length !== data.total) {
+      throw new UnrecoverableError('import job counts do not add up');
     }
+    const jobId = job.id;
     const started = performance.now();
+    const rowsJson = await rowsStore.get(jobId);
+    if (rowsJson === null) {
+      // Written by an earlier run that died before acknowledging it; or withdrawn, or expired.
+      const recorded = await findImportResult(sql, jobId);
+      if (recorded) return recorded;
+      throw new UnrecoverableError('import job rows are gone; nothing was written');
+    }
     let result: BulkResult;
     try {
-      result = await writeImport(sql, { ...data, rows: checked.rows, jobId: job.id } as ImportWrite, faults);
+      result = await writeImport(sql, { ...data, rowsJson, jobId }, faults);
     } catch (error) {
-      // A retry cannot bring a deleted account back; anything else (a dropped connection) may pass.
-      if (error instanceof AccountGoneError) throw new UnrecoverableError(error.message);
+      // A retry cannot bring a deleted account back or make bad rows good; anything else (a
+      // dropped connection) may pass.
+      if (isPermanent(error)) {
+        await forgetRows(jobId, jobLog);
+        throw new UnrecoverableError(error instanceof Error ? error.message : String(error));
+      }
       throw error;
     }
     faults.afterCommit?.();
+    await forgetRows(jobId, jobLog);
     jobLog.info(
       { kind: data.kind, accountId: data.accountId, inserted: result.inserted, skipped: result.skipped, ms: Math.round(performance.now() - started) },
       'import written',

@@ -2,6 +2,7 @@ import { Worker } from 'bullmq';
 import type { Config } from '../shared/config.js';
 import { createSql } from '../shared/db.js';
 import { IMPORT_QUEUE_NAME, type BulkResult, type ImportJobData } from '../shared/import-queue.js';
+import { ImportRowsStore } from '../shared/import-rows.js';
 import type { Logger } from '../shared/logger.js';
 import { createRedis } from '../shared/redis.js';
 import { deleteExpiredIdempotencyKeys } from '../shared/repositories/idempotency-keys.js';
@@ -25,7 +26,9 @@ export async function startWorker(config: Config, log: Logger): Promise<RunningW
   const sql = createSql(config, { max: Math.max(config.workerConcurrency, 2) });
   const connection = createRedis(config, 'blocking');
   const metrics = createWorkerMetrics();
-  const processor = measureJobs(createImportProcessor(sql, log, faultHooks(config, log)), metrics);
+  // note: the worker's own commands (the rows of its jobs) share BullMQ's non-blocking client.
+  const rowsStore = new ImportRowsStore(connection, config.redisPrefix);
+  const processor = measureJobs(createImportProcessor(sql, rowsStore, log, faultHooks(config, log)), metrics);
   // note: before the worker takes jobs, so a port already in use stops the start cleanly.
   const metricsServer: MetricsServer | undefined =
     config.metricsPort === undefined ? undefined : await startMetricsServer(metrics.registry, config.host, config.metricsPort, log);

@@ -6,7 +6,7 @@ import { BULK_KINDS, type BulkKind } from '../../src/shared/bulk-kinds.js';
 import { validateBulkRequest } from '../../src/shared/bulk-request.js';
 import { codePointLength, POSTGRES_INT_MAX } from '../../src/shared/rows/field-schemas.js';
 import { LISTING_CATEGORIES, ListingRowSchema } from '../../src/shared/rows/listing-row.js';
-import { StoredListingSchema, StoredMachineSchema } from '../../src/shared/rows/stored-rows.js';
+import { StoredListingSchema, StoredMachineSchema } from '../support/stored-rows.js';
 import { validateRows } from '../../src/shared/rows/validate-rows.js';
 import { bearer, validListing, validMachine } from '../support/fixtures.js';
 import { startTestService, type TestAccount, type TestService } from '../support/test-service.js';

@@ -481,7 +481,7 @@ describe('POST /v1/api/listings/bulk when no worker picks the job up (IMPORT_PIC
     }
   }
 
-  it('answers 503 with Retry-After: 30 and leaves no job in the queue', async () => {
+  it('answers 503 with Retry-After: 30 and leaves no job, and no rows, in the queue', async () => {
     const { account, key } = await partner(service);
     const jobsBefore = await jobsIn(queue);
 
@@ -491,6 +491,7 @@ describe('POST /v1/api/listings/bulk when no worker picks the job up (IMPORT_PIC
     expect(res.json()).toEqual({ error: 'Import workers unavailable; nothing was written', retry_after_sec: 30 });
     expect(res.headers['retry-after']).toBe('30');
     expect(await jobsIn(queue)).toBe(jobsBefore);
+    expect(await service.deps.redis.keys(`${service.config.redisPrefix}:import-rows:*`)).toEqual([]);
     expect(await storedFor(service, account)).toEqual({ listings: 0, machines: 0, imports: 0, idempotencyKeys: 0 });
   });
 

@@ -141,12 +141,12 @@ describe('GET /metrics on the API', () => {
 
   it('reports delayed and failed import jobs in bulk_import_queue_jobs', async () => {
     const before = await scrape(service);
-    await service.deps.queue.add('listings', { kind: 'listings', accountId: randomUUID(), requestId: 'delayed', total: 1, errors: [], rows: [{}] }, {
+    await service.deps.queue.add('listings', { kind: 'listings', accountId: randomUUID(), requestId: 'delayed', total: 1, errors: [], rowCount: 1 }, {
       ...IMPORT_JOB_OPTIONS,
       delay: 10 * 60_000,
     });
     // A payload the worker refuses for good (UnrecoverableError): failed on its first attempt.
-    const malformed = await service.deps.queue.add('listings', { kind: 'listings', accountId: 'not-a-uuid', requestId: 'bad', total: 0, errors: [], rows: [] });
+    const malformed = await service.deps.queue.add('listings', { kind: 'listings', accountId: 'not-a-uuid', requestId: 'bad', total: 0, errors: [], rowCount: 0 });
     await waitForState(service, malformed.id!, 'failed');
     const after = await scrape(service);
     expect(sampleValue(after, 'bulk_import_queue_jobs', { state: 'delayed' }) - sampleValue(before, 'bulk_import_queue_jobs', { state: 'delayed' })).toBe(1);
@@ -168,7 +168,7 @@ describe('bulk_import_queue_jobs with no worker running', () => {
     const before = await scrape(service);
     for (const state of ['waiting', 'active', 'failed', 'delayed']) expect(sampleValue(before, 'bulk_import_queue_jobs', { state }), state).toBe(0);
     expect(parseSamples(before).filter((s) => s.name === 'bulk_import_queue_jobs').map((s) => s.labels.state).sort()).toEqual(['active', 'delayed', 'failed', 'waiting']);
-    await service.deps.queue.add('listings', { kind: 'listings', accountId: randomUUID(), requestId: 'waiting', total: 1, errors: [], rows: [{}] });
+    await service.deps.queue.add('listings', { kind: 'listings', accountId: randomUUID(), requestId: 'waiting', total: 1, errors: [], rowCount: 1 });
     expect(sampleValue(await scrape(service), 'bulk_import_queue_jobs', { state: 'waiting' })).toBe(1);
   });
 });

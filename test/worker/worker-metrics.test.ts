@@ -65,7 +65,7 @@ describe('GET /metrics on a worker (METRICS_PORT set)', () => {
 
   it('times a job that failed, under outcome "failed", and counts no rows for it', async () => {
     const before = await scrape();
-    const job = await service.deps.queue.add('listings', { kind: 'listings', accountId: 'not-a-uuid', requestId: randomUUID(), total: 0, errors: [], rows: [] });
+    const job = await service.deps.queue.add('listings', { kind: 'listings', accountId: 'not-a-uuid', requestId: randomUUID(), total: 0, errors: [], rowCount: 0 });
     while ((await service.deps.queue.getJobState(job.id!)) !== 'failed') await new Promise((resolve) => setTimeout(resolve, 50));
     const after = await scrape();
     const delta = (name: string, labels: Record<string, string>) => sampleValue(after, name, labels) - sampleValue(before, name, labels);

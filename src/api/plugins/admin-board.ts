@@ -19,7 +19,7 @@ export function summariseJobData(data: unknown) {
   return {
     accountId: job.accountId,
     kind: job.kind,
-    rows: Array.isArray(job.rows) ? job.rows.length : 0,
+    rows: typeof job.rowCount === 'number' ? job.rowCount : 0,
     skipped: Array.isArray(job.errors) ? job.errors.length : 0,
     requestId: job.requestId,
   };

@@ -4,6 +4,7 @@ import { BULK_BODY_SCHEMAS, BulkResponseSchema } from '../../shared/api-schemas/
 import { IdempotencyKeyHeaderSchema } from '../../shared/api-schemas/headers.js';
 import { BULK_KINDS, BULK_KIND_NAMES, type BulkKind } from '../../shared/bulk-kinds.js';
 import { validateBulkRequest } from '../../shared/bulk-request.js';
+import { encodeImportRows } from '../../shared/repositories/imports.js';
 import type { ApiDeps } from '../deps.js';
 import { parseIdempotencyKey, runIdempotentImport } from '../idempotency.js';
 import { bulkBadRequestExamples, bulkBodyExamples, bulkResultExamples, ERROR_EXAMPLES } from '../openapi/examples.js';
@@ -85,7 +86,10 @@ export async function bulkImportRoutes(app: FastifyInstance, deps: ApiDeps): Pro
         // note: the parsed input is not needed once validated; dropping it lets a large body be
         // collected while the request waits on its import.
         request.body = undefined;
-        const data = { kind, accountId: request.apiKey!.account.id, requestId: request.id, total, errors, rows };
+        const data = {
+          kind, accountId: request.apiKey!.account.id, requestId: request.id, total, errors,
+          rowCount: rows.length, rows: encodeImportRows(rows),
+        };
         if (idempotencyKey === undefined) return reply.code(201).send(await deps.imports.run(data));
         const { result, replayed } = await runIdempotentImport(deps, data, idempotencyKey, request.rawBody ?? Buffer.alloc(0));
         if (replayed) reply.header('idempotent-replayed', 'true');

@@ -5,21 +5,25 @@ import type { ListingRow } from '../rows/listing-row.js';
 import type { MachineRow } from '../rows/machine-row.js';
 import type { RowError } from '../rows/validate-rows.js';
 
-export type ImportWrite =
-  | ImportWriteBase & { kind: 'machines'; rows: MachineRow[] }
-  | ImportWriteBase & { kind: 'listings'; rows: ListingRow[] };
-
-interface ImportWriteBase {
+export interface ImportWrite {
   jobId: string;
   kind: BulkKind;
   accountId: string;
   requestId: string;
   total: number;
   errors: RowError[];
+  /** how many rows `rowsJson` holds; the write fails unless exactly that many are inserted */
+  rowCount: number;
+  /** the normalised rows as encodeImportRows wrote them */
+  rowsJson: string;
 }
 
 export class AccountGoneError extends Error {
   override name = 'AccountGoneError';
+}
+
+export class ImportRowCountError extends Error {
+  override name = 'ImportRowCountError';
 }
 
 /**
@@ -38,6 +42,14 @@ const MACHINE_RECORD = sqlColumns({
   capabilities: 'text[]', is_skill_station: 'boolean',
 } satisfies Record<keyof MachineRow, string>);
 
+/**
+ * The rows of one import as the insert statement reads them: one JSON array of the normalised
+ * rows, whose keys are the record columns above.
+ */
+export function encodeImportRows(rows: readonly (ListingRow | MachineRow)[]): string {
+  return JSON.stringify(rows);
+}
+
 function sqlColumns(types: Record<string, string>) {
   const names = Object.keys(types);
   return {
@@ -51,6 +63,8 @@ function sqlColumns(types: Record<string, string>) {
  * Writes one import in one transaction: its record in `imports` and all its rows with one
  * set-based statement. Idempotent by job id: when the record already exists (the job ran
  * before, or runs twice at once), nothing is inserted and the recorded result is returned.
+ * The table constraints check every row (types, lengths, categories, counts); a row that breaks
+ * one, or a row count that differs from `rowCount`, rolls the whole import back.
  */
 export async function writeImport(
   sql: Sql,
@@ -62,7 +76,7 @@ export async function writeImport(
       select display_name, avatar_url from accounts where id = ${input.accountId}`;
     if (!account) throw new AccountGoneError(`account ${input.accountId} no longer exists`);
 
-    const result: BulkResult = { inserted: input.rows.length, skipped: input.errors.length, errors: input.errors };
+    const result: BulkResult = { inserted: input.rowCount, skipped: input.errors.length, errors: input.errors };
     // note: a concurrent duplicate blocks on the primary key here until the first commits,
     // then finds the record; so a job's rows are written at most once.
     const [recorded] = await tx`
@@ -78,19 +92,25 @@ export async function writeImport(
     }
 
     // note: the column lists are constants of this file, never input, so tx.unsafe is safe here.
-    const rows = tx.json(input.rows);
+    // The rows go as text cast to jsonb: a parameter PostgreSQL types as jsonb would make
+    // postgres.js serialise the string again, as a JSON string.
+    const rows = input.rowsJson;
+    let written;
     if (input.kind === 'listings') {
       const c = LISTING_RECORD;
-      await tx`
+      written = await tx`
         insert into listings (account_id, import_job_id, maker_name, maker_photo_url, ${tx.unsafe(c.names)})
         select ${input.accountId}, ${input.jobId}, ${account.display_name}, ${account.avatar_url}, ${tx.unsafe(c.fromRecord)}
-        from jsonb_to_recordset(${rows}) as r(${tx.unsafe(c.definition)})`;
+        from jsonb_to_recordset(${rows}::text::jsonb) as r(${tx.unsafe(c.definition)})`;
     } else {
       const c = MACHINE_RECORD;
-      await tx`
+      written = await tx`
         insert into machines (account_id, import_job_id, verification_status, ${tx.unsafe(c.names)})
         select ${input.accountId}, ${input.jobId}, 'pending', ${tx.unsafe(c.fromRecord)}
-        from jsonb_to_recordset(${rows}) as r(${tx.unsafe(c.definition)})`;
+        from jsonb_to_recordset(${rows}::text::jsonb) as r(${tx.unsafe(c.definition)})`;
+    }
+    if (written.count !== input.rowCount) {
+      throw new ImportRowCountError(`import ${input.jobId} holds ${written.count} rows, not the ${input.rowCount} it announced`);
     }
     await hooks.beforeCommit?.();
     return result;

@@ -1,12 +1,12 @@
 import { z } from 'zod';
-import { fitsCodePoints, POSTGRES_INT_MAX } from './field-schemas.js';
-import { LISTING_CATEGORIES, LISTING_LIMITS, type ListingRow } from './listing-row.js';
-import { MACHINE_LIMITS, type MachineRow } from './machine-row.js';
+import { fitsCodePoints, POSTGRES_INT_MAX } from '../../src/shared/rows/field-schemas.js';
+import { LISTING_CATEGORIES, LISTING_LIMITS, type ListingRow } from '../../src/shared/rows/listing-row.js';
+import { MACHINE_LIMITS, type MachineRow } from '../../src/shared/rows/machine-row.js';
 
 /**
- * The shape of a row after the input schemas normalised it: what the worker checks a job
- * against before writing. No transforms here: re-running the input schemas would trim again
- * and change a truncated value that ends in a space.
+ * The shape of a row after the input schemas normalised it: the oracle the validation
+ * properties check every accepted row against. No transforms here: re-running the input
+ * schemas would trim again and change a truncated value that ends in a space.
  */
 
 const noNul = (s: string) => !s.includes('\u0000');

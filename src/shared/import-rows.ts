@@ -1,0 +1,37 @@
+import type { Redis } from 'ioredis';
+
+/**
+ * How long a job's rows may wait for a worker. note: far beyond what a job can take (pickup
+ * timeout, finish timeout, retries, a stalled job's second run); it only bounds what a crashed
+ * process leaves behind, as the rows are deleted once their job is written or refused.
+ */
+const ROWS_TTL_MS = 60 * 60_000;
+
+/**
+ * The rows of an import job wait in a Redis key of their own, next to the job rather than in
+ * its data. note: in the data, BullMQ would JSON-encode ~200 KB of JSON a second time on add
+ * (escaping every quote), decode it again on pickup, and keep it with every finished job.
+ */
+export class ImportRowsStore {
+  constructor(
+    private readonly redis: Redis,
+    private readonly prefix: string,
+  ) {}
+
+  private key(jobId: string): string {
+    return `${this.prefix}:import-rows:${jobId}`;
+  }
+
+  async put(jobId: string, rowsJson: string): Promise<void> {
+    await this.redis.set(this.key(jobId), rowsJson, 'PX', ROWS_TTL_MS);
+  }
+
+  /** The rows, or null when they are gone (written and deleted, withdrawn, or expired). */
+  get(jobId: string): Promise<string | null> {
+    return this.redis.get(this.key(jobId));
+  }
+
+  async delete(jobId: string): Promise<void> {
+    await this.redis.del(this.key(jobId));
+  }
+}
