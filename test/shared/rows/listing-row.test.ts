@@ -363,3 +363,44 @@ describe('listing rows: photo URLs with non-ASCII hosts', () => {
     expect(errors).toEqual([]);
   });
 });
+
+describe('listing rows: photo URLs judged by their authority', () => {
+  const verdict = (url: string) => validateRows(ListingRowSchema, [validListing({ photo_urls: [url] })]).errors.length === 0;
+  const cases: [string, boolean][] = [
+    ['https://cdn.example.test/a.jpg', true],
+    ['https://cdn.example.test:99999/a.jpg', false],
+    ['https://cdn.example.test:443/a.jpg', true],
+    ['https://cdn.example.test:44x/a.jpg', false],
+    ['https://[::1/a.jpg', false],
+    ['https://[::1]/a.jpg', true],
+    ['https://user@/a.jpg', false],
+    ['https://user:pw@cdn.example.test/a.jpg', true],
+    ['https://1.2.3.256/a.jpg', false],
+    ['https://cdn.exa<mple.test/a.jpg', false],
+    // A path, query or fragment never makes a URL invalid, whatever it holds.
+    ['https://cdn.example.test/%zz/<>^|.jpg', true],
+    ['https://cdn.example.test?q=[]{}', true],
+    ['https://cdn.example.test#frag ment', false], // whitespace is refused anywhere
+  ];
+
+  it.each(cases)('%s -> %s, the first time and every time after', (url, valid) => {
+    expect(verdict(url)).toBe(valid);
+    expect(verdict(url)).toBe(valid);
+    // The same authority with another path: the same verdict.
+    const origin = /^https:\/\/[^/?#]*/.exec(url)![0];
+    if (!url.includes(' ')) expect(verdict(`${origin}/other/path.png`), origin).toBe(valid);
+  });
+
+  it('agrees with the WHATWG parser on the whole URL', () => {
+    for (const [url, valid] of cases) {
+      if (url.includes(' ')) continue;
+      let parses: boolean;
+      try {
+        parses = new URL(url).hostname !== '';
+      } catch {
+        parses = false;
+      }
+      expect(parses, url).toBe(valid);
+    }
+  });
+});
