@@ -114,14 +114,14 @@ export class ImportRunner {
   }
 
   /**
-   * Stores the rows, then adds the job. note: in that order, so a worker never takes a job whose
-   * rows are not there yet; re-storing them for a job that exists (a repeat) is harmless, as
-   * they are the same rows.
+   * Stores the rows, then adds the job. note: both go on the queue's own connection, which
+   * carries commands in order, so a worker never takes a job whose rows are not there yet, and
+   * the add need not wait a round trip for the store. Re-storing the rows of a job that exists
+   * (a repeat) is harmless: they are the same rows.
    */
   private async enqueue({ rows, ...data }: NewImport, jobId: string): Promise<void> {
     try {
-      await this.rowsStore.put(jobId, rows);
-      await this.queue.add(data.kind, data, { jobId });
+      await Promise.all([this.rowsStore.put(jobId, rows), this.queue.add(data.kind, data, { jobId })]);
     } catch (error) {
       this.log.error({ err: error, requestId: data.requestId }, 'could not enqueue import');
       throw serviceUnavailable();

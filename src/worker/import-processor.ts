@@ -69,7 +69,8 @@ export function createImportProcessor(sql: Sql, rowsStore: ImportRowsStore, log:
       throw error;
     }
     faults.afterCommit?.();
-    await forgetRows(jobId, jobLog);
+    // note: not awaited; the job's result does not depend on it, and a key left behind expires.
+    void forgetRows(jobId, jobLog);
     jobLog.info(
       { kind: data.kind, accountId: data.accountId, inserted: result.inserted, skipped: result.skipped, ms: Math.round(performance.now() - started) },
       'import written',

@@ -1,0 +1,51 @@
+import { randomUUID } from 'node:crypto';
+import { Queue } from 'bullmq';
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { inject } from 'vitest';
+import { ImportRowsStore } from '../../src/shared/import-rows.js';
+import { testRedisPrefix } from '../support/test-database.js';
+
+describe('ImportRowsStore', () => {
+  let redis: Redis;
+  let prefix: string;
+  let store: ImportRowsStore;
+
+  beforeAll(() => {
+    redis = new Redis(inject('redisUrl'));
+    prefix = testRedisPrefix();
+    store = new ImportRowsStore(redis, prefix);
+  });
+  afterAll(() => {
+    redis?.disconnect();
+  });
+
+  it('keeps the rows of a job until they are deleted, under the prefix, with an expiry', async () => {
+    const jobId = randomUUID();
+    await store.put(jobId, '[{"title":"a"}]');
+    expect(await store.get(jobId)).toBe('[{"title":"a"}]');
+    const ttlMs = await redis.pttl(`${prefix}:import-rows:${jobId}`);
+    expect(ttlMs).toBeGreaterThan(59 * 60_000);
+    expect(ttlMs).toBeLessThanOrEqual(60 * 60_000);
+    await store.delete(jobId);
+    expect(await store.get(jobId)).toBeNull();
+  });
+
+  it('answers null for rows that were never stored', async () => {
+    expect(await store.get(randomUUID())).toBeNull();
+  });
+
+  // The API stores a job's rows and adds the job without waiting in between; that is safe only
+  // because BullMQ sends its commands on the connection it is given, in order after ours.
+  it('shares the connection a BullMQ queue is given (the order rows-then-job relies on it)', async () => {
+    const queue = new Queue('order-check', { connection: redis, prefix });
+    try {
+      await queue.waitUntilReady();
+      // note: BullMQ types its client as its own abstraction; it forwards to the ioredis instance.
+      const client = (await queue.getBackend().client) as unknown as Redis;
+      expect(await client.client('ID')).toBe(await redis.client('ID'));
+    } finally {
+      await queue.close();
+    }
+  });
+});
