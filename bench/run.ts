@@ -201,10 +201,10 @@ async function main(): Promise<void> {
       await runLoad({ concurrency: 1, operations: 20, rowsPerOperation: 200, run: httpImports(stack, pool, 'listings', listingBodies) });
       await stack.sql`truncate listings, machines, imports cascade`;
       await stack.sql`checkpoint`;
-      record('table: 200 listings c=1, empty table', await runLoad({ concurrency: 1, operations: 100, rowsPerOperation: 200, run: httpImports(stack, pool, 'listings', listingBodies) }));
+      record('table: 200 listings c=1, empty table', await runLoad({ concurrency: 1, operations: 200, rowsPerOperation: 200, run: httpImports(stack, pool, 'listings', listingBodies) }));
       await fillListings(stack, 1_000_000);
       await stack.sql`checkpoint`;
-      record('table: 200 listings c=1, 1,000,000 rows', await runLoad({ concurrency: 1, operations: 100, rowsPerOperation: 200, run: httpImports(stack, pool, 'listings', listingBodies) }));
+      record('table: 200 listings c=1, 1,000,000 rows', await runLoad({ concurrency: 1, operations: 200, rowsPerOperation: 200, run: httpImports(stack, pool, 'listings', listingBodies) }));
       await pool.close();
       record('ratio 1M/empty p50', {
         ratio: ratio(r['table: 200 listings c=1, 1,000,000 rows']!.p50Ms, r['table: 200 listings c=1, empty table']!.p50Ms),
