@@ -15,7 +15,7 @@ export function parseIdempotencyKey(header: string | string[] | undefined): stri
   return header;
 }
 
-/** Same endpoint and the same body bytes give the same hash. */
+/** Same endpoint and the same body bytes give the same hash (what runIdempotentImport compares). */
 export function requestHash(kind: string, rawBody: Buffer): Buffer {
   return createHash('sha256').update(kind).update('\n').update(rawBody).digest();
 }
@@ -29,9 +29,8 @@ export async function runIdempotentImport(
   deps: Pick<ApiDeps, 'sql' | 'imports'>,
   data: NewImport,
   key: string,
-  rawBody: Buffer,
+  hash: Buffer,
 ): Promise<{ result: BulkResult; replayed: boolean }> {
-  const hash = requestHash(data.kind, rawBody);
   const claim = await claimIdempotencyKey(deps.sql, { accountId: data.accountId, key, requestHash: hash, jobId: randomUUID() });
   // note: a 503 means nothing was written; the claim is released so that a retry with the
   // same key runs afresh instead of replaying a failure.

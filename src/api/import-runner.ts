@@ -121,7 +121,7 @@ export class ImportRunner {
    */
   private async enqueue({ rows, ...data }: NewImport, jobId: string): Promise<void> {
     try {
-      await Promise.all([this.rowsStore.put(jobId, rows), this.queue.add(data.kind, data, { jobId })]);
+      await Promise.all([this.rowsStore.put(jobId, rows.take()), this.queue.add(data.kind, data, { jobId })]);
     } catch (error) {
       this.log.error({ err: error, requestId: data.requestId }, 'could not enqueue import');
       throw serviceUnavailable();

@@ -23,12 +23,29 @@ export interface ImportJobData {
 
 /** A job to enqueue, with its rows. */
 export interface NewImport extends ImportJobData {
-  /**
-   * The valid rows as one JSON array (encodeImportRows), exactly what the insert statement
-   * reads. note: a string, not objects: the worker hands it to PostgreSQL as it is, instead of
-   * parsing ~200 KB into objects and serialising them again for every job.
-   */
-  rows: string;
+  rows: RowsHandOver;
+}
+
+/**
+ * The valid rows of an import as one JSON array (encodeImportRows), exactly what the insert
+ * statement reads, handed over once to the queue. note: a string, not objects: the worker
+ * passes it to PostgreSQL as it is. Handed over, not held: V8 keeps every variable of an async
+ * function alive while it awaits, so a request waiting on its import would otherwise keep up
+ * to ~2 MB of rows until the import ends.
+ */
+export class RowsHandOver {
+  private json: string | undefined;
+
+  constructor(json: string) {
+    this.json = json;
+  }
+
+  take(): string {
+    const json = this.json;
+    if (json === undefined) throw new Error('the rows of this import were already handed over');
+    this.json = undefined;
+    return json;
+  }
 }
 
 export const BulkResultSchema = z.object({

@@ -3,6 +3,7 @@ import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inject } from 'vitest';
+import { RowsHandOver } from '../../src/shared/import-queue.js';
 import { ImportRowsStore } from '../../src/shared/import-rows.js';
 import { testRedisPrefix } from '../support/test-database.js';
 
@@ -47,5 +48,14 @@ describe('ImportRowsStore', () => {
     } finally {
       await queue.close();
     }
+  });
+});
+
+describe('RowsHandOver', () => {
+  it('gives its rows once and keeps no reference to them', () => {
+    const rows = new RowsHandOver('[{"title":"a"}]');
+    expect(rows.take()).toBe('[{"title":"a"}]');
+    expect(() => rows.take()).toThrow('the rows of this import were already handed over');
+    expect(JSON.stringify(rows)).toBe('{}');
   });
 });

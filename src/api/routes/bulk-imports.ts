@@ -1,12 +1,13 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { BULK_BODY_SCHEMAS, BulkResponseSchema } from '../../shared/api-schemas/bulk.js';
 import { IdempotencyKeyHeaderSchema } from '../../shared/api-schemas/headers.js';
 import { BULK_KINDS, BULK_KIND_NAMES, type BulkKind } from '../../shared/bulk-kinds.js';
 import { validateBulkRequest } from '../../shared/bulk-request.js';
+import { RowsHandOver, type NewImport } from '../../shared/import-queue.js';
 import { encodeImportRows } from '../../shared/repositories/imports.js';
 import type { ApiDeps } from '../deps.js';
-import { parseIdempotencyKey, runIdempotentImport } from '../idempotency.js';
+import { parseIdempotencyKey, requestHash, runIdempotentImport } from '../idempotency.js';
 import { bulkBadRequestExamples, bulkBodyExamples, bulkResultExamples, ERROR_EXAMPLES } from '../openapi/examples.js';
 import {
   apiKeyAuthErrors,
@@ -64,6 +65,27 @@ function bulkSchema(kind: BulkKind) {
 }
 
 /**
+ * Validates the request's rows and encodes the valid ones for the queue. note: synchronous and
+ * apart from the handler, and the body dropped from the request: V8 keeps the variables of an
+ * async function alive while it awaits, and nothing of the request's body (up to 2 MB, several
+ * times that once parsed) needs to outlive this step while the import runs.
+ */
+function prepareImport(kind: BulkKind, request: FastifyRequest): NewImport {
+  const { total, rows, errors } = validateBulkRequest(kind, request.body);
+  request.body = undefined;
+  request.rawBody = undefined;
+  return {
+    kind,
+    accountId: request.apiKey!.account.id,
+    requestId: request.id,
+    total,
+    errors,
+    rowCount: rows.length,
+    rows: new RowsHandOver(encodeImportRows(rows)),
+  };
+}
+
+/**
  * `POST /v1/api/machines/bulk` and `POST /v1/api/listings/bulk` (spec 4.2, 4.3): authenticate
  * (hook, before the body is read), validate every row, hand the valid ones to a worker in one
  * job, await it, reply 201. With an Idempotency-Key a repeat never inserts again.
@@ -82,16 +104,10 @@ export async function bulkImportRoutes(app: FastifyInstance, deps: ApiDeps): Pro
       },
       async (request, reply) => {
         const idempotencyKey = parseIdempotencyKey(request.headers['idempotency-key']);
-        const { total, rows, errors } = validateBulkRequest(kind, request.body);
-        // note: the parsed input is not needed once validated; dropping it lets a large body be
-        // collected while the request waits on its import.
-        request.body = undefined;
-        const data = {
-          kind, accountId: request.apiKey!.account.id, requestId: request.id, total, errors,
-          rowCount: rows.length, rows: encodeImportRows(rows),
-        };
-        if (idempotencyKey === undefined) return reply.code(201).send(await deps.imports.run(data));
-        const { result, replayed } = await runIdempotentImport(deps, data, idempotencyKey, request.rawBody ?? Buffer.alloc(0));
+        if (idempotencyKey === undefined) return reply.code(201).send(await deps.imports.run(prepareImport(kind, request)));
+        // note: hashed before prepareImport drops the raw bytes.
+        const hash = requestHash(kind, request.rawBody ?? Buffer.alloc(0));
+        const { result, replayed } = await runIdempotentImport(deps, prepareImport(kind, request), idempotencyKey, hash);
         if (replayed) reply.header('idempotent-replayed', 'true');
         return reply.code(201).send(result);
       },
