@@ -49,7 +49,8 @@ describe('Bull Board in a real browser', () => {
 
     const entry = await page.goto(`${api.baseUrl}/admin/queues`);
     expect(entry?.status()).toBe(200);
-    const queueLink = page.getByRole('link', { name: 'imports', exact: true });
+    // note: the sidebar's link; the overview may list the queue a second time once it has loaded.
+    const queueLink = page.locator('#bull-board-sidebar').getByRole('link', { name: 'imports', exact: true });
     await queueLink.waitFor({ state: 'visible', timeout: 20_000 });
 
     await queueLink.click();

@@ -20,7 +20,9 @@ describe('import jobs when a worker dies', () => {
     await doomed.stop('SIGKILL');
 
     const { status, body } = await reply;
-    expect(status).toBe(201);
+    // note: on failure, the reply and the processes' last lines say what happened.
+    const story = () => [JSON.stringify(body), ...api.output.slice(-15), ...doomed.output.slice(-10)].join('\n');
+    expect(status, story()).toBe(201);
     expect(body).toEqual({ inserted: 7, skipped: 0, errors: [] });
     expect(await scenario.countRows()).toEqual({ listings: 7, imports: 1 });
   });
