@@ -161,12 +161,20 @@ export class ImportRunner {
 
   private async poll(jobId: string, watch: JobWatch): Promise<void> {
     try {
+      // note: the state first, then the job: a job read before its state would be a snapshot
+      // taken before it finished (no result) if it completed in between. A finished job's result
+      // is written in the same step that finishes it, so a read after the state has it.
+      const state = await this.queue.getJobState(jobId);
+      if (state === 'unknown') return;
+      if (state === 'active') {
+        watch.markPickedUp();
+        return;
+      }
       const job = await Job.fromId<ImportJobData, BulkResult>(this.queue, jobId);
       if (!job) return;
-      const state = await job.getState();
       if (state === 'completed') watch.finish({ state: 'completed', result: job.returnvalue });
       else if (state === 'failed') watch.finish({ state: 'failed', reason: job.failedReason });
-      else if (state === 'active' || job.attemptsMade > 0) watch.markPickedUp();
+      else if (job.attemptsMade > 0) watch.markPickedUp();
     } catch (error) {
       this.log.warn({ err: error, jobId }, 'could not poll import job');
     }

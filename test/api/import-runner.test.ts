@@ -1,0 +1,88 @@
+import { randomUUID } from 'node:crypto';
+import { EventEmitter } from 'node:events';
+import { Job, type QueueEvents } from 'bullmq';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { ImportRunner } from '../../src/api/import-runner.js';
+import { startWorker, type RunningWorker } from '../../src/worker/worker.js';
+import { ApiError } from '../../src/shared/api-error.js';
+import { RowsHandOver, type NewImport } from '../../src/shared/import-queue.js';
+import { ImportRowsStore } from '../../src/shared/import-rows.js';
+import { encodeImportRows } from '../../src/shared/repositories/imports.js';
+import { ListingRowSchema } from '../../src/shared/rows/listing-row.js';
+import { validListing } from '../support/fixtures.js';
+import { startTestService, type TestAccount, type TestService } from '../support/test-service.js';
+
+/**
+ * QueueEvents delivery is best effort: with no event at all, the runner's poll alone must give
+ * every request its outcome, with the job's real result.
+ */
+describe('ImportRunner when no queue event arrives', () => {
+  let service: TestService;
+  let account: TestAccount;
+  let runner: ImportRunner;
+  let worker: RunningWorker | undefined;
+  const startImportWorker = () => startWorker(service.config, service.deps.log.child({ part: 'worker' }));
+
+  beforeAll(async () => {
+    service = await startTestService({ worker: false });
+    worker = await startImportWorker();
+    account = await service.createAccount();
+    const silentEvents = new EventEmitter() as unknown as QueueEvents;
+    runner = new ImportRunner(
+      service.deps.queue,
+      new ImportRowsStore(service.deps.redis, service.config.redisPrefix),
+      silentEvents,
+      { pickupMs: 5_000, finishMs: 10_000 },
+      service.deps.log,
+    );
+  });
+  afterAll(async () => {
+    await worker?.close();
+    await service?.close();
+  });
+
+  function newImport(rows: string, rowCount: number): NewImport {
+    return { kind: 'listings', accountId: account.id, requestId: randomUUID(), total: rowCount, errors: [], rowCount, rows: new RowsHandOver(rows) };
+  }
+
+  it('answers a completed import with its result, found by polling', async () => {
+    const rows = [validListing(), validListing()].map((row) => ListingRowSchema.parse(row));
+    for (let i = 0; i < 5; i += 1) {
+      expect(await runner.run(newImport(encodeImportRows(rows), 2))).toEqual({ inserted: 2, skipped: 0, errors: [] });
+    }
+  });
+
+  it('never answers from a snapshot of the job read before it finished', async () => {
+    // No worker until the runner reads the job; then one starts and the job finishes before the
+    // read returns, so that read is a snapshot with no result, whatever the job's state is by
+    // the time the runner looks at it.
+    await worker!.close();
+    worker = undefined;
+    const readJob = Job.fromId.bind(Job);
+    const spy = vi.spyOn(Job, 'fromId').mockImplementation(async (queue, jobId) => {
+      const snapshot = await readJob(queue, jobId);
+      worker ??= await startImportWorker();
+      for (let i = 0; i < 300; i += 1) {
+        const state = await service.deps.queue.getJobState(jobId);
+        if (state === 'completed' || state === 'failed') break;
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+      return snapshot;
+    });
+    try {
+      const rows = [ListingRowSchema.parse(validListing())];
+      expect(await runner.run(newImport(encodeImportRows(rows), 1))).toEqual({ inserted: 1, skipped: 0, errors: [] });
+      expect(spy).toHaveBeenCalled();
+    } finally {
+      spy.mockRestore();
+      worker ??= await startImportWorker();
+    }
+  });
+
+  it('answers a failed import with 503 "Import failed; nothing was written", found by polling', async () => {
+    const error = await runner.run(newImport('[{"title": "no other field"}]', 1)).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ApiError);
+    expect((error as ApiError).statusCode).toBe(503);
+    expect((error as ApiError).body).toEqual({ error: 'Import failed; nothing was written', retry_after_sec: 5 });
+  });
+});
