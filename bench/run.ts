@@ -22,7 +22,7 @@ import { ratio, round, type LoadResult } from './lib/stats.js';
 
 const quick = process.argv.includes('--quick');
 const only = process.argv.find((arg) => arg.startsWith('--only='))?.slice('--only='.length).split(',');
-/** `--only=auth,imports` runs just those sections (auth, imports, floor, growth, scale-out, memory, table). */
+/** `--only=auth,imports` runs just those sections (auth, imports (with the floor; `floor` is the same section), growth, scale-out, memory, table). */
 const want = (section: string) => only === undefined || only.includes(section);
 const N = (full: number, small: number) => (quick ? small : full);
 
@@ -105,23 +105,15 @@ async function main(): Promise<void> {
       record('auth: ratio /me to bare (req/s)', { ratio: [...perRound].sort((a, b) => a - b)[Math.floor(rounds / 2)], rounds: perRound });
     }
 
-    // --- 1. imports through HTTP and the queue ---------------------------------------------------
-    for (const concurrency of want('imports') ? [1, 8, 32] : []) {
+    // --- 1 and 2. imports through HTTP and the queue, next to the floor -------------------------------
+    // note: the floor is the same insert code called directly (no HTTP, no queue). Each import
+    // measurement alternates with its floor in rounds, so a swing of this shared machine's speed
+    // lands on both; each ratio is the median of the rounds' ratios.
+    const rounds = quick ? 1 : 3;
+    const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
+    const ratios: Record<string, { ratio: number; rounds: number[] }> = {};
+    for (const concurrency of want('imports') || want('floor') ? [1, 8, 32] : []) {
       const pool = new Pool(stack.api.baseUrl, { connections: concurrency });
-      await runLoad({ concurrency, operations: Math.max(8, concurrency), rowsPerOperation: 200, run: httpImports(stack, pool, 'listings', listingBodies) });
-      record(
-        `import: 200 listings c=${concurrency}`,
-        await runLoad({ concurrency, operations: N(concurrency === 1 ? 150 : 400, 40), rowsPerOperation: 200, run: httpImports(stack, pool, 'listings', listingBodies) }),
-      );
-      record(
-        `import: 500 machines c=${concurrency}`,
-        await runLoad({ concurrency, operations: N(concurrency === 1 ? 100 : 300, 30), rowsPerOperation: 500, run: httpImports(stack, pool, 'machines', machineBodies) }),
-      );
-      await pool.close();
-    }
-
-    // --- 2. the floor: the same insert code called directly --------------------------------------
-    for (const concurrency of want('floor') ? [1, 8, 32] : []) {
       const sql = createSql({ ...config, databasePoolMax: concurrency });
       const direct = (kind: 'listings' | 'machines') => async (index: number) => {
         const account = stack.accounts[index % stack.accounts.length]!;
@@ -140,28 +132,43 @@ async function main(): Promise<void> {
         });
         return 200;
       };
-      await runLoad({ concurrency, operations: Math.max(8, concurrency), rowsPerOperation: 200, run: direct('listings') });
-      record(`floor: 200 listings c=${concurrency}`, await runLoad({ concurrency, operations: N(concurrency === 1 ? 150 : 400, 40), rowsPerOperation: 200, run: direct('listings') }));
-      record(`floor: 500 machines c=${concurrency}`, await runLoad({ concurrency, operations: N(concurrency === 1 ? 100 : 300, 30), rowsPerOperation: 500, run: direct('machines') }));
-
-      if (concurrency <= 8) {
-        const copy = async (index: number) => {
-          await copyImport(sql, stack.accounts[index % stack.accounts.length]!.id, normalisedListings[index % 8]!);
-          return 200;
-        };
-        await runLoad({ concurrency, operations: 8, rowsPerOperation: 200, run: copy });
-        record(`floor: 200 listings via COPY c=${concurrency}`, await runLoad({ concurrency, operations: N(concurrency === 1 ? 150 : 400, 40), rowsPerOperation: 200, run: copy }));
+      const copy = async (index: number) => {
+        await copyImport(sql, stack.accounts[index % stack.accounts.length]!.id, normalisedListings[index % 8]!);
+        return 200;
+      };
+      const listingOps = N(concurrency === 1 ? 100 : 150, 40);
+      const machineOps = N(concurrency === 1 ? 40 : 100, 30);
+      const measurements = [
+        { name: `import: 200 listings c=${concurrency}`, rows: 200, operations: listingOps, run: httpImports(stack, pool, 'listings', listingBodies) },
+        { name: `floor: 200 listings c=${concurrency}`, rows: 200, operations: listingOps, run: direct('listings') },
+        { name: `import: 500 machines c=${concurrency}`, rows: 500, operations: machineOps, run: httpImports(stack, pool, 'machines', machineBodies) },
+        { name: `floor: 500 machines c=${concurrency}`, rows: 500, operations: machineOps, run: direct('machines') },
+        ...(concurrency <= 8 ? [{ name: `floor: 200 listings via COPY c=${concurrency}`, rows: 200, operations: listingOps, run: copy }] : []),
+      ];
+      for (const m of measurements) await runLoad({ concurrency, operations: Math.max(8, concurrency), rowsPerOperation: m.rows, run: m.run }); // warm-up
+      const byName = new Map<string, LoadResult[]>(measurements.map((m) => [m.name, []]));
+      for (let round = 0; round < rounds; round += 1) {
+        for (const m of measurements) byName.get(m.name)!.push(await runLoad({ concurrency, operations: m.operations, rowsPerOperation: m.rows, run: m.run }));
       }
+      // the round with the median p50 stands for a measurement in the table
+      for (const [name, runs] of byName) record(name, [...runs].sort((a, b) => a.p50Ms - b.p50Ms)[Math.floor(runs.length / 2)]!);
+      const perRound = (a: string, b: string, field: 'p50Ms' | 'p99Ms' | 'rowsPerSec') => {
+        const values = byName.get(a)!.map((run, i) => ratio(run[field], byName.get(b)![i]![field]));
+        return { ratio: median(values), rounds: values };
+      };
+      const importListings = `import: 200 listings c=${concurrency}`;
+      const floorListings = `floor: 200 listings c=${concurrency}`;
+      if (concurrency === 1) {
+        ratios['c=1 p50 import/floor'] = perRound(importListings, floorListings, 'p50Ms');
+        ratios['c=1 p99 import/floor'] = perRound(importListings, floorListings, 'p99Ms');
+      }
+      if (concurrency === 8) ratios['c=8 rows/s import/floor'] = perRound(importListings, floorListings, 'rowsPerSec');
+      if (concurrency <= 8) ratios[`c=${concurrency} rows/s set-based/COPY`] = perRound(floorListings, `floor: 200 listings via COPY c=${concurrency}`, 'rowsPerSec');
       await sql.end({ timeout: 5 });
+      await pool.close();
     }
     const r = results as Record<string, LoadResult>;
-    if (want('imports') && want('floor')) record('ratios', {
-      'c=1 p50 import/floor': ratio(r['import: 200 listings c=1']!.p50Ms, r['floor: 200 listings c=1']!.p50Ms),
-      'c=1 p99 import/floor': ratio(r['import: 200 listings c=1']!.p99Ms, r['floor: 200 listings c=1']!.p99Ms),
-      'c=8 rows/s import/floor': ratio(r['import: 200 listings c=8']!.rowsPerSec, r['floor: 200 listings c=8']!.rowsPerSec),
-      'c=1 rows/s set-based/COPY': ratio(r['floor: 200 listings c=1']!.rowsPerSec, r['floor: 200 listings via COPY c=1']!.rowsPerSec),
-      'c=8 rows/s set-based/COPY': ratio(r['floor: 200 listings c=8']!.rowsPerSec, r['floor: 200 listings via COPY c=8']!.rowsPerSec),
-    });
+    if (Object.keys(ratios).length > 0) record('ratios', ratios);
 
     // --- 3a. cost growth with rows per request ----------------------------------------------------
     if (want('growth')) {
