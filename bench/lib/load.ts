@@ -9,6 +9,8 @@ export interface LoadOptions {
   run: (index: number) => Promise<number>;
   /** statuses that count as success */
   ok?: (status: number) => boolean;
+  /** receives every latency (ms), e.g. to pool the tails of several rounds */
+  collect?: number[];
 }
 
 /** Closed-loop load: `concurrency` callers, each starting its next operation when the last ends. */
@@ -31,7 +33,9 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
       } catch {
         status = -1;
       }
-      latencies.push(performance.now() - t0);
+      const latency = performance.now() - t0;
+      latencies.push(latency);
+      options.collect?.push(latency);
       statuses[status] = (statuses[status] ?? 0) + 1;
       if (!ok(status)) errors += 1;
     }
