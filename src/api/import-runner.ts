@@ -1,11 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { Job, type Queue, type QueueEvents } from 'bullmq';
-import { ApiError, retryAfterHeaders } from '../shared/api-error.js';
+import { ApiError, retryAfterHeaders, serviceUnavailable } from '../shared/api-error.js';
 import { BulkResultSchema, type BulkResult, type ImportJobData, type NewImport } from '../shared/import-queue.js';
 import type { ImportRowsStore } from '../shared/import-rows.js';
 import type { Logger } from '../shared/logger.js';
 import { JobWatch, type JobOutcome } from './job-watch.js';
-import { serviceUnavailable } from '../shared/api-error.js';
 
 // note: QueueEvents delivery is best effort; polling the job bounds the cost of a lost event.
 const POLL_INTERVAL_MS = 500;

@@ -6,8 +6,9 @@ import type { Config } from './config.js';
  *   offline queue) so a request gets an error instead of hanging. Auto-pipelined: the commands
  *   of one request (and of concurrent ones) leave in one write, which cuts the syscalls that
  *   dominate the API-key hot path.
- * - `producer`: the BullMQ queue of the API. Fails fast too, but is not auto-pipelined: BullMQ's
- *   maintainers have seen odd behaviour with it, and adds are one command each anyway.
+ * - `producer`: the API's BullMQ queue and the rows of its jobs (ImportRowsStore), on one
+ *   connection so that a job's rows arrive before the job. Fails fast too, but is not
+ *   auto-pipelined: BullMQ's maintainers have seen odd behaviour with it.
  * - `blocking`: BullMQ workers and queue events. They must wait for Redis forever
  *   (`maxRetriesPerRequest: null`) as BullMQ requires.
  */

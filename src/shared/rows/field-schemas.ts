@@ -86,9 +86,9 @@ export function requiredText(options: { truncateTo?: number; maxLength?: number 
   return normalisedString(
     typeError('must be a string'),
     (value) => {
-      const text = wellFormed(value).trim();
+      const text = cleanText(value);
+      if (typeof text !== 'string') return text;
       if (text === '') return REQUIRED;
-      if (text.includes('\u0000')) return HAS_NUL;
       if (tooLong !== undefined && !fitsCodePoints(text, maxLength!)) return tooLong;
       return truncateTo === undefined ? text : truncateCodePoints(text, truncateTo);
     },
