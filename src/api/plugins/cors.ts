@@ -9,11 +9,9 @@ import { ApiError } from '../../shared/api-error.js';
  */
 export async function registerCors(app: FastifyInstance, allowedOrigins: readonly string[]): Promise<void> {
   const allowed = new Set(allowedOrigins);
-  app.addHook('onRequest', async (request) => {
+  app.addHook('onRequest', (request, _reply, done) => {
     const origin = request.headers.origin;
-    if (origin !== undefined && !allowed.has(origin)) {
-      throw new ApiError(403, { error: 'Cross-origin requests are not allowed' });
-    }
+    done(origin !== undefined && !allowed.has(origin) ? new ApiError(403, { error: 'Cross-origin requests are not allowed' }) : undefined);
   });
   if (allowed.size > 0) {
     await app.register(cors, {

@@ -18,12 +18,15 @@ export function lockedOut(retryAfterSec: number): ApiError {
  * lockout themselves, first thing, in the same Redis command as the auth version.
  */
 export function registerLockoutGuard(app: FastifyInstance, lockout: AuthLockout, metrics: Pick<ApiMetrics, 'authLockouts'>): void {
-  app.addHook('onRequest', async (request) => {
-    if (!request.url.startsWith('/v1/api/') || request.routeOptions.config.auth === 'api-key') return;
-    const lockedForSec = await lockout.lockedForSec(clientIp(request));
-    if (lockedForSec !== undefined) {
-      metrics.authLockouts.inc();
-      throw lockedOut(lockedForSec);
+  app.addHook('onRequest', (request, _reply, done) => {
+    if (!request.url.startsWith('/v1/api/') || request.routeOptions.config.auth === 'api-key') {
+      done();
+      return;
     }
+    lockout.lockedForSec(clientIp(request)).then((lockedForSec) => {
+      if (lockedForSec === undefined) return done();
+      metrics.authLockouts.inc();
+      done(lockedOut(lockedForSec));
+    }, done);
   });
 }

@@ -15,17 +15,18 @@ function isBulkResult(payload: unknown): payload is { inserted: number; skipped:
  * bounded whatever clients send; requests no route matched share "unmatched".
  */
 export function registerRequestMetrics(app: FastifyInstance, metrics: ApiMetrics): void {
-  app.addHook('onResponse', async (request, reply) => {
+  app.addHook('onResponse', (request, reply, done) => {
     const route = request.is404 ? 'unmatched' : (request.routeOptions.url ?? 'unmatched');
     metrics.httpDuration.observe({ method: request.method, route, status: String(reply.statusCode) }, reply.elapsedTime / 1000);
+    done();
   });
   // note: counted from the reply object before it is serialised; a replay (Idempotent-Replayed)
   // wrote nothing, so it is not counted again.
-  app.addHook('preSerialization', async (request, reply, payload) => {
+  app.addHook('preSerialization', (request, reply, payload, done) => {
     const kind = BULK_ROUTES.get(request.routeOptions.url ?? '');
     if (kind !== undefined && reply.statusCode === 201 && reply.getHeader('idempotent-replayed') !== 'true' && isBulkResult(payload)) {
       metrics.recordRows(kind, payload.inserted, payload.skipped);
     }
-    return payload;
+    done(null, payload);
   });
 }
