@@ -6,7 +6,7 @@ import type { Sql } from '../shared/db.js';
 import type { BulkResult, ImportJobData } from '../shared/import-queue.js';
 import type { Logger } from '../shared/logger.js';
 import type { ImportRowsStore } from '../shared/import-rows.js';
-import { AccountGoneError, findImportResult, ImportRowCountError, writeImport } from '../shared/repositories/imports.js';
+import { AccountGoneError, ImportRowCountError, ImportRowsGoneError, writeImport } from '../shared/repositories/imports.js';
 import type { FaultHooks } from './fault-injection.js';
 
 const JobDataSchema = z.object({
@@ -49,17 +49,17 @@ export function createImportProcessor(sql: Sql, rowsStore: ImportRowsStore, log:
     }
     const jobId = job.id;
     const started = performance.now();
-    const rowsJson = await rowsStore.get(jobId);
-    if (rowsJson === null) {
-      // Written by an earlier run that died before acknowledging it; or withdrawn, or expired.
-      const recorded = await findImportResult(sql, jobId);
-      if (recorded) return recorded;
-      throw new UnrecoverableError('import job rows are gone; nothing was written');
-    }
+    // note: fetched while the transaction begins and records the import; writeImport awaits the
+    // rows only then. A job whose rows are gone was either written by an earlier run that died
+    // before acknowledging it (its recorded result is returned without them) or withdrawn or
+    // expired (ImportRowsGoneError, and nothing is written).
+    const rowsJson = rowsStore.get(jobId);
+    rowsJson.catch(() => undefined); // note: settled by writeImport, or moot once it has failed
     let result: BulkResult;
     try {
       result = await writeImport(sql, { ...data, rowsJson, jobId }, faults);
     } catch (error) {
+      if (error instanceof ImportRowsGoneError) throw new UnrecoverableError('import job rows are gone; nothing was written');
       // A retry cannot bring a deleted account back or make bad rows good; anything else (a
       // dropped connection) may pass.
       if (isPermanent(error)) {

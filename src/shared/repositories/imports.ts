@@ -14,8 +14,11 @@ export interface ImportWrite {
   errors: RowError[];
   /** how many rows `rowsJson` holds; the write fails unless exactly that many are inserted */
   rowCount: number;
-  /** the normalised rows as encodeImportRows wrote them */
-  rowsJson: string;
+  /**
+   * the normalised rows as encodeImportRows wrote them, or their fetch: it is awaited only once
+   * the import is recorded, so it overlaps the statements before; null when they are gone
+   */
+  rowsJson: string | Promise<string | null>;
 }
 
 export class AccountGoneError extends Error {
@@ -24,6 +27,11 @@ export class AccountGoneError extends Error {
 
 export class ImportRowCountError extends Error {
   override name = 'ImportRowCountError';
+}
+
+/** The rows of an import that is not recorded yet are gone (withdrawn or expired): nothing was written. */
+export class ImportRowsGoneError extends Error {
+  override name = 'ImportRowsGoneError';
 }
 
 /**
@@ -64,7 +72,8 @@ function sqlColumns(types: Record<string, string>) {
  * set-based statement. Idempotent by job id: when the record already exists (the job ran
  * before, or runs twice at once), nothing is inserted and the recorded result is returned.
  * The table constraints check every row (types, lengths, categories, counts); a row that breaks
- * one, or a row count that differs from `rowCount`, rolls the whole import back.
+ * one, or a row count that differs from `rowCount`, rolls the whole import back, and so do rows
+ * that turn out to be gone (ImportRowsGoneError).
  */
 export async function writeImport(
   sql: Sql,
@@ -91,10 +100,11 @@ export async function writeImport(
       return previous;
     }
 
+    const rows = await input.rowsJson;
+    if (rows === null) throw new ImportRowsGoneError(`the rows of import ${input.jobId} are gone; nothing was written`);
     // note: the column lists are constants of this file, never input, so tx.unsafe is safe here.
     // The rows go as text cast to jsonb: a parameter PostgreSQL types as jsonb would make
     // postgres.js serialise the string again, as a JSON string.
-    const rows = input.rowsJson;
     let written;
     if (input.kind === 'listings') {
       const c = LISTING_RECORD;

@@ -1,0 +1,96 @@
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createSql, type Sql } from '../../src/shared/db.js';
+import { encodeImportRows, ImportRowsGoneError, writeImport, type ImportWrite } from '../../src/shared/repositories/imports.js';
+import { ListingRowSchema } from '../../src/shared/rows/listing-row.js';
+import { validListing } from '../support/fixtures.js';
+import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
+
+/**
+ * writeImport takes the rows as a string or as their fetch still under way (the worker reads
+ * them from Redis while the transaction begins): the import is recorded before the rows are
+ * needed, and rows that turn out to be gone or unreadable leave nothing behind.
+ */
+describe('writeImport', () => {
+  let database: TestDatabase;
+  let sql: Sql;
+  let accountId: string;
+
+  beforeAll(async () => {
+    database = await createTestDatabase();
+    sql = createSql({ databaseUrl: database.url, databasePoolMax: 4 });
+    const [account] = await sql<{ id: string }[]>`
+      insert into accounts (display_name, subscription_tier) values ('Writer', 'global') returning id`;
+    accountId = account!.id;
+  });
+  afterAll(async () => {
+    await sql?.end();
+    await database?.drop();
+  });
+
+  const twoListings = () => encodeImportRows([ListingRowSchema.parse(validListing()), ListingRowSchema.parse(validListing())]);
+
+  function importOf(rowsJson: ImportWrite['rowsJson']): ImportWrite {
+    return { jobId: randomUUID(), kind: 'listings', accountId, requestId: 'write-import-test', total: 2, errors: [], rowCount: 2, rowsJson };
+  }
+
+  async function written(jobId: string): Promise<{ listings: number; imports: number }> {
+    const [listings] = await sql<{ n: number }[]>`select count(*)::int as n from listings where import_job_id = ${jobId}`;
+    const [imports] = await sql<{ n: number }[]>`select count(*)::int as n from imports where job_id = ${jobId}`;
+    return { listings: listings!.n, imports: imports!.n };
+  }
+
+  /** The import records the statements before the rows hold locks on; null when there are none. */
+  async function recordedInOpenTransaction(jobId: string): Promise<boolean> {
+    // note: another session's insert of the same job id waits on the uncommitted record; a
+    // statement timeout turns that wait into an answer.
+    try {
+      await sql.begin(async (tx) => {
+        await tx`set local lock_timeout = '200ms'`;
+        await tx`insert into imports (job_id, account_id, kind, inserted, skipped) values (${jobId}, ${accountId}, 'listings', 0, 0)`;
+        throw new Error('rolled back on purpose');
+      });
+    } catch (error) {
+      return (error as { code?: string }).code === '55P03';
+    }
+    return false;
+  }
+
+  it('writes rows given as a string', async () => {
+    const input = importOf(twoListings());
+    expect(await writeImport(sql, input)).toEqual({ inserted: 2, skipped: 0, errors: [] });
+    expect(await written(input.jobId)).toEqual({ listings: 2, imports: 1 });
+  });
+
+  it('records the import before the rows arrive, then writes them', async () => {
+    let deliver!: (rows: string) => void;
+    const input = importOf(new Promise<string>((resolve) => (deliver = resolve)));
+    const writing = writeImport(sql, input);
+    await expect.poll(() => recordedInOpenTransaction(input.jobId), { timeout: 5_000 }).toBe(true);
+    deliver(twoListings());
+    expect(await writing).toEqual({ inserted: 2, skipped: 0, errors: [] });
+    expect(await written(input.jobId)).toEqual({ listings: 2, imports: 1 });
+  });
+
+  it('writes nothing, not even the record, when the rows are gone', async () => {
+    const input = importOf(Promise.resolve(null));
+    await expect(writeImport(sql, input)).rejects.toBeInstanceOf(ImportRowsGoneError);
+    expect(await written(input.jobId)).toEqual({ listings: 0, imports: 0 });
+  });
+
+  it('writes nothing when the rows cannot be read', async () => {
+    const unreadable = Promise.reject(new Error('Connection is closed.'));
+    unreadable.catch(() => undefined); // note: as the worker does; writeImport awaits it later
+    const input = importOf(unreadable);
+    await expect(writeImport(sql, input)).rejects.toThrow('Connection is closed.');
+    expect(await written(input.jobId)).toEqual({ listings: 0, imports: 0 });
+  });
+
+  it('returns the recorded result without the rows for an import written before', async () => {
+    const first = importOf(twoListings());
+    await writeImport(sql, first);
+    const again = { ...first, rowsJson: Promise.resolve(null) };
+    expect(await writeImport(sql, again)).toEqual({ inserted: 2, skipped: 0, errors: [] });
+    expect(await written(first.jobId)).toEqual({ listings: 2, imports: 1 });
+  });
+});
