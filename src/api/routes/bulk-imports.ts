@@ -104,11 +104,17 @@ export async function bulkImportRoutes(app: FastifyInstance, deps: ApiDeps): Pro
       },
       async (request, reply) => {
         const idempotencyKey = parseIdempotencyKey(request.headers['idempotency-key']);
-        if (idempotencyKey === undefined) return reply.code(201).send(await deps.imports.run(prepareImport(kind, request)));
+        if (idempotencyKey === undefined) {
+          const result = await deps.imports.run(prepareImport(kind, request));
+          deps.metrics.recordRows(kind, result.inserted, result.skipped);
+          return reply.code(201).send(result);
+        }
         // note: hashed before prepareImport drops the raw bytes.
         const hash = requestHash(kind, request.rawBody ?? Buffer.alloc(0));
         const { result, replayed } = await runIdempotentImport(deps, prepareImport(kind, request), idempotencyKey, hash);
+        // note: a replay wrote nothing, so its rows are not counted again.
         if (replayed) reply.header('idempotent-replayed', 'true');
+        else deps.metrics.recordRows(kind, result.inserted, result.skipped);
         return reply.code(201).send(result);
       },
     );
