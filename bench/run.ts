@@ -25,6 +25,12 @@ const only = process.argv.find((arg) => arg.startsWith('--only='))?.slice('--onl
 /** `--only=auth,imports` runs just those sections (auth, imports (with the floor; `floor` is the same section), growth, scale-out, memory, table). */
 const want = (section: string) => only === undefined || only.includes(section);
 const N = (full: number, small: number) => (quick ? small : full);
+/**
+ * How many times each comparison alternates its two sides. note: this shared machine's speed
+ * swings by tens of percent within a minute (a /me-to-bare ratio read 0.21 to 0.35 in the rounds
+ * of one run); the median of five rounds moves less with one slow spell than that of three.
+ */
+const ROUNDS = quick ? 1 : 5;
 
 const results: Record<string, unknown> = {};
 const lines: string[] = [];
@@ -91,25 +97,23 @@ async function main(): Promise<void> {
       for (const target of targets) await runLoad({ concurrency: 32, operations: 2_000, rowsPerOperation: 0, run: target.run }); // warm-up
       // note: the two alternate in rounds, so a swing of the shared machine's speed lands on
       // both; the ratio reported is the median of the rounds' ratios.
-      const rounds = quick ? 1 : 3;
-      for (let round = 0; round < rounds; round += 1) {
+      for (let round = 0; round < ROUNDS; round += 1) {
         for (const target of targets) target.rounds.push(await runLoad({ concurrency: 32, operations: N(15_000, 8_000), rowsPerOperation: 0, run: target.run }));
       }
       for (const target of targets) {
         await target.pool.close();
         // the round with the median request rate stands for the target in the table
-        record(target.name, [...target.rounds].sort((a, b) => a.requestsPerSec - b.requestsPerSec)[Math.floor(rounds / 2)]!);
+        record(target.name, [...target.rounds].sort((a, b) => a.requestsPerSec - b.requestsPerSec)[Math.floor(ROUNDS / 2)]!);
       }
       await bare.stop();
       const perRound = targets[1]!.rounds.map((me, i) => ratio(me.requestsPerSec, targets[0]!.rounds[i]!.requestsPerSec));
-      record('auth: ratio /me to bare (req/s)', { ratio: [...perRound].sort((a, b) => a - b)[Math.floor(rounds / 2)], rounds: perRound });
+      record('auth: ratio /me to bare (req/s)', { ratio: [...perRound].sort((a, b) => a - b)[Math.floor(ROUNDS / 2)], rounds: perRound });
     }
 
     // --- 1 and 2. imports through HTTP and the queue, next to the floor -------------------------------
     // note: the floor is the same insert code called directly (no HTTP, no queue). Each import
     // measurement alternates with its floor in rounds, so a swing of this shared machine's speed
     // lands on both; each ratio is the median of the rounds' ratios.
-    const rounds = quick ? 1 : 3;
     const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
     const ratios: Record<string, { ratio: number; rounds: number[] }> = {};
     for (const concurrency of want('imports') || want('floor') ? [1, 8, 32] : []) {
@@ -149,7 +153,7 @@ async function main(): Promise<void> {
       const byName = new Map<string, LoadResult[]>(measurements.map((m) => [m.name, []]));
       // every latency of every round, per measurement: a p99 needs more samples than one round has
       const pooled = new Map<string, number[]>(measurements.map((m) => [m.name, []]));
-      for (let round = 0; round < rounds; round += 1) {
+      for (let round = 0; round < ROUNDS; round += 1) {
         for (const m of measurements) {
           byName.get(m.name)!.push(await runLoad({ concurrency, operations: m.operations, rowsPerOperation: m.rows, run: m.run, collect: pooled.get(m.name)! }));
         }
