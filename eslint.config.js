@@ -30,8 +30,9 @@ export default tseslint.config(
     },
   },
   {
-    // Plain JavaScript outside the TypeScript project: the config itself and the bin launcher.
-    files: ['eslint.config.js', 'bin/**/*.js'],
+    // Plain JavaScript outside the TypeScript project: the config itself, the bin launcher and the
+    // benchmark's step recorder.
+    files: ['eslint.config.js', 'bin/**/*.js', 'bench/**/*.js'],
     extends: [tseslint.configs.disableTypeChecked],
   },
 );

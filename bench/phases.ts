@@ -1,10 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import { Queue } from 'bullmq';
-import { Redis } from 'ioredis';
 import { Pool } from 'undici';
 import { loadConfig } from '../src/shared/config.js';
-import { createSql } from '../src/shared/db.js';
-import { IMPORT_QUEUE_NAME, type ImportJobData } from '../src/shared/import-queue.js';
+import { createSql, type Sql } from '../src/shared/db.js';
+import { IMPORT_STEPS, type ImportStepEvent } from '../src/shared/import-steps.js';
 import { encodeImportRows, writeImport } from '../src/shared/repositories/imports.js';
 import { ListingRowSchema } from '../src/shared/rows/listing-row.js';
 import { validateRows } from '../src/shared/rows/validate-rows.js';
@@ -15,44 +13,72 @@ import { runLoad } from './lib/load.js';
 import { percentile, round, type LoadResult } from './lib/stats.js';
 
 /**
- * `npm run bench:phases`: where the time of one import goes, from the timestamps BullMQ keeps
- * on each job (added, picked up, finished) next to the client's latency, at concurrency 1; then
- * the CPU each process spends per import at concurrency 8, where the two cores are the limit.
+ * `npm run bench:phases`: where the time of one import goes, step by step across the client, the
+ * API and the worker, at concurrency 1 (the steps the service publishes on a diagnostics channel,
+ * written out by bench/lib/step-recorder.js, on the clock the processes share), next to the
+ * floor's latency; then the CPU each process spends per import at concurrency 8, where the two
+ * cores are the limit (the recorder's own writes, nine short lines per import, included).
  */
-const stack = await startStack({ workers: 1, accounts: 10, keysPerAccount: 1 });
+const stack = await startStack({ workers: 1, accounts: 10, keysPerAccount: 1, nodeArgs: ['--import', './bench/lib/step-recorder.js'] });
+const now = () => performance.timeOrigin + performance.now();
 try {
   const pool = new Pool(stack.api.baseUrl, { connections: 1 });
   const bodies = Array.from({ length: 4 }, (_, s) => JSON.stringify({ listings: listingRows(200, s) }));
-  const connection = new Redis(stack.env.REDIS_URL);
-  const queue = new Queue<ImportJobData>(IMPORT_QUEUE_NAME, { connection, prefix: stack.env.REDIS_PREFIX });
-  const phases: Record<string, number[]> = { client: [], beforeAdd: [], queued: [], processing: [], afterFinish: [] };
-  for (let i = 0; i < 120; i += 1) {
+  const client = new Map<string, { sent: number; done: number }>();
+  for (let i = 0; i < 220; i += 1) {
     const account = stack.accounts[i % stack.accounts.length]!;
-    const sent = Date.now();
+    const requestId = `phase-${i}`;
+    const sent = now();
     const res = await pool.request({
       path: '/v1/api/listings/bulk',
       method: 'POST',
-      headers: { authorization: `Bearer ${account.keys[0]}`, 'content-type': 'application/json', 'x-request-id': `phase-${i}` },
+      headers: { authorization: `Bearer ${account.keys[0]}`, 'content-type': 'application/json', 'x-request-id': requestId },
       body: bodies[i % 4],
     });
     await res.body.text();
-    const received = Date.now();
-    if (i < 20) continue; // warm-up
-    const [job] = (await queue.getJobs(['completed'], 0, 0, false)).filter((j) => j.data.requestId === `phase-${i}`);
-    if (!job?.processedOn || !job.finishedOn) continue;
-    phases.client!.push(received - sent);
-    phases.beforeAdd!.push(job.timestamp - sent);
-    phases.queued!.push(job.processedOn - job.timestamp);
-    phases.processing!.push(job.finishedOn - job.processedOn);
-    phases.afterFinish!.push(received - job.finishedOn);
+    if (i >= 20) client.set(requestId, { sent, done: now() }); // the first 20 warm up
   }
-  for (const [name, values] of Object.entries(phases)) {
-    const sorted = values.sort((a, b) => a - b);
-    console.log(`${name.padEnd(12)} p50 ${round(percentile(sorted, 50))} ms  p99 ${round(percentile(sorted, 99))} ms  (n=${sorted.length})`);
-  }
-  await queue.close();
-  connection.disconnect();
   await pool.close();
+  const steps = new Map<string, Partial<Record<string, number>>>();
+  for (const line of [...stack.api.output, ...stack.workers.flatMap((w) => w.output)]) {
+    if (!line.startsWith('{"importStep"')) continue;
+    const { importStep } = JSON.parse(line) as { importStep: ImportStepEvent };
+    if (!client.has(importStep.requestId)) continue;
+    steps.set(importStep.requestId, { ...steps.get(importStep.requestId), [importStep.step]: importStep.at });
+  }
+  const order = ['client.sent', ...IMPORT_STEPS, 'client.done'];
+  const spans = new Map<string, number[]>(order.slice(1).map((step, i) => [`${order[i]} -> ${step}`, []]));
+  const totals: number[] = [];
+  for (const [requestId, { sent, done }] of client) {
+    const at: Partial<Record<string, number>> = { 'client.sent': sent, ...steps.get(requestId), 'client.done': done };
+    if (order.some((step) => at[step] === undefined)) continue;
+    order.slice(1).forEach((step, i) => spans.get(`${order[i]} -> ${step}`)!.push(at[step]! - at[order[i]!]!));
+    totals.push(done - sent);
+  }
+  console.log(`one 200-listing import at c=1, ${totals.length} imports, ms between steps:`);
+  const show = (name: string, values: number[]) => {
+    const sorted = [...values].sort((a, b) => a - b);
+    console.log(`${name.padEnd(40)} p50 ${String(round(percentile(sorted, 50))).padStart(6)}  p99 ${String(round(percentile(sorted, 99))).padStart(6)}`);
+  };
+  for (const [name, values] of spans) show(name, values);
+  show('total', totals);
+
+  // The floor: the insert code called directly from this process, with the same rows.
+  const floorRows = Array.from({ length: 4 }, (_, s) => validateRows(ListingRowSchema, listingRows(200, s)).rows);
+  const config = loadConfig({ ...process.env, DATABASE_URL: stack.env.DATABASE_URL });
+  const directWrites = (sql: Sql) => async (index: number) => {
+    const batch = floorRows[index % 4]!;
+    await writeImport(sql, {
+      kind: 'listings', rowCount: batch.length, rowsJson: encodeImportRows(batch), jobId: randomUUID(),
+      accountId: stack.accounts[index % stack.accounts.length]!.id, requestId: 'floor', total: batch.length, errors: [],
+    });
+    return 200;
+  };
+  const floorSql = createSql({ ...config, databasePoolMax: 1 });
+  await runLoad({ concurrency: 1, operations: 20, rowsPerOperation: 200, run: directWrites(floorSql) }); // warm-up
+  const floorC1 = await runLoad({ concurrency: 1, operations: 200, rowsPerOperation: 200, run: directWrites(floorSql) });
+  await floorSql.end({ timeout: 5 });
+  console.log(`floor (the same insert code called directly), c=1: p50 ${floorC1.p50Ms} ms  p99 ${floorC1.p99Ms} ms`);
 
   const imports = 400;
   const loaded = new Pool(stack.api.baseUrl, { connections: 8 });
@@ -85,18 +111,9 @@ try {
   console.log(`\nc=8, ${imports} imports of 200 listings: ${load!.requestsPerSec} req/s, errors ${load!.errors}; CPU per import:`);
   for (const [name, ms] of Object.entries(used)) console.log(`${name.padEnd(16)} ${round(ms / imports)} ms`);
 
-  // The floor the same way: the insert code called directly from this process.
-  const sql = createSql({ ...loadConfig({ ...process.env, DATABASE_URL: stack.env.DATABASE_URL }), databasePoolMax: 8 });
-  const rows = Array.from({ length: 4 }, (_, s) => validateRows(ListingRowSchema, listingRows(200, s)).rows);
-  const direct = async (index: number) => {
-    const batch = rows[index % 4]!;
-    const account = stack.accounts[index % stack.accounts.length]!;
-    await writeImport(sql, {
-      kind: 'listings', rowCount: batch.length, rowsJson: encodeImportRows(batch), jobId: randomUUID(),
-      accountId: account.id, requestId: 'floor', total: batch.length, errors: [],
-    });
-    return 200;
-  };
+  // The floor the same way.
+  const sql = createSql({ ...config, databasePoolMax: 8 });
+  const direct = directWrites(sql);
   await runLoad({ concurrency: 8, operations: 40, rowsPerOperation: 200, run: direct }); // warm-up
   let floor: LoadResult | undefined;
   const floorUsed = await cpuSplit(

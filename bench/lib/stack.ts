@@ -50,7 +50,15 @@ export function peakRssMb(pid: number | undefined): number | null {
  * The real stack on a fresh, migrated database: one API process, worker processes, local Redis
  * under a prefix of its own; 100 Global accounts with 10 keys each.
  */
-export async function startStack(options: { workers: number; accounts: number; keysPerAccount: number }): Promise<BenchStack> {
+export interface StackOptions {
+  workers: number;
+  accounts: number;
+  keysPerAccount: number;
+  /** node flags for the API and worker processes, after the production ones (e.g. `--import` a recorder) */
+  nodeArgs?: string[];
+}
+
+export async function startStack(options: StackOptions): Promise<BenchStack> {
   const stamp = Date.now().toString(36);
   const url = new URL(POSTGRES_SERVER);
   url.pathname = `/bench_${stamp}`;
@@ -87,7 +95,7 @@ export async function startStack(options: { workers: number; accounts: number; k
   const redis = new Redis(REDIS_URL);
   // note: the Dockerfile's NODE_OPTIONS, so the processes run as in production;
   // BENCH_NODE_ARGS replaces them for experiments (e.g. BENCH_NODE_ARGS="" for V8's defaults).
-  const nodeArgs = (process.env.BENCH_NODE_ARGS ?? '--max-semi-space-size=4').split(' ').filter(Boolean);
+  const nodeArgs = [...(process.env.BENCH_NODE_ARGS ?? '--max-semi-space-size=4').split(' ').filter(Boolean), ...(options.nodeArgs ?? [])];
   const api = await startApi(env, { runtime, nodeArgs });
   const workers: ServiceProcess[] = [];
   // note: workers log one line per job at info, as in production; the API logs two per request,

@@ -3,6 +3,7 @@ import { Job, type Queue, type QueueEvents } from 'bullmq';
 import { ApiError, retryAfterHeaders, serviceUnavailable } from '../shared/api-error.js';
 import { BulkResultSchema, type BulkResult, type ImportJobData, type NewImport } from '../shared/import-queue.js';
 import type { ImportRowsStore } from '../shared/import-rows.js';
+import { markImportStep } from '../shared/import-steps.js';
 import type { Logger } from '../shared/logger.js';
 import { JobWatch, type JobOutcome } from './job-watch.js';
 
@@ -54,6 +55,7 @@ export class ImportRunner {
     const watch = this.watch(jobId);
     try {
       await this.enqueue(input, jobId);
+      markImportStep(input.requestId, 'api.queued');
       if (!(await this.waitForPickup(watch))) {
         // note: remove() refuses a job a worker has locked, so a job that is withdrawn can
         // never run later, and one that was just taken is waited for as usual. A job that is
@@ -70,6 +72,7 @@ export class ImportRunner {
       }
       const limit = timeout(this.timeouts.finishMs);
       const outcome = await Promise.race([watch.finished, limit.promise]);
+      markImportStep(input.requestId, 'api.finished');
       limit.cancel();
       if (outcome === 'timeout') {
         throw new ApiError(504, { error: 'Import is still running; check before retrying', request_id: input.requestId });

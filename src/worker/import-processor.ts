@@ -6,6 +6,7 @@ import type { Sql } from '../shared/db.js';
 import type { BulkResult, ImportJobData } from '../shared/import-queue.js';
 import type { Logger } from '../shared/logger.js';
 import type { ImportRowsStore } from '../shared/import-rows.js';
+import { markImportStep } from '../shared/import-steps.js';
 import { AccountGoneError, ImportRowCountError, ImportRowsGoneError, writeImport } from '../shared/repositories/imports.js';
 import type { FaultHooks } from './fault-injection.js';
 
@@ -49,6 +50,7 @@ export function createImportProcessor(sql: Sql, rowsStore: ImportRowsStore, log:
     }
     const jobId = job.id;
     const started = performance.now();
+    markImportStep(data.requestId, 'worker.started');
     // note: fetched while the transaction begins and records the import; writeImport awaits the
     // rows only then. A job whose rows are gone was either written by an earlier run that died
     // before acknowledging it (its recorded result is returned without them) or withdrawn or
@@ -68,6 +70,7 @@ export function createImportProcessor(sql: Sql, rowsStore: ImportRowsStore, log:
       }
       throw error;
     }
+    markImportStep(data.requestId, 'worker.committed');
     faults.afterCommit?.();
     // note: not awaited; the job's result does not depend on it, and a key left behind expires.
     void forgetRows(jobId, jobLog);

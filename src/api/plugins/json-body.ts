@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { ApiError } from '../../shared/api-error.js';
+import { markImportStep } from '../../shared/import-steps.js';
 
 const strictUtf8 = new TextDecoder('utf-8', { fatal: true });
 
@@ -14,6 +15,7 @@ export function registerJsonBodyParser(app: FastifyInstance): void {
   // note: only JSON is accepted; text/plain would otherwise reach the handlers as a string.
   app.removeContentTypeParser(['application/json', 'text/plain']);
   app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body, done) => {
+    markImportStep(request.id, 'api.body-read');
     const bytes = body as Buffer;
     let text: string;
     try {

@@ -5,6 +5,7 @@ import { IdempotencyKeyHeaderSchema } from '../../shared/api-schemas/headers.js'
 import { BULK_KINDS, BULK_KIND_NAMES, type BulkKind } from '../../shared/bulk-kinds.js';
 import { validateBulkRequest } from '../../shared/bulk-request.js';
 import { RowsHandOver, type NewImport } from '../../shared/import-queue.js';
+import { markImportStep } from '../../shared/import-steps.js';
 import { encodeImportRows } from '../../shared/repositories/imports.js';
 import type { ApiDeps } from '../deps.js';
 import { parseIdempotencyKey, requestHash, runIdempotentImport } from '../idempotency.js';
@@ -71,10 +72,11 @@ function bulkSchema(kind: BulkKind) {
  * times that once parsed) needs to outlive this step while the import runs.
  */
 function prepareImport(kind: BulkKind, request: FastifyRequest): NewImport {
+  markImportStep(request.id, 'api.parsed');
   const { total, rows, errors } = validateBulkRequest(kind, request.body);
   request.body = undefined;
   request.rawBody = undefined;
-  return {
+  const prepared: NewImport = {
     kind,
     accountId: request.apiKey!.account.id,
     requestId: request.id,
@@ -83,6 +85,8 @@ function prepareImport(kind: BulkKind, request: FastifyRequest): NewImport {
     rowCount: rows.length,
     rows: new RowsHandOver(encodeImportRows(rows)),
   };
+  markImportStep(request.id, 'api.validated');
+  return prepared;
 }
 
 /**

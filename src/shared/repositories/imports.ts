@@ -1,6 +1,7 @@
 import type { Sql, TransactionSql } from '../db.js';
 import type { BulkKind } from '../bulk-kinds.js';
 import type { BulkResult } from '../import-queue.js';
+import { markImportStep } from '../import-steps.js';
 import type { ListingRow } from '../rows/listing-row.js';
 import type { MachineRow } from '../rows/machine-row.js';
 import type { RowError } from '../rows/validate-rows.js';
@@ -100,6 +101,7 @@ export async function writeImport(
       return previous;
     }
 
+    markImportStep(input.requestId, 'write.recorded');
     const rows = await input.rowsJson;
     if (rows === null) throw new ImportRowsGoneError(`the rows of import ${input.jobId} are gone; nothing was written`);
     // note: the column lists are constants of this file, never input, so tx.unsafe is safe here.
@@ -122,6 +124,7 @@ export async function writeImport(
     if (written.count !== input.rowCount) {
       throw new ImportRowCountError(`import ${input.jobId} holds ${written.count} rows, not the ${input.rowCount} it announced`);
     }
+    markImportStep(input.requestId, 'write.inserted');
     await hooks.beforeCommit?.();
     return result;
   });
