@@ -5,6 +5,7 @@ import { encodeImportRows, ImportRowsGoneError, writeImport, type ImportWrite } 
 import { ListingRowSchema } from '../../src/shared/rows/listing-row.js';
 import { validListing } from '../support/fixtures.js';
 import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
+import { writtenByJob } from '../support/written-by-job.js';
 
 /**
  * writeImport takes the rows as a string or as their fetch still under way (the worker reads
@@ -34,12 +35,6 @@ describe('writeImport', () => {
     return { jobId: randomUUID(), kind: 'listings', accountId, requestId: 'write-import-test', total: 2, errors: [], rowCount: 2, rowsJson };
   }
 
-  async function written(jobId: string): Promise<{ listings: number; imports: number }> {
-    const [listings] = await sql<{ n: number }[]>`select count(*)::int as n from listings where import_job_id = ${jobId}`;
-    const [imports] = await sql<{ n: number }[]>`select count(*)::int as n from imports where job_id = ${jobId}`;
-    return { listings: listings!.n, imports: imports!.n };
-  }
-
   /** The import records the statements before the rows hold locks on; null when there are none. */
   async function recordedInOpenTransaction(jobId: string): Promise<boolean> {
     // note: another session's insert of the same job id waits on the uncommitted record; a
@@ -59,7 +54,7 @@ describe('writeImport', () => {
   it('writes rows given as a string', async () => {
     const input = importOf(twoListings());
     expect(await writeImport(sql, input)).toEqual({ inserted: 2, skipped: 0, errors: [] });
-    expect(await written(input.jobId)).toEqual({ listings: 2, imports: 1 });
+    expect(await writtenByJob(sql, input.jobId)).toEqual({ listings: 2, imports: 1 });
   });
 
   it('records the import before the rows arrive, then writes them', async () => {
@@ -69,13 +64,13 @@ describe('writeImport', () => {
     await expect.poll(() => recordedInOpenTransaction(input.jobId), { timeout: 5_000 }).toBe(true);
     deliver(twoListings());
     expect(await writing).toEqual({ inserted: 2, skipped: 0, errors: [] });
-    expect(await written(input.jobId)).toEqual({ listings: 2, imports: 1 });
+    expect(await writtenByJob(sql, input.jobId)).toEqual({ listings: 2, imports: 1 });
   });
 
   it('writes nothing, not even the record, when the rows are gone', async () => {
     const input = importOf(Promise.resolve(null));
     await expect(writeImport(sql, input)).rejects.toBeInstanceOf(ImportRowsGoneError);
-    expect(await written(input.jobId)).toEqual({ listings: 0, imports: 0 });
+    expect(await writtenByJob(sql, input.jobId)).toEqual({ listings: 0, imports: 0 });
   });
 
   it('writes nothing when the rows cannot be read', async () => {
@@ -83,7 +78,7 @@ describe('writeImport', () => {
     unreadable.catch(() => undefined); // note: as the worker does; writeImport awaits it later
     const input = importOf(unreadable);
     await expect(writeImport(sql, input)).rejects.toThrow('Connection is closed.');
-    expect(await written(input.jobId)).toEqual({ listings: 0, imports: 0 });
+    expect(await writtenByJob(sql, input.jobId)).toEqual({ listings: 0, imports: 0 });
   });
 
   it('returns the recorded result without the rows for an import written before', async () => {
@@ -91,6 +86,6 @@ describe('writeImport', () => {
     await writeImport(sql, first);
     const again = { ...first, rowsJson: Promise.resolve(null) };
     expect(await writeImport(sql, again)).toEqual({ inserted: 2, skipped: 0, errors: [] });
-    expect(await written(first.jobId)).toEqual({ listings: 2, imports: 1 });
+    expect(await writtenByJob(sql, first.jobId)).toEqual({ listings: 2, imports: 1 });
   });
 });

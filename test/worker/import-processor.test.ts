@@ -8,6 +8,7 @@ import { encodeImportRows } from '../../src/shared/repositories/imports.js';
 import { ListingRowSchema, type ListingRow } from '../../src/shared/rows/listing-row.js';
 import { validListing } from '../support/fixtures.js';
 import { startTestService, type TestAccount, type TestService } from '../support/test-service.js';
+import { writtenByJob } from '../support/written-by-job.js';
 
 /**
  * The queue is a trust boundary: a job that did not come from the API (forged, corrupted) must
@@ -52,11 +53,7 @@ describe('import jobs that did not come from the API', () => {
     }
   }
 
-  async function writtenBy(jobId: string): Promise<{ listings: number; imports: number }> {
-    const [listings] = await service.sql<{ n: number }[]>`select count(*)::int as n from listings where import_job_id = ${jobId}`;
-    const [imports] = await service.sql<{ n: number }[]>`select count(*)::int as n from imports where job_id = ${jobId}`;
-    return { listings: listings!.n, imports: imports!.n };
-  }
+  const writtenBy = (jobId: string) => writtenByJob(service.sql, jobId);
 
   it('writes a well-formed job (the control case)', async () => {
     const job = await addJob(jobData(2), encodeImportRows([storedListing(), storedListing()]));
