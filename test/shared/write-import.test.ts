@@ -35,10 +35,12 @@ describe('writeImport', () => {
     return { jobId: randomUUID(), kind: 'listings', accountId, requestId: 'write-import-test', total: 2, errors: [], rowCount: 2, rowsJson };
   }
 
-  /** The import records the statements before the rows hold locks on; null when there are none. */
+  /**
+   * Whether a transaction still open holds the import's record. note: another session's insert
+   * of the same job id waits on the uncommitted record, and a lock timeout turns that wait into
+   * an answer; the probe's own insert is always rolled back.
+   */
   async function recordedInOpenTransaction(jobId: string): Promise<boolean> {
-    // note: another session's insert of the same job id waits on the uncommitted record; a
-    // statement timeout turns that wait into an answer.
     try {
       await sql.begin(async (tx) => {
         await tx`set local lock_timeout = '200ms'`;
