@@ -30,9 +30,9 @@ export default tseslint.config(
     },
   },
   {
-    // Plain JavaScript outside the TypeScript project: the config itself, the bin launcher and the
-    // benchmark's step recorder.
-    files: ['eslint.config.js', 'bin/**/*.js', 'bench/**/*.js'],
+    // Plain JavaScript outside the TypeScript project: the config itself, the bin launcher, the
+    // benchmark's step recorder and the flood's worker thread.
+    files: ['eslint.config.js', 'bin/**/*.js', 'bench/**/*.js', 'test/**/*.mjs'],
     extends: [tseslint.configs.disableTypeChecked],
   },
 );

@@ -5,8 +5,10 @@ import type { ApiDeps } from './deps.js';
 import { registerApiDocs } from './plugins/api-docs.js';
 import { registerCors } from './plugins/cors.js';
 import { registerErrorHandling } from './plugins/error-handler.js';
+import { clientErrorHandler, frameworkErrors } from './plugins/framework-errors.js';
 import { registerGracefulClose } from './plugins/graceful-close.js';
 import { registerJsonBodyParser } from './plugins/json-body.js';
+import { registerLoadShedding } from './plugins/load-shedding.js';
 import { registerLockoutGuard } from './plugins/lockout-guard.js';
 import { registerOperatorEndpoints } from './plugins/operator-endpoints.js';
 import { registerRequestMetrics } from './plugins/request-metrics.js';
@@ -34,6 +36,14 @@ export async function buildApp(deps: ApiDeps): Promise<FastifyInstance> {
     // note: per-route limits (1 MB machines, 2 MB listings) are set on those routes.
     bodyLimit: 64 * 1024,
     return503OnClosing: true,
+    // note: bounds how long headers and body may take to arrive, not the wait for an import's
+    // result (IMPORT_TIMEOUT_MS); Node checks open requests against it every second. The headers
+    // timeout must not exceed it: Node swaps the two when it does, and a trickling body would
+    // then get the headers' 60 s.
+    requestTimeout: deps.config.requestTimeoutMs,
+    http: { connectionsCheckingInterval: 1_000, headersTimeout: Math.min(60_000, deps.config.requestTimeoutMs) },
+    frameworkErrors,
+    clientErrorHandler,
   });
 
   // Every response carries its request id, errors and 404s included.
@@ -47,6 +57,7 @@ export async function buildApp(deps: ApiDeps): Promise<FastifyInstance> {
   registerGracefulClose(app);
   registerJsonBodyParser(app);
   await registerCors(app, deps.config.corsAllowedOrigins);
+  await registerLoadShedding(app, deps.config);
   registerLockoutGuard(app, deps.lockout, deps.metrics);
   registerRequestMetrics(app, deps.metrics);
   // note: before the routes: @fastify/swagger records each route as it is added.

@@ -1,5 +1,5 @@
 import { QueueEvents, type Queue } from 'bullmq';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../shared/redis.js';
 import type { Config } from '../shared/config.js';
 import { createSql, type Sql } from '../shared/db.js';
 import { createImportQueue, IMPORT_QUEUE_NAME, type BulkResult, type ImportJobData } from '../shared/import-queue.js';
@@ -8,34 +8,40 @@ import type { Logger } from '../shared/logger.js';
 import { createRedis, waitForRedis } from '../shared/redis.js';
 import { AuthVersion } from '../shared/auth-version.js';
 import { createApiMetrics, type ApiMetrics } from './api-metrics.js';
-import { listenForAuthChanges } from './auth/auth-change-listener.js';
+import { listenForAuthChanges, type AuthChangeListener } from './auth/auth-change-listener.js';
 import { KeyCache } from './auth/key-cache.js';
+import { onRedisReconnect } from './auth/redis-reconnect.js';
 import { ImportRunner } from './import-runner.js';
 import { AccountQuota } from './limits/account-quota.js';
 import { AuthLockout } from './limits/auth-lockout.js';
+import { AccountInFlight } from './limits/in-flight-slots.js';
 
 /** Everything the API's routes and hooks use, created once per process and passed in. */
 export interface ApiDeps {
   config: Config;
   log: Logger;
   sql: Sql;
-  redis: Redis;
+  redis: RedisClient;
   /** the import queue (producer side), also shown by Bull Board and counted by /metrics */
   queue: Queue<ImportJobData, BulkResult>;
   imports: ImportRunner;
   quota: AccountQuota;
   lockout: AuthLockout;
   authVersion: AuthVersion;
+  /** each account's bulk imports in flight, across replicas (ACCOUNT_MAX_IN_FLIGHT) */
+  inFlight: AccountInFlight;
   keyCache: KeyCache;
   metrics: ApiMetrics;
+  /** the listener of database notifications; `verified` says whether they are delivered */
+  authChanges: AuthChangeListener;
 }
 
 export async function createApiDeps(config: Config, log: Logger): Promise<ApiDeps & { close(): Promise<void> }> {
   const sql = createSql(config);
   const redis = createRedis(config, 'command');
-  redis.on('error', (err) => log.warn({ err: err.message }, 'redis connection error'));
+  redis.on('error', (err: Error) => log.warn({ err: err.message }, 'redis connection error'));
   const producerRedis = createRedis(config, 'producer');
-  producerRedis.on('error', (err) => log.warn({ err: err.message }, 'redis connection error (queue)'));
+  producerRedis.on('error', (err: Error) => log.warn({ err: err.message }, 'redis connection error (queue)'));
   await Promise.all([waitForRedis(redis), waitForRedis(producerRedis)]);
   const queue = createImportQueue(config, producerRedis);
   queue.on('error', (err) => log.warn({ err: err.message }, 'import queue error'));
@@ -47,9 +53,13 @@ export async function createApiDeps(config: Config, log: Logger): Promise<ApiDep
   events.on('error', (err) => log.warn({ err: err.message }, 'queue events error'));
   await events.waitUntilReady();
 
+  const inFlight = new AccountInFlight(redis, config.redisPrefix, config.accountMaxInFlight, log);
   const keyCache = new KeyCache();
-  // note: changes made directly in the tables reach the cache through the database's NOTIFY.
-  const authChanges = listenForAuthChanges(sql, () => keyCache.clear(), log);
+  onRedisReconnect(redis, () => keyCache.clear());
+  // note: changes made directly in the tables reach the cache through the database's NOTIFY, on
+  // a connection of its own (DATABASE_LISTEN_URL): LISTEN does not work through transaction pooling.
+  const listenSql = createSql({ databaseUrl: config.databaseListenUrl, databasePoolMax: 1 });
+  const authChanges = listenForAuthChanges(listenSql, () => keyCache.clear(), log);
 
   return {
     config,
@@ -67,10 +77,14 @@ export async function createApiDeps(config: Config, log: Logger): Promise<ApiDep
     quota: new AccountQuota(redis, config.redisPrefix),
     lockout: new AuthLockout(redis, config.redisPrefix),
     authVersion: new AuthVersion(redis, config.redisPrefix),
+    inFlight,
     keyCache,
+    authChanges,
     metrics: createApiMetrics(queue, log),
     async close() {
+      inFlight.close();
       await authChanges.stop();
+      await listenSql.end({ timeout: 5 });
       await events.close();
       await queue.close();
       await sql.end({ timeout: 5 });

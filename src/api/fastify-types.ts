@@ -1,6 +1,7 @@
 import type { Account } from '../shared/repositories/accounts.js';
 import type { AuthenticatedKey } from '../shared/repositories/api-keys.js';
 import type { Scope } from '../shared/scopes.js';
+import type { InFlightSlot } from './limits/in-flight-slots.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -10,11 +11,15 @@ declare module 'fastify' {
     sessionAccount?: Account;
     /** the JSON body's bytes as received */
     rawBody?: Buffer;
+    /** the account's in-flight import slot this request holds (bulk imports) */
+    inFlightSlot?: InFlightSlot;
   }
   interface FastifyContextConfig {
     /** the scope an API-key route requires (spec 2.2) */
     requiredScope?: Scope;
     /** how the route authenticates; API-key routes await the lockout check themselves */
     auth?: 'api-key' | 'session';
+    /** shed (503) while the process is overloaded: the bulk imports */
+    sheddable?: boolean;
   }
 }

@@ -5,6 +5,7 @@ import type { BulkResult, NewImport } from '../shared/import-queue.js';
 import { claimIdempotencyKey, releaseIdempotencyKey } from '../shared/repositories/idempotency-keys.js';
 import { findImportResult } from '../shared/repositories/imports.js';
 import type { ApiDeps } from './deps.js';
+import { NothingWrittenError } from './import-runner.js';
 
 /** The optional `Idempotency-Key` header: 1-255 printable ASCII characters. */
 export function parseIdempotencyKey(header: string | string[] | undefined): string | undefined {
@@ -32,13 +33,15 @@ export async function runIdempotentImport(
   hash: Buffer,
 ): Promise<{ result: BulkResult; replayed: boolean }> {
   const claim = await claimIdempotencyKey(deps.sql, { accountId: data.accountId, key, requestHash: hash, jobId: randomUUID() });
-  // note: a 503 means nothing was written; the claim is released so that a retry with the
-  // same key runs afresh instead of replaying a failure.
+  // note: when nothing was written for certain, the claim is released so that a retry with the
+  // same key runs afresh instead of replaying a failure. Any other error keeps it: a job whose
+  // add timed out (a Redis failover) may still run, and a retry must rejoin that job, under
+  // its id, rather than start a second one that would write the rows again.
   const releasingOnFailure = async (run: () => Promise<BulkResult>): Promise<BulkResult> => {
     try {
       return await run();
     } catch (error) {
-      if (error instanceof ApiError && error.statusCode === 503) {
+      if (error instanceof NothingWrittenError) {
         await releaseIdempotencyKey(deps.sql, { accountId: data.accountId, key, jobId: claim.jobId });
       }
       throw error;

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Job, type Queue, type QueueEvents } from 'bullmq';
-import { ApiError, retryAfterHeaders, serviceUnavailable } from '../shared/api-error.js';
+import { ApiError, retryAfterHeaders } from '../shared/api-error.js';
 import { BulkResultSchema, type BulkResult, type ImportJobData, type NewImport } from '../shared/import-queue.js';
 import type { ImportRowsStore } from '../shared/import-rows.js';
 import { markImportStep } from '../shared/import-steps.js';
@@ -11,6 +11,35 @@ import { JobWatch, type JobOutcome } from './job-watch.js';
 const POLL_INTERVAL_MS = 500;
 const WORKERS_UNAVAILABLE_RETRY_SEC = 30;
 const FAILED_IMPORT_RETRY_SEC = 5;
+
+/**
+ * A 503 after which the job is certain never to write anything: withdrawn before any worker took
+ * it, or failed (its transaction rolled back). note: an error adding the job is not one of
+ * these, since a command that timed out may still have reached Redis and the job may run.
+ */
+export class NothingWrittenError extends ApiError {
+  override name = 'NothingWrittenError';
+
+  constructor(error: string, retryAfterSec: number) {
+    super(503, { error, retry_after_sec: retryAfterSec }, retryAfterHeaders(retryAfterSec));
+  }
+}
+
+/**
+ * The one unknown outcome: the job may have been written or may still be (504). The partner
+ * finds out by retrying with the same Idempotency-Key, or by checking what was created.
+ */
+function outcomeUnknown(requestId: string): ApiError {
+  return new ApiError(504, { error: 'Import is still running; check before retrying', request_id: requestId });
+}
+
+/**
+ * ioredis refuses a command it never sent (not connected, and no offline queue) with this
+ * text; a command that was sent and then lost its answer (connection closed, timeout) fails
+ * otherwise, and may have run.
+ */
+const NEVER_SENT = 'enableOfflineQueue options is false';
+const UNAVAILABLE_RETRY_SEC = 5;
 
 export interface ImportTimeouts {
   /** how long a worker may take to pick the job up before the API withdraws it (503) */
@@ -55,6 +84,18 @@ export class ImportRunner {
     const watch = this.watch(jobId);
     try {
       await this.enqueue(input, jobId);
+      return await this.awaitOutcome(input, jobId, watch);
+    } finally {
+      this.unwatch(jobId);
+    }
+  }
+
+  /**
+   * After the job was added. note: a Redis error here (a failover while withdrawing the job,
+   * say) leaves the job in an unknown state, so it is a 504, never a "nothing was written".
+   */
+  private async awaitOutcome(input: NewImport, jobId: string, watch: JobWatch): Promise<BulkResult> {
+    try {
       markImportStep(input.requestId, 'api.queued');
       if (!(await this.waitForPickup(watch))) {
         // note: remove() refuses a job a worker has locked, so a job that is withdrawn can
@@ -63,23 +104,19 @@ export class ImportRunner {
         const removed = (await this.queue.remove(jobId)) === 1;
         if (removed) await this.forgetRows(jobId);
         if (removed || (await Job.fromId(this.queue, jobId)) === undefined) {
-          throw new ApiError(
-            503,
-            { error: 'Import workers unavailable; nothing was written', retry_after_sec: WORKERS_UNAVAILABLE_RETRY_SEC },
-            retryAfterHeaders(WORKERS_UNAVAILABLE_RETRY_SEC),
-          );
+          throw new NothingWrittenError('Import workers unavailable; nothing was written', WORKERS_UNAVAILABLE_RETRY_SEC);
         }
       }
       const limit = timeout(this.timeouts.finishMs);
       const outcome = await Promise.race([watch.finished, limit.promise]);
       markImportStep(input.requestId, 'api.finished');
       limit.cancel();
-      if (outcome === 'timeout') {
-        throw new ApiError(504, { error: 'Import is still running; check before retrying', request_id: input.requestId });
-      }
+      if (outcome === 'timeout') throw outcomeUnknown(input.requestId);
       return this.resultOf(jobId, outcome);
-    } finally {
-      this.unwatch(jobId);
+    } catch (error) {
+      if (error instanceof ApiError) throw error;
+      this.log.error({ err: error, jobId, requestId: input.requestId }, 'lost track of an import job');
+      throw outcomeUnknown(input.requestId);
     }
   }
 
@@ -116,17 +153,25 @@ export class ImportRunner {
   }
 
   /**
-   * Stores the rows, then adds the job. note: both go on the queue's own connection, which
-   * carries commands in order, so a worker never takes a job whose rows are not there yet, and
-   * the add need not wait a round trip for the store. Re-storing the rows of a job that exists
-   * (a repeat) is harmless: they are the same rows.
+   * Stores the rows, then adds the job, so a worker never takes a job whose rows are not there
+   * yet. note: on one connection both go on the queue's own client, which carries commands in
+   * order, so the add need not wait a round trip for the store; on a cluster it waits (see
+   * ImportRowsStore.keepsSendOrder). Re-storing the rows of a job that exists (a repeat) is
+   * harmless: they are the same rows.
    */
   private async enqueue({ rows, ...data }: NewImport, jobId: string): Promise<void> {
+    const stored = this.rowsStore.put(jobId, rows.take());
+    let added: Promise<unknown> | undefined;
     try {
-      await Promise.all([this.rowsStore.put(jobId, rows.take()), this.queue.add(data.kind, data, { jobId })]);
+      if (!this.rowsStore.keepsSendOrder) await stored;
+      added = this.queue.add(data.kind, data, { jobId });
+      await Promise.all([stored, added]);
     } catch (error) {
       this.log.error({ err: error, requestId: data.requestId }, 'could not enqueue import');
-      throw serviceUnavailable();
+      const addError = added === undefined ? undefined : await added.then(() => undefined, (e: unknown) => e);
+      const jobNeverSent = added === undefined || (addError instanceof Error && addError.message.includes(NEVER_SENT));
+      if (jobNeverSent) throw new NothingWrittenError('Service temporarily unavailable', UNAVAILABLE_RETRY_SEC);
+      throw outcomeUnknown(data.requestId);
     }
   }
 
@@ -150,11 +195,7 @@ export class ImportRunner {
     if (outcome.state === 'failed') {
       // A failed job rolled its transaction back: nothing was written, a retry is safe.
       this.log.error({ jobId, reason: outcome.reason }, 'import job failed');
-      throw new ApiError(
-        503,
-        { error: 'Import failed; nothing was written', retry_after_sec: FAILED_IMPORT_RETRY_SEC },
-        retryAfterHeaders(FAILED_IMPORT_RETRY_SEC),
-      );
+      throw new NothingWrittenError('Import failed; nothing was written', FAILED_IMPORT_RETRY_SEC);
     }
     const parsed = BulkResultSchema.safeParse(outcome.result);
     if (!parsed.success) throw new Error(`import job ${jobId} returned an unexpected result`);

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { parseRedisTarget, type RedisTarget } from './redis-target.js';
 
 const DEV_SESSION_SECRET = 'dev-only-session-secret-change-me-0123456789';
 
@@ -19,8 +20,17 @@ const EnvSchema = z.object({
   PORT: z.coerce.number().int().min(0).max(65535).default(3000),
   HOST: z.string().min(1).default('0.0.0.0'),
   DATABASE_URL: z.url().default('postgres://postgres@127.0.0.1:5432/bulk_import'),
-  REDIS_URL: z.url().default('redis://127.0.0.1:6379'),
-  REDIS_PREFIX: z.string().min(1).regex(/^[A-Za-z0-9_.:-]+$/, 'letters, digits and _.:- only').default('bulk-import'),
+  DATABASE_LISTEN_URL: optionalFromEnv(z.url()),
+  REDIS_URL: optionalFromEnv(z.url().regex(/^rediss?:\/\//, 'must start with redis:// or rediss://')),
+  REDIS_CLUSTER_NODES: optionalFromEnv(z.string()),
+  REDIS_SENTINELS: optionalFromEnv(z.string()),
+  REDIS_SENTINEL_NAME: optionalFromEnv(z.string().min(1)),
+  REDIS_SENTINEL_PASSWORD: optionalFromEnv(z.string()),
+  REDIS_USERNAME: optionalFromEnv(z.string()),
+  REDIS_PASSWORD: optionalFromEnv(z.string()),
+  REDIS_TLS: optionalFromEnv(z.enum(['true', 'false'])),
+  // note: { and } for a Redis Cluster hash tag ({bulk-import}); see redis-target.ts.
+  REDIS_PREFIX: z.string().min(1).max(100).regex(/^[A-Za-z0-9_.:{}-]+$/, 'letters, digits and _.:-{} only').default('bulk-import'),
   SESSION_SECRET: z.string().min(32, 'must be at least 32 characters').optional(),
   TRUST_PROXY: z.string().optional(),
   CORS_ALLOWED_ORIGINS: z.string().default(''),
@@ -30,7 +40,12 @@ const EnvSchema = z.object({
   WORKER_CONCURRENCY: intFromEnv(8),
   IMPORT_TIMEOUT_MS: intFromEnv(60_000),
   IMPORT_PICKUP_TIMEOUT_MS: intFromEnv(10_000),
-  WORKER_LOCK_DURATION_MS: intFromEnv(30_000),
+  WORKER_LOCK_DURATION_MS: intFromEnv(10_000),
+  ACCOUNT_MAX_IN_FLIGHT: intFromEnv(10),
+  REQUEST_TIMEOUT_MS: intFromEnv(30_000),
+  SESSION_MAX_TTL_SEC: intFromEnv(604_800),
+  OVERLOAD_EVENT_LOOP_DELAY_MS: intFromEnv(1_000),
+  OVERLOAD_HEAP_USED_MB: intFromEnv(300),
   FAULT_INJECTION: z.enum(['none', 'pause-before-commit', 'crash-after-commit']).default('none'),
   ADMIN_USER: optionalFromEnv(z.string()),
   ADMIN_PASSWORD: optionalFromEnv(z.string().min(12, 'must be at least 12 characters')),
@@ -42,8 +57,12 @@ export interface Config {
   port: number;
   host: string;
   databaseUrl: string;
+  /** the connection that LISTENs for auth changes: PostgreSQL itself or a session-mode pool */
+  databaseListenUrl: string;
   databasePoolMax: number;
-  redisUrl: string;
+  /** one server, a cluster or a sentinel-managed master */
+  redis: RedisTarget;
+  /** starts every Redis key of the service; holds a hash tag on a cluster */
   redisPrefix: string;
   sessionSecret: string;
   /** true when SESSION_SECRET was not set and the development default is in use */
@@ -56,6 +75,16 @@ export interface Config {
   importTimeoutMs: number;
   importPickupTimeoutMs: number;
   workerLockDurationMs: number;
+  /** bulk imports of one account in flight at once, across all API replicas */
+  accountMaxInFlight: number;
+  /** how long a request's headers and body may take to arrive (not the wait for an import) */
+  requestTimeoutMs: number;
+  /** the longest lifetime (exp - iat) a session token may have */
+  sessionMaxTtlSec: number;
+  /** new bulk imports are shed (503) while the mean event-loop delay of the last second is above this */
+  overloadEventLoopDelayMs: number;
+  /** ... or while the V8 heap in use is above this many MB */
+  overloadHeapUsedMb: number;
   /** test-only fault hooks of the worker; honoured only when NODE_ENV=test */
   faultInjection: 'none' | 'pause-before-commit' | 'crash-after-commit';
   /** Basic-auth credentials of Bull Board and the API's /metrics; both are off without them */
@@ -85,13 +114,20 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if ((e.ADMIN_USER === undefined) !== (e.ADMIN_PASSWORD === undefined)) {
     throw new ConfigError('Invalid configuration: ADMIN_USER and ADMIN_PASSWORD must be set together');
   }
+  let redis: RedisTarget;
+  try {
+    redis = parseRedisTarget({ ...e, REDIS_TLS: e.REDIS_TLS === 'true' });
+  } catch (error) {
+    throw new ConfigError(`Invalid configuration: ${(error as Error).message}`);
+  }
   return {
     nodeEnv: e.NODE_ENV,
     port: e.PORT,
     host: e.HOST,
     databaseUrl: e.DATABASE_URL,
+    databaseListenUrl: e.DATABASE_LISTEN_URL ?? e.DATABASE_URL,
     databasePoolMax: e.DATABASE_POOL_MAX,
-    redisUrl: e.REDIS_URL,
+    redis,
     redisPrefix: e.REDIS_PREFIX,
     sessionSecret: e.SESSION_SECRET ?? DEV_SESSION_SECRET,
     usingDevSessionSecret: e.SESSION_SECRET === undefined,
@@ -103,6 +139,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     importTimeoutMs: e.IMPORT_TIMEOUT_MS,
     importPickupTimeoutMs: e.IMPORT_PICKUP_TIMEOUT_MS,
     workerLockDurationMs: e.WORKER_LOCK_DURATION_MS,
+    accountMaxInFlight: e.ACCOUNT_MAX_IN_FLIGHT,
+    requestTimeoutMs: e.REQUEST_TIMEOUT_MS,
+    sessionMaxTtlSec: e.SESSION_MAX_TTL_SEC,
+    overloadEventLoopDelayMs: e.OVERLOAD_EVENT_LOOP_DELAY_MS,
+    overloadHeapUsedMb: e.OVERLOAD_HEAP_USED_MB,
     faultInjection: e.NODE_ENV === 'test' ? e.FAULT_INJECTION : 'none',
     admin: e.ADMIN_USER !== undefined && e.ADMIN_PASSWORD !== undefined ? { user: e.ADMIN_USER, password: e.ADMIN_PASSWORD } : undefined,
     metricsPort: e.METRICS_PORT,

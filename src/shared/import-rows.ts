@@ -1,4 +1,5 @@
-import type { Redis } from 'ioredis';
+import { Cluster } from 'ioredis';
+import type { RedisClient } from './redis.js';
 
 /**
  * How long a job's rows may wait for a worker. note: far beyond what a job can take (pickup
@@ -13,10 +14,20 @@ const ROWS_TTL_MS = 60 * 60_000;
  * (escaping every quote), decode it again on pickup, and keep it with every finished job.
  */
 export class ImportRowsStore {
+  /**
+   * Whether Redis runs this store's commands and those of a queue on the same client in the order
+   * they were sent. True on one connection (one server, or the master a sentinel names); false
+   * on a cluster, whose client re-sends a redirected command (MOVED or ASK, during a failover or
+   * a resharding) after commands sent later. Callers then wait for put() before adding the job.
+   */
+  readonly keepsSendOrder: boolean;
+
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly prefix: string,
-  ) {}
+  ) {
+    this.keepsSendOrder = !(redis instanceof Cluster);
+  }
 
   private key(jobId: string): string {
     return `${this.prefix}:import-rows:${jobId}`;

@@ -1,35 +1,88 @@
-import { Redis } from 'ioredis';
+import { Cluster, Redis, type ClusterOptions, type RedisOptions } from 'ioredis';
 import type { Config } from './config.js';
+import type { RedisAuth, RedisTarget } from './redis-target.js';
+
+/** One Redis server (or a sentinel-managed master) or a Redis Cluster: the service uses either alike. */
+export type RedisClient = Redis | Cluster;
 
 /**
  * - `command`: rate limits, lockouts, auth version and health. Fails fast when Redis is away (no
  *   offline queue) so a request gets an error instead of hanging. Auto-pipelined: the commands
  *   of one request (and of concurrent ones) leave in one write, which cuts the syscalls that
  *   dominate the API-key hot path.
- * - `producer`: the API's BullMQ queue and the rows of its jobs (ImportRowsStore), on one
- *   connection so that a job's rows arrive before the job. Fails fast too, but is not
- *   auto-pipelined: BullMQ's maintainers have seen odd behaviour with it.
+ * - `producer`: the API's BullMQ queue and the rows of its jobs (ImportRowsStore). Fails fast
+ *   too, but is not auto-pipelined: BullMQ's maintainers have seen odd behaviour with it.
  * - `blocking`: BullMQ workers and queue events. They must wait for Redis forever
  *   (`maxRetriesPerRequest: null`) as BullMQ requires.
  */
 export type RedisRole = 'command' | 'producer' | 'blocking';
 
-export function createRedis(config: Pick<Config, 'redisUrl'>, role: RedisRole): Redis {
-  if (role === 'blocking') {
-    return new Redis(config.redisUrl, { maxRetriesPerRequest: null, enableReadyCheck: true });
+const FAIL_FAST: RedisOptions = {
+  maxRetriesPerRequest: 1,
+  connectTimeout: 2_000,
+  commandTimeout: 2_000,
+};
+const WAIT_FOREVER: RedisOptions = { maxRetriesPerRequest: null, enableReadyCheck: true };
+const reconnectDelay = (attempt: number) => Math.min(attempt * 100, 2_000);
+
+/**
+ * note: after a failover the old master may answer as a replica for a moment (READONLY); the
+ * client reconnects, finds the new master and sends the command again.
+ */
+const reconnectOnReadOnly = (error: Error): 2 | false => (error.message.startsWith('READONLY') ? 2 : false);
+
+function serverAuth(auth: RedisAuth): RedisOptions {
+  return {
+    ...(auth.username === undefined ? {} : { username: auth.username }),
+    ...(auth.password === undefined ? {} : { password: auth.password }),
+    ...(auth.tls ? { tls: {} } : {}),
+  };
+}
+
+export function createRedis(config: Pick<Config, 'redis'>, role: RedisRole): RedisClient {
+  const perRole: RedisOptions = role === 'blocking' ? WAIT_FOREVER : FAIL_FAST;
+  return connect(config.redis, role, perRole);
+}
+
+function connect(target: RedisTarget, role: RedisRole, perRole: RedisOptions): RedisClient {
+  const failFast = role !== 'blocking';
+  if (target.mode === 'cluster') {
+    const options: ClusterOptions = {
+      redisOptions: { ...serverAuth(target), ...perRole, reconnectOnError: reconnectOnReadOnly },
+      enableAutoPipelining: role === 'command',
+      enableOfflineQueue: !failFast,
+      clusterRetryStrategy: reconnectDelay,
+      // note: every key of the service shares one hash tag, hence one slot and one master; reads
+      // go there too, so a read never sees a replica that lags behind the write before it.
+      scaleReads: 'master',
+      slotsRefreshTimeout: 2_000,
+    };
+    return new Cluster(target.nodes, options);
   }
-  return new Redis(config.redisUrl, {
+  const common: RedisOptions = {
+    ...perRole,
     enableAutoPipelining: role === 'command',
-    enableOfflineQueue: false,
-    maxRetriesPerRequest: 1,
-    connectTimeout: 2_000,
-    commandTimeout: 2_000,
-    retryStrategy: (attempt) => Math.min(attempt * 100, 2_000),
-  });
+    ...(failFast ? { enableOfflineQueue: false, retryStrategy: reconnectDelay } : {}),
+    reconnectOnError: reconnectOnReadOnly,
+  };
+  if (target.mode === 'sentinel') {
+    return new Redis({
+      ...serverAuth(target),
+      ...common,
+      sentinels: target.sentinels,
+      name: target.name,
+      ...(target.sentinelPassword === undefined ? {} : { sentinelPassword: target.sentinelPassword }),
+      // note: +switch-master from a sentinel makes the client leave the old master at once,
+      // rather than when the old master stops answering or starts refusing writes.
+      failoverDetector: true,
+      sentinelRetryStrategy: reconnectDelay,
+    });
+  }
+  return new Redis(target.url, common);
 }
 
 /** Resolves once the client is ready; a command client refuses commands before that. */
-export async function waitForRedis(redis: Redis, timeoutMs = 10_000): Promise<void> {
+export async function waitForRedis(redis: RedisClient, timeoutMs = 10_000): Promise<void> {
   if (redis.status === 'ready') return;
   await new Promise<void>((resolve, reject) => {
     const timer = setTimeout(() => {
@@ -46,4 +99,9 @@ export async function waitForRedis(redis: Redis, timeoutMs = 10_000): Promise<vo
     };
     redis.on('ready', onReady);
   });
+}
+
+/** Every master of the target, for commands that act on one node's keys only (SCAN). */
+export function masterNodes(redis: RedisClient): Redis[] {
+  return redis instanceof Cluster ? redis.nodes('master') : [redis];
 }

@@ -25,7 +25,7 @@ export interface RunningWorker {
 export async function startWorker(config: Config, log: Logger): Promise<RunningWorker> {
   const sql = createSql(config, { max: Math.max(config.workerConcurrency, 2) });
   const connection = createRedis(config, 'blocking');
-  const metrics = createWorkerMetrics();
+  const metrics = createWorkerMetrics(config.workerConcurrency);
   // note: the worker's own commands (the rows of its jobs) share BullMQ's non-blocking client.
   const rowsStore = new ImportRowsStore(connection, config.redisPrefix);
   const processor = measureJobs(createImportProcessor(sql, rowsStore, log, faultHooks(config, log)), metrics);
@@ -36,11 +36,14 @@ export async function startWorker(config: Config, log: Logger): Promise<RunningW
     connection,
     prefix: config.redisPrefix,
     concurrency: config.workerConcurrency,
-    // note: a worker that dies holds its job's lock at most this long; then another worker's
-    // stalled check (same interval) puts the job back and it runs again, which is safe because
-    // writeImport is idempotent by job id. The API's pickup/finish timeouts bound the wait.
+    // note: a live worker renews its jobs' locks every half lock duration; a worker that dies
+    // holds them until they expire, at most WORKER_LOCK_DURATION_MS after its last renewal.
+    // Another worker's stalled check, every half lock duration, then puts the jobs back, so they
+    // run again within 1.5 x WORKER_LOCK_DURATION_MS of the death (15 s with the default 10 s),
+    // which is safe because writeImport is idempotent by job id. Each worker pays for it with
+    // one lock renewal and one stalled check in Redis every 5 s.
     lockDuration: config.workerLockDurationMs,
-    stalledInterval: config.workerLockDurationMs,
+    stalledInterval: Math.max(1_000, Math.floor(config.workerLockDurationMs / 2)),
     // note: two deaths of its worker fail the job instead of retrying it forever; the failed job
     // wrote nothing, and the API then answers 503 "nothing was written".
     maxStalledCount: 2,

@@ -1,12 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { QueueEvents, type Queue } from 'bullmq';
-import type { LightMyRequestResponse } from 'fastify';
 import type { Redis } from 'ioredis';
+import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createImportQueue, IMPORT_QUEUE_NAME } from '../../src/shared/import-queue.js';
-import { createRedis } from '../../src/shared/redis.js';
+import { createRedis, type RedisClient } from '../../src/shared/redis.js';
 import { startWorker, type RunningWorker } from '../../src/worker/worker.js';
 import { bearer, validListing, validMachine } from '../support/fixtures.js';
+import { keysMatching, testRedisEnv } from '../support/test-redis.js';
 import { startTestService, type TestAccount, type TestService } from '../support/test-service.js';
 
 const LISTINGS = '/v1/api/listings/bulk';
@@ -409,7 +410,7 @@ describe('POST /v1/api/listings/bulk and /v1/api/machines/bulk with an Idempoten
 describe('POST /v1/api/listings/bulk: a repeat while the first request is still running', () => {
   let service: TestService;
   let queue: Queue;
-  let eventsConnection: Redis;
+  let eventsConnection: RedisClient;
   let events: QueueEvents;
   let worker: RunningWorker | undefined;
 
@@ -491,7 +492,7 @@ describe('POST /v1/api/listings/bulk when no worker picks the job up (IMPORT_PIC
     expect(res.json()).toEqual({ error: 'Import workers unavailable; nothing was written', retry_after_sec: 30 });
     expect(res.headers['retry-after']).toBe('30');
     expect(await jobsIn(queue)).toBe(jobsBefore);
-    expect(await service.deps.redis.keys(`${service.config.redisPrefix}:import-rows:*`)).toEqual([]);
+    expect(await keysMatching(service.deps.redis, `${service.config.redisPrefix}:import-rows:*`)).toEqual([]);
     expect(await storedFor(service, account)).toEqual({ listings: 0, machines: 0, imports: 0, idempotencyKeys: 0 });
   });
 
@@ -520,6 +521,77 @@ describe('POST /v1/api/listings/bulk when no worker picks the job up (IMPORT_PIC
 
     expect(retry.statusCode).toBe(201);
     expect(retry.json()).toEqual({ inserted: 2, skipped: 1, errors: [{ index: 1, reason: 'currency: must be exactly USD' }] });
+    expect(await storedFor(service, account)).toEqual({ listings: 2, machines: 0, imports: 1, idempotencyKeys: 1 });
+  });
+
+  const oneServer = 'REDIS_URL' in testRedisEnv();
+
+  // note: on one server the rows and the job leave together, and BullMQ reports a closed
+  // connection without saying whether its command left.
+  it.runIf(oneServer)('answers 504 and keeps the key claimed when adding the job failed after it may have left (it may yet run); a retry runs that same job: rows once', async () => {
+    const { account, key } = await partner(service);
+    const body = twoListings();
+    // The queue's connection is closed under the add, as in a Redis failover.
+    const producer = service.deps.queue.opts.connection as RedisClient;
+    producer.disconnect();
+    const unknown = await post(service, LISTINGS, key, body, 'add-failed');
+    await producer.connect();
+    expect(unknown.statusCode).toBe(504);
+    expect(unknown.json()).toEqual({ error: 'Import is still running; check before retrying', request_id: expect.any(String) });
+    const [claim] = await service.sql<{ job_id: string }[]>`select job_id from idempotency_keys where account_id = ${account.id}`;
+    expect(claim).toBeDefined();
+
+    const retry = await withWorker(() => post(service, LISTINGS, key, body, 'add-failed'));
+
+    expect(retry.statusCode).toBe(201);
+    expect(await storedFor(service, account)).toEqual({ listings: 2, machines: 0, imports: 1, idempotencyKeys: 1 });
+    const [written] = await service.sql<{ job_id: string }[]>`select job_id from imports where account_id = ${account.id}`;
+    expect(written?.job_id).toBe(claim!.job_id);
+  });
+
+  // note: drives one server's connection; a cluster client has one per node.
+  it.runIf(oneServer)('answers 503 "nothing written" and releases the key when the job never left (the connection was down), so a retry runs afresh', async () => {
+    const { account, key } = await partner(service);
+    const body = twoListings();
+    const producer = service.deps.queue.opts.connection as Redis;
+    const retryStrategy = producer.options.retryStrategy;
+    // note: the connection drops and stays down for a while: commands are refused unsent.
+    producer.options.retryStrategy = () => 3_000;
+    producer.stream.destroy();
+    try {
+      await vi.waitFor(() => expect(producer.status).toBe('reconnecting'));
+      const refused = await post(service, LISTINGS, key, body, 'never-sent');
+      expect(refused.statusCode).toBe(503);
+      expect(refused.json()).toEqual({ error: 'Service temporarily unavailable', retry_after_sec: 5 });
+      expect(refused.headers['retry-after']).toBe('5');
+      expect(await storedFor(service, account)).toMatchObject({ imports: 0, idempotencyKeys: 0 });
+    } finally {
+      producer.options.retryStrategy = retryStrategy;
+    }
+    await vi.waitFor(() => expect(producer.status).toBe('ready'), { timeout: 10_000 });
+
+    const retry = await withWorker(() => post(service, LISTINGS, key, body, 'never-sent'));
+
+    expect(retry.statusCode).toBe(201);
+    expect(await storedFor(service, account)).toEqual({ listings: 2, machines: 0, imports: 1, idempotencyKeys: 1 });
+  });
+
+  // note: on a cluster the job is added only once its rows are stored, so a closed connection
+  // stops the import before the job can leave.
+  it.runIf(!oneServer)('on a cluster, answers 503 "nothing written" and releases the key when the rows could not be stored', async () => {
+    const { account, key } = await partner(service);
+    const body = twoListings();
+    const producer = service.deps.queue.opts.connection as RedisClient;
+    producer.disconnect();
+    const refused = await post(service, LISTINGS, key, body, 'rows-not-stored');
+    await producer.connect();
+    expect(refused.statusCode).toBe(503);
+    expect(refused.json()).toEqual({ error: 'Service temporarily unavailable', retry_after_sec: 5 });
+    expect(await storedFor(service, account)).toMatchObject({ imports: 0, idempotencyKeys: 0 });
+
+    const retry = await withWorker(() => post(service, LISTINGS, key, body, 'rows-not-stored'));
+
+    expect(retry.statusCode).toBe(201);
     expect(await storedFor(service, account)).toEqual({ listings: 2, machines: 0, imports: 1, idempotencyKeys: 1 });
   });
 

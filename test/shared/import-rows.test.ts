@@ -1,19 +1,22 @@
 import { randomUUID } from 'node:crypto';
 import { Queue } from 'bullmq';
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { inject } from 'vitest';
 import { RowsHandOver } from '../../src/shared/import-queue.js';
 import { ImportRowsStore } from '../../src/shared/import-rows.js';
+import type { RedisClient } from '../../src/shared/redis.js';
 import { testRedisPrefix } from '../support/test-database.js';
+import { testRedisClient, testRedisEnv } from '../support/test-redis.js';
+
+const isCluster = () => 'REDIS_CLUSTER_NODES' in testRedisEnv();
 
 describe('ImportRowsStore', () => {
-  let redis: Redis;
+  let redis: RedisClient;
   let prefix: string;
   let store: ImportRowsStore;
 
   beforeAll(() => {
-    redis = new Redis(inject('redisUrl'));
+    redis = testRedisClient();
     prefix = testRedisPrefix();
     store = new ImportRowsStore(redis, prefix);
   });
@@ -36,9 +39,11 @@ describe('ImportRowsStore', () => {
     expect(await store.get(randomUUID())).toBeNull();
   });
 
-  // The API stores a job's rows and adds the job without waiting in between; that is safe only
-  // because BullMQ sends its commands on the connection it is given, in order after ours.
-  it('shares the connection a BullMQ queue is given (the order rows-then-job relies on it)', async () => {
+  // On one connection the API stores a job's rows and adds the job without waiting in between;
+  // that is safe only because BullMQ sends its commands on the connection it is given, in order
+  // after ours. A cluster client gives no such order, and the store says so.
+  it.runIf(!isCluster())('shares the connection a BullMQ queue is given (the order rows-then-job relies on it)', async () => {
+    expect(store.keepsSendOrder).toBe(true);
     const queue = new Queue('order-check', { connection: redis, prefix });
     try {
       await queue.waitUntilReady();
@@ -48,6 +53,10 @@ describe('ImportRowsStore', () => {
     } finally {
       await queue.close();
     }
+  });
+
+  it.runIf(isCluster())('on a cluster, asks callers to wait for the rows before adding the job', () => {
+    expect(store.keepsSendOrder).toBe(false);
   });
 });
 

@@ -1,12 +1,14 @@
 import postgres from 'postgres';
-import { inject } from 'vitest';
 import { generateApiKey } from '../../src/shared/api-key.js';
 import { createAccount } from '../../src/shared/repositories/accounts.js';
 import { createKeyWithinCap } from '../../src/shared/repositories/api-keys.js';
 import { validListing } from './fixtures.js';
 import { startApi, startWorkerProcess, type ServiceProcess } from './processes.js';
+import { testRedisEnv } from './test-redis.js';
 import { createTestDatabase, testRedisPrefix, type TestDatabase } from './test-database.js';
 import { TEST_SESSION_SECRET } from './test-service.js';
+
+const REDIS_TARGETS = ['REDIS_URL', 'REDIS_CLUSTER_NODES', 'REDIS_SENTINELS'];
 
 export interface FaultScenario {
   env: Record<string, string>;
@@ -29,7 +31,8 @@ export async function createFaultScenario(baseEnv: Record<string, string> = {}):
   const database = await createTestDatabase();
   const env = {
     DATABASE_URL: database.url,
-    REDIS_URL: inject('redisUrl'),
+    // note: a scenario on a Redis of its own (a sentinel group, say) replaces the run's.
+    ...(REDIS_TARGETS.some((name) => name in baseEnv) ? {} : testRedisEnv()),
     REDIS_PREFIX: testRedisPrefix(),
     SESSION_SECRET: TEST_SESSION_SECRET,
     WORKER_LOCK_DURATION_MS: '2000',

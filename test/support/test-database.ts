@@ -5,7 +5,13 @@ import { databaseUrl } from './services.js';
 
 export interface TestDatabase {
   name: string;
+  /** PostgreSQL itself */
   url: string;
+  /**
+   * What a service under test gets as DATABASE_URL: `url`, or the same database through
+   * PgBouncer in transaction pooling mode (with `prepare=false`) on a TEST_PGBOUNCER=1 run.
+   */
+  serviceUrl: string;
   drop(): Promise<void>;
 }
 
@@ -25,6 +31,7 @@ export async function createTestDatabase(): Promise<TestDatabase> {
   return {
     name,
     url: databaseUrl(inject('postgresUrl'), name),
+    serviceUrl: inject('pgbouncerUrl') === '' ? databaseUrl(inject('postgresUrl'), name) : `${databaseUrl(inject('pgbouncerUrl'), name)}?prepare=false`,
     async drop() {
       const cleanup = adminSql();
       try {
@@ -36,7 +43,11 @@ export async function createTestDatabase(): Promise<TestDatabase> {
   };
 }
 
-/** A Redis prefix under the run's id, so the global teardown finds and deletes its keys. */
+/**
+ * A Redis prefix under the run's id, so the global teardown finds and deletes its keys; on a
+ * cluster run it is a hash tag, `{<run id>-<hex>}`.
+ */
 export function testRedisPrefix(): string {
-  return `${inject('runId')}-${randomBytes(4).toString('hex')}`;
+  const base = inject('redisPrefixBase');
+  return `${base}-${randomBytes(4).toString('hex')}${base.startsWith('{') ? '}' : ''}`;
 }

@@ -1,6 +1,5 @@
 import { randomBytes } from 'node:crypto';
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
-import { inject } from 'vitest';
 import { buildApp } from '../../src/api/app.js';
 import { createApiDeps, type ApiDeps } from '../../src/api/deps.js';
 import { loadConfig, type Config } from '../../src/shared/config.js';
@@ -9,7 +8,8 @@ import { createLogger } from '../../src/shared/logger.js';
 import { createAccount, type Account } from '../../src/shared/repositories/accounts.js';
 import { signSessionToken } from '../../src/shared/session-token.js';
 import { startWorker, type RunningWorker } from '../../src/worker/worker.js';
-import { createTestDatabase, testRedisPrefix } from './test-database.js';
+import { testRedisEnv } from './test-redis.js';
+import { createTestDatabase, testRedisPrefix, type TestDatabase } from './test-database.js';
 
 export const TEST_SESSION_SECRET = 'test-session-secret-0123456789abcdef0123456789';
 
@@ -32,6 +32,13 @@ export interface TestService {
   /** creates a key through the API and returns the full key */
   createKey(account: TestAccount, scopes?: string[], label?: string): Promise<string>;
   request(options: InjectOptions): Promise<LightMyRequestResponse>;
+  /** a second API process on the same database and Redis prefix, as a scaled deployment runs it */
+  startReplica(): Promise<ApiReplica>;
+  close(): Promise<void>;
+}
+
+export interface ApiReplica {
+  request(options: InjectOptions): Promise<LightMyRequestResponse>;
   close(): Promise<void>;
 }
 
@@ -39,6 +46,8 @@ export interface TestServiceOptions {
   env?: Record<string, string>;
   /** start an in-process worker (default true) */
   worker?: boolean;
+  /** a database made beforehand (createTestDatabase), e.g. to point DATABASE_URL elsewhere; dropped on close */
+  database?: TestDatabase;
 }
 
 /**
@@ -46,14 +55,19 @@ export interface TestServiceOptions {
  * template and a unique Redis prefix, so test files never see each other's data.
  */
 export async function startTestService(options: TestServiceOptions = {}): Promise<TestService> {
-  const database = await createTestDatabase();
+  const database = options.database ?? (await createTestDatabase());
   const config = loadConfig({
-    DATABASE_URL: database.url,
-    REDIS_URL: inject('redisUrl'),
+    DATABASE_URL: database.serviceUrl,
+    DATABASE_LISTEN_URL: database.url,
+    ...testRedisEnv(),
     REDIS_PREFIX: testRedisPrefix(),
     SESSION_SECRET: TEST_SESSION_SECRET,
     LOG_LEVEL: 'info',
     UPGRADE_URL: 'https://example.test/upgrade',
+    // note: the API shares this process with the tests, whose own allocations (a 1,000,000-row
+    // body, say) would count toward its heap: shedding is off unless a test turns it on.
+    OVERLOAD_HEAP_USED_MB: '1000000',
+    OVERLOAD_EVENT_LOOP_DELAY_MS: '1000000',
     ...options.env,
   });
   const chunks: string[] = [];
@@ -97,6 +111,18 @@ export async function startTestService(options: TestServiceOptions = {}): Promis
       return (res.json() as { key: string }).key;
     },
     request: (opts) => app.inject(opts),
+    async startReplica() {
+      const replicaDeps = await createApiDeps(config, log.child({ replica: 2 }));
+      const replica = await buildApp(replicaDeps);
+      await replica.ready();
+      return {
+        request: (opts) => replica.inject(opts),
+        async close() {
+          await replica.close();
+          await replicaDeps.close();
+        },
+      };
+    },
     async close() {
       await app.close();
       await deps.close();

@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../../shared/redis.js';
 import { RateLimiterRedis } from 'rate-limiter-flexible';
 import { TIER_LIMITS, type ApiTier } from '../../shared/tiers.js';
 import { secondsUntil, settleLimit } from './store-unavailable.js';
@@ -37,7 +37,7 @@ export class AccountQuota {
   private readonly minute: RateLimiterRedis;
   private readonly day: RateLimiterRedis;
 
-  constructor(redis: Redis, redisPrefix: string) {
+  constructor(redis: RedisClient, redisPrefix: string) {
     const build = (window: string, points: number, duration: number) =>
       new RateLimiterRedis({ storeClient: redis, keyPrefix: `${redisPrefix}:quota-${window}`, points, duration });
     this.minute = build('minute', highest((l) => l.perMinute), MINUTE_SEC);

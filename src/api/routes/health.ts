@@ -38,11 +38,15 @@ const schema = {
   },
 };
 
-/** `GET /v1/health` (spec 4.5, decisions E): no key, no limits; 503 naming the failing check. */
+/**
+ * `GET /v1/health` (spec 4.5, decisions E): no key, no limits; 503 naming the failing check.
+ * note: Redis is probed with a read of one of the service's keys rather than PING, which a
+ * cluster client would send to any node instead of the master holding the service's slot.
+ */
 export async function healthRoutes(app: FastifyInstance, deps: ApiDeps): Promise<void> {
   const startedAt = Date.now();
   app.get('/v1/health', { schema }, async (_request, reply) => {
-    const [postgres, redis] = await Promise.all([check(() => deps.sql`select 1`), check(() => deps.redis.ping())]);
+    const [postgres, redis] = await Promise.all([check(() => deps.sql`select 1`), check(() => deps.authVersion.current())]);
     const healthy = postgres === 'ok' && redis === 'ok';
     return reply.code(healthy ? 200 : 503).send({
       status: healthy ? 'ok' : 'degraded',

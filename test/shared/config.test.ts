@@ -1,0 +1,94 @@
+import { describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig } from '../../src/shared/config.js';
+import { prefixHashTag } from '../../src/shared/redis-target.js';
+
+describe('loadConfig: which Redis (REDIS_URL, REDIS_CLUSTER_NODES, REDIS_SENTINELS)', () => {
+  it('defaults to one server at redis://127.0.0.1:6379 with the prefix bulk-import', () => {
+    const config = loadConfig({});
+    expect(config.redis).toEqual({ mode: 'single', url: 'redis://127.0.0.1:6379' });
+    expect(config.redisPrefix).toBe('bulk-import');
+  });
+
+  it('reads a cluster, its credentials and TLS', () => {
+    const config = loadConfig({
+      REDIS_CLUSTER_NODES: '10.0.0.1:7000, 10.0.0.2:7001,[::1]:7002',
+      REDIS_PREFIX: '{bulk-import}',
+      REDIS_USERNAME: 'svc',
+      REDIS_PASSWORD: 'secret',
+      REDIS_TLS: 'true',
+    });
+    expect(config.redis).toEqual({
+      mode: 'cluster',
+      nodes: [
+        { host: '10.0.0.1', port: 7000 },
+        { host: '10.0.0.2', port: 7001 },
+        { host: '::1', port: 7002 },
+      ],
+      username: 'svc',
+      password: 'secret',
+      tls: true,
+    });
+  });
+
+  it('reads sentinels with the master name and the sentinels\' password', () => {
+    const config = loadConfig({ REDIS_SENTINELS: 's1:26379,s2:26379', REDIS_SENTINEL_NAME: 'mymaster', REDIS_SENTINEL_PASSWORD: 'pw' });
+    expect(config.redis).toEqual({
+      mode: 'sentinel',
+      sentinels: [
+        { host: 's1', port: 26379 },
+        { host: 's2', port: 26379 },
+      ],
+      name: 'mymaster',
+      sentinelPassword: 'pw',
+      username: undefined,
+      password: undefined,
+      tls: false,
+    });
+  });
+
+  it.each([
+    [{ REDIS_URL: 'redis://a:6379', REDIS_CLUSTER_NODES: 'b:7000', REDIS_PREFIX: '{x}' }, 'REDIS_URL, REDIS_CLUSTER_NODES: set only one of'],
+    [{ REDIS_URL: 'redis://a:6379', REDIS_SENTINELS: 's:26379', REDIS_SENTINEL_NAME: 'm' }, 'REDIS_URL, REDIS_SENTINELS: set only one of'],
+    [{ REDIS_CLUSTER_NODES: 'b:7000', REDIS_SENTINELS: 's:26379', REDIS_PREFIX: '{x}' }, 'REDIS_CLUSTER_NODES, REDIS_SENTINELS: set only one of'],
+    [{ REDIS_CLUSTER_NODES: 'b:7000' }, 'REDIS_PREFIX: on a Redis Cluster it needs a hash tag, e.g. {bulk-import}'],
+    [{ REDIS_CLUSTER_NODES: 'b:7000', REDIS_PREFIX: 'bulk-{}' }, 'REDIS_PREFIX: on a Redis Cluster it needs a hash tag'],
+    [{ REDIS_CLUSTER_NODES: 'b', REDIS_PREFIX: '{x}' }, 'REDIS_CLUSTER_NODES: "b" is not host:port'],
+    [{ REDIS_CLUSTER_NODES: 'b:70000', REDIS_PREFIX: '{x}' }, 'REDIS_CLUSTER_NODES: "b:70000" is not host:port'],
+    [{ REDIS_CLUSTER_NODES: ' , ', REDIS_PREFIX: '{x}' }, 'REDIS_CLUSTER_NODES: give at least one host:port'],
+    [{ REDIS_SENTINELS: 's:26379' }, 'REDIS_SENTINEL_NAME: required with REDIS_SENTINELS'],
+    [{ REDIS_URL: 'http://a:6379' }, 'REDIS_URL: must start with redis:// or rediss://'],
+    [{ REDIS_PREFIX: 'bulk import' }, 'REDIS_PREFIX: letters, digits and _.:-{} only'],
+  ])('refuses %j at start, naming the variable', (env, message) => {
+    expect(() => loadConfig(env)).toThrow(ConfigError);
+    expect(() => loadConfig(env)).toThrow(message);
+  });
+
+  it('accepts a hash-tagged prefix on one server too, so moving to a cluster keeps the keys where they are', () => {
+    expect(loadConfig({ REDIS_PREFIX: '{bulk-import}' }).redisPrefix).toBe('{bulk-import}');
+  });
+});
+
+describe('prefixHashTag', () => {
+  it.each([
+    ['{bulk-import}', 'bulk-import'],
+    ['acme:{bulk}:v2', 'bulk'],
+    ['bulk-import', undefined],
+    ['{}bulk', undefined],
+    ['bulk{', undefined],
+    ['{a}{b}', 'a'],
+  ])('reads %s as %s', (prefix, tag) => {
+    expect(prefixHashTag(prefix)).toBe(tag);
+  });
+});
+
+describe('loadConfig: DATABASE_LISTEN_URL', () => {
+  it('defaults to DATABASE_URL', () => {
+    const config = loadConfig({ DATABASE_URL: 'postgres://u@db:5432/app' });
+    expect(config.databaseListenUrl).toBe('postgres://u@db:5432/app');
+  });
+
+  it('may point elsewhere than DATABASE_URL (PostgreSQL itself behind a transaction pool)', () => {
+    const config = loadConfig({ DATABASE_URL: 'postgres://u@pgbouncer:6432/app?prepare=false', DATABASE_LISTEN_URL: 'postgres://u@db:5432/app' });
+    expect(config.databaseListenUrl).toBe('postgres://u@db:5432/app');
+  });
+});
