@@ -1,0 +1,162 @@
+import net, { type Socket } from 'node:net';
+import { afterAll, assert, beforeAll, describe, expect, it } from 'vitest';
+import { inject } from 'vitest';
+import { createSql, type Sql } from '../../src/shared/db.js';
+import { connectWithNoDelay } from '../../src/shared/db-socket.js';
+import { postgresServersAvailable, startPrimaryAndStandby, type PrimaryAndStandby } from '../support/postgres-servers.js';
+
+/**
+ * Ports nothing listens on. note: not a free port picked at random: a parallel test file may
+ * start listening on it meanwhile, and a host that accepts and never answers is another case.
+ */
+const DEAD_PORTS = [1, 2];
+
+/** Node keeps a socket's TCP_NODELAY wish under this symbol and applies it on connect. */
+function noDelayOf(socket: Socket): unknown {
+  const symbol = Object.getOwnPropertySymbols(socket).find((s) => s.description === 'kSetNoDelay');
+  return symbol === undefined ? undefined : (socket as unknown as Record<symbol, unknown>)[symbol];
+}
+
+const server = new URL(inject('postgresUrl'));
+const realPort = Number(server.port || 5432);
+
+/** A port free a moment ago (the test listens on it later, to bring a host back). */
+async function freePort(): Promise<number> {
+  const probe = net.createServer();
+  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
+  const { port } = probe.address() as net.AddressInfo;
+  await new Promise((resolve) => probe.close(resolve));
+  return port;
+}
+
+async function serverOf(sql: Sql): Promise<{ port: number; standby: boolean }[]> {
+  // note: concurrent queries, so the pool opens several connections.
+  return Promise.all(
+    Array.from({ length: 8 }, async () => {
+      const [row] = await sql<{ port: number; standby: boolean }[]>`select inet_server_port() as port, pg_is_in_recovery() as standby, pg_sleep(0.05)`;
+      return { port: row!.port, standby: row!.standby };
+    }),
+  );
+}
+
+describe('connectWithNoDelay (the PostgreSQL socket factory)', () => {
+  it('skips a host that refuses and connects to the next, with TCP_NODELAY', async () => {
+    const [dead] = DEAD_PORTS;
+    const socket = await connectWithNoDelay(2_000)({ host: ['127.0.0.1', server.hostname], port: [dead!, realPort] });
+    try {
+      assert(socket instanceof net.Socket, 'a live host gives a real socket');
+      expect(socket.remotePort).toBe(realPort);
+      expect(noDelayOf(socket)).toBe(true);
+    } finally {
+      socket.destroy();
+    }
+  });
+
+  it('answers the startup message with a FATAL 08001 ErrorResponse naming every host when none answers', async () => {
+    const [a, b] = DEAD_PORTS;
+    const refused = await connectWithNoDelay(2_000)({ host: ['127.0.0.1', '127.0.0.1'], port: [a!, b!] });
+    const received: Buffer[] = [];
+    refused.on('data', (chunk: Buffer) => received.push(chunk));
+    const closed = new Promise((resolve) => refused.once('close', resolve));
+    refused.write(Buffer.from('startup'));
+    await closed;
+    const message = Buffer.concat(received);
+    expect(message.toString('latin1', 0, 1)).toBe('E');
+    expect(message.readInt32BE(1)).toBe(message.length - 1);
+    expect(message.toString('utf8', 5).split('\0')).toEqual([
+      'SFATAL',
+      'VFATAL',
+      'C08001',
+      `Mcould not connect to PostgreSQL at 127.0.0.1:${a} (ECONNREFUSED), 127.0.0.1:${b} (ECONNREFUSED)`,
+      '',
+      '',
+    ]);
+  });
+
+  it('tries every host once per dial, though concurrent dials move the shared cursor meanwhile', async () => {
+    const [dead] = DEAD_PORTS;
+    const connect = connectWithNoDelay(2_000);
+    const dials = Array.from({ length: 40 }, async (_, i) => {
+      await new Promise((resolve) => setTimeout(resolve, i % 8));
+      return connect({ host: ['127.0.0.1', server.hostname], port: [dead!, realPort] });
+    });
+    const sockets = await Promise.all(dials);
+    try {
+      expect(new Set(sockets.map((s) => (s instanceof net.Socket ? s.remotePort : 'refused')))).toEqual(new Set([realPort]));
+    } finally {
+      for (const socket of sockets) socket.destroy();
+    }
+  });
+
+  it('fails the waiting queries at once with 08001 naming every host when none answers, and connects once one is back', async () => {
+    const [dead] = DEAD_PORTS;
+    const port = await freePort();
+    const sql = createSql({ databaseUrl: `postgres://postgres@127.0.0.1:${dead},127.0.0.1:${port}/postgres`, databasePoolMax: 2 });
+    const proxy = net.createServer((client) => {
+      const upstream = net.connect(realPort, server.hostname);
+      client.pipe(upstream).pipe(client);
+      client.on('error', () => upstream.destroy());
+      upstream.on('error', () => client.destroy());
+    });
+    try {
+      for (let round = 0; round < 3; round += 1) {
+        await expect(Promise.all([sql`select 1`, sql`select 2`])).rejects.toMatchObject({
+          code: '08001',
+          message: `could not connect to PostgreSQL at 127.0.0.1:${dead} (ECONNREFUSED), 127.0.0.1:${port} (ECONNREFUSED)`,
+        });
+      }
+      await new Promise<void>((resolve) => proxy.listen(port, '127.0.0.1', resolve));
+      const answers = await Promise.all([1, 2, 3].map(async (n) => (await sql<{ n: number }[]>`select ${n}::int as n`)[0]!.n));
+      expect(answers).toEqual([1, 2, 3]);
+    } finally {
+      await sql.end({ timeout: 5 });
+      proxy.close();
+    }
+  });
+
+  it('reaches the live server of a multi-host DATABASE_URL whose first host is dead', async () => {
+    const [dead] = DEAD_PORTS;
+    const sql = createSql({ databaseUrl: `postgres://postgres@127.0.0.1:${dead},${server.hostname}:${realPort}/postgres`, databasePoolMax: 4 });
+    try {
+      expect(new Set((await serverOf(sql)).map((s) => s.port))).toEqual(new Set([realPort]));
+    } finally {
+      await sql.end({ timeout: 5 });
+    }
+  });
+});
+
+describe.skipIf(!postgresServersAvailable())('a multi-host DATABASE_URL with target_session_attrs=primary (a primary and its standby)', () => {
+  let servers: PrimaryAndStandby;
+
+  beforeAll(async () => {
+    servers = await startPrimaryAndStandby();
+  }, 60_000);
+  afterAll(async () => {
+    await servers?.stop();
+  });
+
+  it('sends every connection of the pool to the primary, though the standby is listed first', async () => {
+    const { primary, standby } = servers;
+    const url = `postgres://postgres@127.0.0.1:${standby.port},127.0.0.1:${primary.port}/postgres?target_session_attrs=primary`;
+    const sql = createSql({ databaseUrl: url, databasePoolMax: 4 });
+    try {
+      const reached = await serverOf(sql);
+      expect(reached).toEqual(Array(8).fill({ port: primary.port, standby: false }));
+      // A write goes through, as it could not on the standby.
+      await sql`create table if not exists failover_probe (id int)`;
+    } finally {
+      await sql.end({ timeout: 5 });
+    }
+  });
+
+  it('reaches the standby when it is what target_session_attrs asks for, whichever host comes first', async () => {
+    const { primary, standby } = servers;
+    const url = `postgres://postgres@127.0.0.1:${primary.port},127.0.0.1:${standby.port}/postgres?target_session_attrs=standby`;
+    const sql = createSql({ databaseUrl: url, databasePoolMax: 4 });
+    try {
+      expect(await serverOf(sql)).toEqual(Array(8).fill({ port: standby.port, standby: true }));
+    } finally {
+      await sql.end({ timeout: 5 });
+    }
+  });
+});
