@@ -2,7 +2,7 @@ import { createServer, type Server } from 'node:http';
 import { once } from 'node:events';
 import type { AddressInfo } from 'node:net';
 import type { Job } from 'bullmq';
-import { Counter, Histogram, type Registry } from 'prom-client';
+import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import { BULK_KIND_NAMES } from '../shared/bulk-kinds.js';
 import type { BulkResult, ImportJobData } from '../shared/import-queue.js';
 import type { Logger } from '../shared/logger.js';
@@ -14,12 +14,28 @@ export interface WorkerMetrics {
   registry: Registry;
   jobDuration: Histogram<'kind' | 'outcome'>;
   rowsWritten: Counter<'kind'>;
+  busySlots: Gauge;
 }
 
-export function createWorkerMetrics(): WorkerMetrics {
+/**
+ * note: busy and total slots make the autoscaling signal (their ratio, summed over workers).
+ * Queue depth cannot be one: the API withdraws a job no worker took within
+ * IMPORT_PICKUP_TIMEOUT_MS, so the waiting count stays small however short of workers we are.
+ */
+export function createWorkerMetrics(concurrency: number): WorkerMetrics {
   const registry = createMetricsRegistry();
+  new Gauge({
+    name: 'bulk_import_worker_slots',
+    help: 'Import jobs this worker runs at once (WORKER_CONCURRENCY)',
+    registers: [registry],
+  }).set(concurrency);
   return {
     registry,
+    busySlots: new Gauge({
+      name: 'bulk_import_worker_busy_slots',
+      help: 'Import jobs this worker has in hand right now, at most bulk_import_worker_slots',
+      registers: [registry],
+    }),
     jobDuration: new Histogram({
       name: 'bulk_import_job_duration_seconds',
       help: 'Time one attempt of an import job took in this worker, by kind and outcome (completed or failed)',
@@ -39,13 +55,16 @@ export function createWorkerMetrics(): WorkerMetrics {
 type Processor = (job: Job<ImportJobData, BulkResult>) => Promise<BulkResult>;
 
 /**
- * Times each attempt and counts the rows of completed jobs. note: the kind label comes from a
- * closed list, since anything with Redis access can add a job with any data.
+ * Times each attempt, counts the rows of completed jobs and the jobs in hand. note: the kind
+ * label comes from a closed list, since anything with Redis access can add a job with any data.
  */
 export function measureJobs(processor: Processor, metrics: WorkerMetrics): Processor {
   return async function measuredImport(job) {
     const kind: string = BULK_KIND_NAMES.find((name) => name === job.data?.kind) ?? 'unknown';
     const stopTimer = metrics.jobDuration.startTimer({ kind });
+    // note: given back in the finally, so the count stays exact whatever the outcome and however
+    // many jobs run at once.
+    metrics.busySlots.inc();
     try {
       const result = await processor(job);
       stopTimer({ outcome: 'completed' });
@@ -54,6 +73,8 @@ export function measureJobs(processor: Processor, metrics: WorkerMetrics): Proce
     } catch (error) {
       stopTimer({ outcome: 'failed' });
       throw error;
+    } finally {
+      metrics.busySlots.dec();
     }
   };
 }

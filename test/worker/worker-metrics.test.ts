@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Sql, TransactionSql } from '../../src/shared/db.js';
 import { startWorker, type RunningWorker } from '../../src/worker/worker.js';
 import { bearer, validListing } from '../support/fixtures.js';
 import { freePort } from '../support/processes.js';
@@ -80,6 +81,105 @@ describe('GET /metrics on a worker (METRICS_PORT set)', () => {
     expect((await fetch(url).then((r) => r.text())).length).toBeGreaterThan(0);
     await second.close();
     await expect(fetch(url)).rejects.toThrow();
+  });
+});
+
+/**
+ * Holds every import that reaches its insert into `imports`, so jobs stay in the worker's hands
+ * for as long as the test needs; `release` runs `then` in the same transaction, then commits.
+ */
+async function holdImports(sql: Sql): Promise<{ release(then?: (tx: TransactionSql) => Promise<unknown>): Promise<void> }> {
+  let locked!: () => void;
+  const isLocked = new Promise<void>((resolve) => (locked = resolve));
+  let release!: (then: ((tx: TransactionSql) => Promise<unknown>) | undefined) => void;
+  const released = new Promise<((tx: TransactionSql) => Promise<unknown>) | undefined>((resolve) => (release = resolve));
+  // note: SHARE lets the worker read but blocks its insert into imports, the first write of a job.
+  const done = sql.begin(async (tx) => {
+    await tx`lock table imports in share mode`;
+    locked();
+    await (await released)?.(tx);
+  });
+  await isLocked;
+  return {
+    async release(then) {
+      release(then);
+      await done;
+    },
+  };
+}
+
+/** Waits until exactly `count` imports wait on the lock (no time limit: the test timeout bounds it). */
+async function waitForHeldImports(sql: Sql, count: number): Promise<void> {
+  for (;;) {
+    const [row] = await sql<{ held: number }[]>`
+      select count(*)::int as held from pg_stat_activity
+      where datname = current_database() and wait_event_type = 'Lock' and query like '%insert into imports%'`;
+    if (row?.held === count) return;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+describe('bulk_import_worker_busy_slots and bulk_import_worker_slots', () => {
+  const CONCURRENCY = 3;
+  let service: TestService;
+  let worker: RunningWorker;
+  let metricsUrl: string;
+
+  beforeAll(async () => {
+    // note: the jobs beyond the worker's slots wait in the queue while the others are held; a long
+    // pickup timeout keeps a slow machine from withdrawing them meanwhile.
+    service = await startTestService({ worker: false, env: { WORKER_CONCURRENCY: String(CONCURRENCY), IMPORT_PICKUP_TIMEOUT_MS: '60000' } });
+    const port = await freePort();
+    worker = await startWorker({ ...service.config, host: '127.0.0.1', metricsPort: port }, service.deps.log.child({ part: 'worker' }));
+    metricsUrl = `http://127.0.0.1:${port}/metrics`;
+  });
+  afterAll(async () => {
+    await worker?.close();
+    await service?.close();
+  });
+
+  async function slots(): Promise<{ busy: number; total: number }> {
+    const text = await fetch(metricsUrl).then((res) => res.text());
+    return { busy: sampleValue(text, 'bulk_import_worker_busy_slots'), total: sampleValue(text, 'bulk_import_worker_slots') };
+  }
+
+  function importListings(key: string) {
+    return service.request({ method: 'POST', url: '/v1/api/listings/bulk', headers: bearer(key), payload: { listings: [validListing()] } });
+  }
+
+  it('reports WORKER_CONCURRENCY as its slots, none busy while idle', async () => {
+    expect(await slots()).toEqual({ busy: 0, total: CONCURRENCY });
+  });
+
+  it('counts the jobs in hand, never more than its slots, and frees them once they completed', async () => {
+    const key = await service.createKey(await service.createAccount(), ['listings:write']);
+    const hold = await holdImports(service.sql);
+    const replies = Array.from({ length: CONCURRENCY + 2 }, () => importListings(key));
+    await waitForHeldImports(service.sql, CONCURRENCY);
+    expect(await slots()).toEqual({ busy: CONCURRENCY, total: CONCURRENCY });
+    expect(await service.deps.queue.getJobCounts('active', 'waiting')).toEqual({ active: CONCURRENCY, waiting: 2 });
+
+    await hold.release();
+    for (const reply of await Promise.all(replies)) expect(reply.statusCode).toBe(201);
+    expect(await slots()).toEqual({ busy: 0, total: CONCURRENCY });
+  });
+
+  it('frees the slots of jobs that failed', async () => {
+    const account = await service.createAccount();
+    const key = await service.createKey(account, ['listings:write']);
+    const hold = await holdImports(service.sql);
+    const replies = Array.from({ length: CONCURRENCY }, () => importListings(key));
+    await waitForHeldImports(service.sql, CONCURRENCY);
+    expect((await slots()).busy).toBe(CONCURRENCY);
+
+    // The account goes while its imports are held: each insert then breaks its foreign key, a
+    // permanent error, and the job fails.
+    await hold.release((tx) => tx`delete from accounts where id = ${account.id}`);
+    for (const reply of await Promise.all(replies)) {
+      expect(reply.statusCode).toBe(503);
+      expect(reply.json()).toMatchObject({ error: 'Import failed; nothing was written' });
+    }
+    expect(await slots()).toEqual({ busy: 0, total: CONCURRENCY });
   });
 });
 
