@@ -155,6 +155,38 @@ describe('GET /admin/queues (ADMIN_USER and ADMIN_PASSWORD set)', () => {
     expect(raw).not.toContain(basic(ADMIN_USER, ADMIN_PASSWORD).authorization.slice(6));
   });
 
+  describe('lockout after 10 wrong logins from one address within 5 minutes', () => {
+    const ip = '198.51.100.50';
+    const board = (headers: Record<string, string>, remoteAddress = ip) =>
+      service.request({ method: 'GET', url: '/admin/queues', headers, remoteAddress });
+
+    it('does not lock out after 9 wrong logins, nor for requests without credentials', async () => {
+      const other = '198.51.100.51';
+      for (let i = 0; i < 9; i += 1) expectRefused(await board(basic(ADMIN_USER, `wrong-${i}`), other));
+      for (let i = 0; i < 5; i += 1) expectRefused(await board({}, other));
+      expect((await board(basic(ADMIN_USER, ADMIN_PASSWORD), other)).statusCode).toBe(200);
+    });
+
+    it('refuses the board and /metrics with 429 and Retry-After after the 10th, even with the right password', async () => {
+      for (let i = 0; i < 10; i += 1) expectRefused(await board(basic(ADMIN_USER, `wrong-${i}`)));
+      for (const url of ['/admin/queues', '/admin/queues/api/queues', '/metrics']) {
+        const res = await service.request({ method: 'GET', url, headers: basic(ADMIN_USER, ADMIN_PASSWORD), remoteAddress: ip });
+        expect(res.statusCode, url).toBe(429);
+        const body = res.json<{ error: string; retry_after_sec: number }>();
+        expect(body.error).toBe('Too many failed authentication attempts');
+        expect(body.retry_after_sec).toBeGreaterThan(840);
+        expect(body.retry_after_sec).toBeLessThanOrEqual(900);
+        expect(res.headers['retry-after']).toBe(String(body.retry_after_sec));
+      }
+    });
+
+    it('keeps its own count: the API is not locked out for that address, and another address may log in', async () => {
+      const me = await service.request({ method: 'GET', url: '/v1/api/me', headers: bearer(apiKey), remoteAddress: ip });
+      expect(me.statusCode).toBe(200);
+      expect((await board(basic(ADMIN_USER, ADMIN_PASSWORD), '198.51.100.52')).statusCode).toBe(200);
+    });
+  });
+
   it('still refuses a foreign Origin on the board with 403', async () => {
     const res = await service.request({
       method: 'GET',

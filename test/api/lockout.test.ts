@@ -1,10 +1,9 @@
 import { randomBytes } from 'node:crypto';
-import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
+import type { InjectOptions, LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildApp } from '../../src/api/app.js';
-import { createApiDeps } from '../../src/api/deps.js';
 import { bearer } from '../support/fixtures.js';
-import { startTestService, type TestService } from '../support/test-service.js';
+import { startTestService, type ApiReplica, type TestService } from '../support/test-service.js';
+import { keysMatching } from '../support/test-redis.js';
 
 const ANY_NUMBER: unknown = expect.any(Number);
 
@@ -125,22 +124,14 @@ describe('failed-authentication lockout per IP', () => {
   });
 
   describe('shared by API replicas', () => {
-    let replica: FastifyInstance;
-    let closeReplica: () => Promise<void>;
-    const onReplica: Inject = (options) => replica.inject(options);
+    let replica: ApiReplica;
+    const onReplica: Inject = (options) => replica.request(options);
 
     beforeAll(async () => {
-      // A second API process on the same database and Redis, as a scaled deployment runs it.
-      const deps = await createApiDeps(service.config, service.deps.log);
-      replica = await buildApp(deps);
-      await replica.ready();
-      closeReplica = async () => {
-        await replica.close();
-        await deps.close();
-      };
+      replica = await service.startReplica();
     });
     afterAll(async () => {
-      await closeReplica?.();
+      await replica?.close();
     });
 
     it('locks an IP out on the second replica after 20 failures on the first', async () => {
@@ -221,5 +212,46 @@ describe('failed-authentication lockout with TRUST_PROXY=true', () => {
 
   it('does not lock out 198.51.100.2 behind the same proxy', async () => {
     expect((await meFrom('198.51.100.2')).statusCode).toBe(200);
+  });
+
+  /** `count` failed authentications, each forwarded for the next of `addresses`, from `socket`. */
+  async function failForwarded(addresses: string[], count: number, socket = proxy): Promise<void> {
+    for (let i = 0; i < count; i += 1) {
+      const res = await service.request({
+        method: 'GET',
+        url: '/v1/api/me',
+        headers: { ...bearer(unknownKey()), 'x-forwarded-for': addresses[i % addresses.length]! },
+        remoteAddress: socket,
+      });
+      expect(res.statusCode).toBe(401);
+    }
+  }
+
+  it('ignores forwarded values that are not addresses: they count against the socket address', async () => {
+    const socket = '10.0.0.6';
+    const invalid = ['garbage', '010.001.001.001', '10.1.1.1:1234', 'x'.repeat(12_000), '[2001:db8::1]'];
+    await failForwarded(invalid, 20, socket);
+    expectLockedOut(
+      await service.request({ method: 'GET', url: '/v1/api/me', headers: { ...bearer(validKey), 'x-forwarded-for': 'other-garbage' }, remoteAddress: socket }),
+    );
+  });
+
+  it('keeps every lockout key short, whatever length the header had', async () => {
+    const keys = await keysMatching(service.deps.redis, `${service.config.redisPrefix}*`);
+    expect(keys.length).toBeGreaterThan(0);
+    expect(Math.max(...keys.map((k) => k.length))).toBeLessThan(service.config.redisPrefix.length + 80);
+  });
+
+  it('counts an IPv4-mapped IPv6 spelling and the plain IPv4 address as one client', async () => {
+    await failForwarded(['::ffff:198.51.100.9', '198.51.100.9', '::FFFF:c633:6409'], 20);
+    expectLockedOut(await meFrom('198.51.100.9'));
+    expectLockedOut(await meFrom('::ffff:198.51.100.9'));
+  });
+
+  it('counts the spellings of one IPv6 address as one client, and locks out its whole /64', async () => {
+    await failForwarded(['2001:DB8:AA:BB::1', '2001:0db8:00aa:00bb:0000:0000:0000:0001', '2001:db8:aa:bb::2', '2001:db8:aa:bb:ffff::9'], 20);
+    expectLockedOut(await meFrom('2001:db8:aa:bb::1'));
+    expectLockedOut(await meFrom('2001:db8:aa:bb:1234:5678:9abc:def0'));
+    expect((await meFrom('2001:db8:aa:bc::1')).statusCode).toBe(200);
   });
 });

@@ -1,23 +1,39 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../../shared/redis.js';
 import { RateLimiterRedis } from 'rate-limiter-flexible';
 import { serviceUnavailable } from '../../shared/api-error.js';
+import { lockoutSubject } from '../client-ip.js';
 import { secondsUntil } from './store-unavailable.js';
 
-export const LOCKOUT_POLICY = { failures: 20, windowSec: 5 * 60, lockoutSec: 15 * 60 } as const;
+export interface LockoutPolicy {
+  /** failures within the window that start a lockout */
+  failures: number;
+  windowSec: number;
+  lockoutSec: number;
+}
+
+/** API keys and session tokens on `/v1/api/*` (spec 5.7, decisions B). */
+export const API_LOCKOUT_POLICY: LockoutPolicy = { failures: 20, windowSec: 5 * 60, lockoutSec: 15 * 60 };
+/** Basic auth of `/admin/queues` and `/metrics`, counted apart (decisions H). */
+export const ADMIN_LOCKOUT_POLICY: LockoutPolicy = { failures: 10, windowSec: 5 * 60, lockoutSec: 15 * 60 };
 
 /**
- * Per-IP lockout after repeated failed authentications (spec 5.7, decisions B), shared by every
- * replica through Redis.
+ * Per-IP lockout after repeated failed authentications, shared by every replica through Redis. Takes canonical addresses (clientIp) and counts an IPv6 client by its
+ * /64 (lockoutSubject), so each key is short whatever a request sent.
  */
 export class AuthLockout {
   private readonly failures: RateLimiterRedis;
 
-  constructor(redis: Redis, redisPrefix: string) {
+  constructor(
+    redis: RedisClient,
+    redisPrefix: string,
+    private readonly policy: LockoutPolicy = API_LOCKOUT_POLICY,
+    counter = 'auth-failures',
+  ) {
     this.failures = new RateLimiterRedis({
       storeClient: redis,
-      keyPrefix: `${redisPrefix}:auth-failures`,
-      points: LOCKOUT_POLICY.failures,
-      duration: LOCKOUT_POLICY.windowSec,
+      keyPrefix: `${redisPrefix}:${counter}`,
+      points: policy.failures,
+      duration: policy.windowSec,
     });
   }
 
@@ -26,30 +42,31 @@ export class AuthLockout {
    * keys in one command (see `isLockedOut`); the count is a plain integer there.
    */
   failureKey(ip: string): string {
-    return this.failures.getKey(ip);
+    return this.failures.getKey(lockoutSubject(ip));
   }
 
   isLockedOut(failureCount: string | null): boolean {
-    return failureCount !== null && Number(failureCount) >= LOCKOUT_POLICY.failures;
+    return failureCount !== null && Number(failureCount) >= this.policy.failures;
   }
 
   /** Seconds the IP stays locked out, or undefined when it may try. */
   async lockedForSec(ip: string): Promise<number | undefined> {
     let res;
     try {
-      res = await this.failures.get(ip);
+      res = await this.failures.get(lockoutSubject(ip));
     } catch {
       throw serviceUnavailable();
     }
-    if (res === null || res.consumedPoints < LOCKOUT_POLICY.failures) return undefined;
+    if (res === null || res.consumedPoints < this.policy.failures) return undefined;
     return secondsUntil(res.msBeforeNext);
   }
 
   /** Counts one failed authentication; the one that reaches the threshold starts the lockout. */
   async recordFailure(ip: string): Promise<void> {
     try {
-      const res = await this.failures.penalty(ip, 1);
-      if (res.consumedPoints === LOCKOUT_POLICY.failures) await this.failures.block(ip, LOCKOUT_POLICY.lockoutSec);
+      const subject = lockoutSubject(ip);
+      const res = await this.failures.penalty(subject, 1);
+      if (res.consumedPoints === this.policy.failures) await this.failures.block(subject, this.policy.lockoutSec);
     } catch {
       throw serviceUnavailable();
     }

@@ -1,5 +1,9 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyReply, FastifyRequest, onRequestAsyncHookHandler } from 'fastify';
+import { ApiError } from '../../shared/api-error.js';
+import { clientIp } from '../client-ip.js';
+import type { AuthLockout } from '../limits/auth-lockout.js';
+import { lockedOut } from './lockout-guard.js';
 
 export interface AdminCredentials {
   user: string;
@@ -23,23 +27,44 @@ function sameSecret(given: string, expected: Buffer): boolean {
   return timingSafeEqual(createHash('sha256').update(given).digest(), expected);
 }
 
+function sendError(reply: FastifyReply, error: ApiError): FastifyReply {
+  return reply.code(error.statusCode).headers(error.headers).send(error.body);
+}
+
 /**
  * HTTP basic auth for the operator endpoints (Bull Board, /metrics), checked against
  * ADMIN_USER / ADMIN_PASSWORD in constant time. An API key or session token never opens them.
+ * Wrong credentials count against the address in `lockout` (10 in 5 minutes lock it out of both
+ * for 15 minutes, the right password included); a request without credentials, as a browser's
+ * first one, is not a guess and is not counted.
  * note: replies directly instead of throwing, because Bull Board's routes have their own error
  * handler, which would turn an ApiError into its own body.
  */
-export function adminBasicAuth(expected: AdminCredentials): onRequestAsyncHookHandler {
+export function adminBasicAuth(expected: AdminCredentials, lockout: AuthLockout): onRequestAsyncHookHandler {
   const userDigest = createHash('sha256').update(expected.user).digest();
   const passwordDigest = createHash('sha256').update(expected.password).digest();
 
   return async function authenticateAdmin(request: FastifyRequest, reply: FastifyReply) {
+    const ip = clientIp(request);
+    try {
+      const lockedForSec = await lockout.lockedForSec(ip);
+      if (lockedForSec !== undefined) return sendError(reply, lockedOut(lockedForSec));
+    } catch (error) {
+      if (error instanceof ApiError) return sendError(reply, error);
+      throw error;
+    }
     const given = basicCredentials(request.headers.authorization);
     if (given !== undefined) {
       // note: both compared every time, so a right user name is refused as fast as a wrong one.
       const userOk = sameSecret(given.user, userDigest);
       const passwordOk = sameSecret(given.password, passwordDigest);
       if (userOk && passwordOk) return;
+      try {
+        await lockout.recordFailure(ip);
+      } catch (error) {
+        if (error instanceof ApiError) return sendError(reply, error);
+        throw error;
+      }
     }
     request.log.info({ credentialsGiven: given !== undefined }, 'operator endpoint refused: missing or wrong basic-auth credentials');
     return reply

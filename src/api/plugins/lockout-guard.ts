@@ -16,10 +16,16 @@ export function lockedOut(retryAfterSec: number): ApiError {
  * A locked-out IP gets 429 on every `/v1/api/*` request, with a valid key too (decisions B).
  * Runs first among the auth steps; `/v1/health` is never locked out. API-key routes check the
  * lockout themselves, first thing, in the same Redis command as the auth version.
+ *
+ * note: decided from the route the router matched, not from the request target as sent: the
+ * router decodes `/v1/%61pi/keys` and reads the path of `http://host/v1/api/keys`, so testing the
+ * raw URL would let those spellings reach key management from a locked-out address. An unknown
+ * path under `/v1/api/` is refused too, as before.
  */
 export function registerLockoutGuard(app: FastifyInstance, lockout: AuthLockout, metrics: Pick<ApiMetrics, 'authLockouts'>): void {
   app.addHook('onRequest', (request, _reply, done) => {
-    if (!request.url.startsWith('/v1/api/') || request.routeOptions.config.auth === 'api-key') {
+    const underApi = request.routeOptions.url?.startsWith('/v1/api/') === true || request.url.startsWith('/v1/api/');
+    if (!underApi || request.routeOptions.config.auth === 'api-key') {
       done();
       return;
     }

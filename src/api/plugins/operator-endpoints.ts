@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { ApiDeps } from '../deps.js';
 import { metricsRoutes } from '../routes/metrics.js';
+import { ADMIN_LOCKOUT_POLICY, AuthLockout } from '../limits/auth-lockout.js';
 import { adminBasicAuth } from './admin-auth.js';
 import { BOARD_PATH } from './admin-paths.js';
 
@@ -18,7 +19,8 @@ export async function registerOperatorEndpoints(app: FastifyInstance, deps: ApiD
   // note: loaded only when mounted; Bull Board's UI and its dependencies cost about 19 MB.
   const { registerAdminBoard } = await import('./admin-board.js');
   await app.register(async (operator) => {
-    operator.addHook('onRequest', adminBasicAuth(credentials));
+    const lockout = new AuthLockout(deps.redis, deps.config.redisPrefix, ADMIN_LOCKOUT_POLICY, 'admin-auth-failures');
+    operator.addHook('onRequest', adminBasicAuth(credentials, lockout));
     await operator.register(metricsRoutes, deps);
     await registerAdminBoard(operator, deps.queue, deps.log);
   });
