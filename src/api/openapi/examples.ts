@@ -178,6 +178,8 @@ export const ERROR_EXAMPLES = {
   importFailed: example('The import failed; nothing was written', { error: 'Import failed; nothing was written', retry_after_sec: 5 }),
   stillRunning: example('Outcome not known yet', { error: 'Import is still running; check before retrying', request_id: REQUEST_ID }),
   internal: example('Unexpected failure', { error: 'Internal server error', request_id: REQUEST_ID }),
+  tooManyConcurrent: example('The account has ACCOUNT_MAX_IN_FLIGHT imports in flight', { error: 'Too many concurrent requests', retry_after_sec: 1 }),
+  overloaded: example('This API process is overloaded; nothing was written', { error: 'Service overloaded, retry shortly', retry_after_sec: 5 }),
 } satisfies Examples;
 
 export function tooLargeExample(limitBytes: number): Example {

@@ -14,6 +14,9 @@ function isFastifyError(error: unknown): error is FastifyError {
  */
 export function registerErrorHandling(app: FastifyInstance): void {
   app.setErrorHandler(async (error, request, reply) => {
+    // note: a refusal sent before the body was read (auth, limits, a body too large) closes the
+    // connection, so a client trickling its body cannot hold it open after the answer.
+    if (!request.raw.complete) reply.header('connection', 'close');
     if (error instanceof ApiError) {
       return reply.code(error.statusCode).headers(error.headers).send(error.body);
     }

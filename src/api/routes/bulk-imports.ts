@@ -20,8 +20,10 @@ import {
 } from '../openapi/responses.js';
 import { documentationOnly, jsonBody, jsonResponse } from '../openapi/route-schema.js';
 import { apiKeyAuth } from '../plugins/api-key-auth.js';
+import { holdInFlightSlot } from '../plugins/in-flight-cap.js';
 
-const { workersUnavailable, importFailed, storeUnavailable, stillRunning, idempotencyConflict } = ERROR_EXAMPLES;
+const { workersUnavailable, importFailed, storeUnavailable, overloaded, stillRunning, idempotencyConflict, rateMinute, rateDay, lockout, tooManyConcurrent } =
+  ERROR_EXAMPLES;
 
 function bulkSchema(kind: BulkKind) {
   const { maxRows, bodyLimitBytes } = BULK_KINDS[kind];
@@ -45,6 +47,11 @@ function bulkSchema(kind: BulkKind) {
         AUTHENTICATED,
       ),
       ...apiKeyAuthErrors({ scoped: true }),
+      429: errorResponse(
+        'The account\'s per-minute or per-day limit is reached, or it already has `ACCOUNT_MAX_IN_FLIGHT` imports in flight (10 by default, across all replicas), or this IP is locked out after 20 failed authentications in 5 minutes. Nothing was done; retry after `Retry-After` seconds.',
+        { rateMinute, rateDay, tooManyConcurrent, lockout },
+        [...AUTHENTICATED, 'Retry-After'],
+      ),
       413: tooLargeResponse(bodyLimitBytes, AUTHENTICATED),
       415: unsupportedMediaTypeResponse(AUTHENTICATED),
       422: errorResponse('The `Idempotency-Key` was used before with another body (or on the other bulk endpoint). Nothing was written.', {
@@ -53,7 +60,7 @@ function bulkSchema(kind: BulkKind) {
       500: internalErrorResponse(AUTHENTICATED),
       503: errorResponse(
         'Nothing was written; retry after `Retry-After` seconds, with the same `Idempotency-Key`.',
-        { workersUnavailable, importFailed, storeUnavailable },
+        { workersUnavailable, importFailed, storeUnavailable, overloaded },
         [...AUTHENTICATED, 'Retry-After'],
       ),
       504: errorResponse(
@@ -103,23 +110,29 @@ export async function bulkImportRoutes(app: FastifyInstance, deps: ApiDeps): Pro
         // note: the handler validates row by row, so that a failing row is skipped, not fatal.
         validatorCompiler: documentationOnly,
         bodyLimit: BULK_KINDS[kind].bodyLimitBytes,
-        config: { auth: 'api-key', requiredScope: 'listings:write' },
-        onRequest: apiKeyAuth(deps),
+        config: { auth: 'api-key', requiredScope: 'listings:write', sheddable: true },
+        onRequest: [apiKeyAuth(deps), holdInFlightSlot(deps.inFlight)],
       },
       async (request, reply) => {
-        const idempotencyKey = parseIdempotencyKey(request.headers['idempotency-key']);
-        if (idempotencyKey === undefined) {
-          const result = await deps.imports.run(prepareImport(kind, request));
-          deps.metrics.recordRows(kind, result.inserted, result.skipped);
-          return reply.code(201).send(result);
+        const slot = request.inFlightSlot;
+        if (slot) slot.handlerStarted = true;
+        try {
+          const idempotencyKey = parseIdempotencyKey(request.headers['idempotency-key']);
+          if (idempotencyKey === undefined) {
+            const result = await deps.imports.run(prepareImport(kind, request));
+            deps.metrics.recordRows(kind, result.inserted, result.skipped);
+            return await reply.code(201).send(result);
+          }
+          // note: hashed before prepareImport drops the raw bytes.
+          const hash = requestHash(kind, request.rawBody ?? Buffer.alloc(0));
+          const { result, replayed } = await runIdempotentImport(deps, prepareImport(kind, request), idempotencyKey, hash);
+          // note: a replay wrote nothing, so its rows are not counted again.
+          if (replayed) reply.header('idempotent-replayed', 'true');
+          else deps.metrics.recordRows(kind, result.inserted, result.skipped);
+          return await reply.code(201).send(result);
+        } finally {
+          slot?.release();
         }
-        // note: hashed before prepareImport drops the raw bytes.
-        const hash = requestHash(kind, request.rawBody ?? Buffer.alloc(0));
-        const { result, replayed } = await runIdempotentImport(deps, prepareImport(kind, request), idempotencyKey, hash);
-        // note: a replay wrote nothing, so its rows are not counted again.
-        if (replayed) reply.header('idempotent-replayed', 'true');
-        else deps.metrics.recordRows(kind, result.inserted, result.skipped);
-        return reply.code(201).send(result);
       },
     );
   }

@@ -1,0 +1,27 @@
+import type { onRequestAsyncHookHandler } from 'fastify';
+import { ApiError, retryAfterHeaders } from '../../shared/api-error.js';
+import type { AccountInFlight } from '../limits/in-flight-slots.js';
+
+const RETRY_AFTER_SEC = 1;
+
+export function tooManyConcurrent(): ApiError {
+  return new ApiError(429, { error: 'Too many concurrent requests', retry_after_sec: RETRY_AFTER_SEC }, retryAfterHeaders(RETRY_AFTER_SEC));
+}
+
+/**
+ * Step 5b of the checks (decisions H): after the scope, before the body is read, the account
+ * takes one of its ACCOUNT_MAX_IN_FLIGHT import slots or gets 429. The request has already been
+ * counted against the rate limits. The slot is given back when the import's handler ends, or
+ * when the response closes before the handler started (a refusal, a client gone): never while an
+ * import the request started may still be running.
+ */
+export function holdInFlightSlot(inFlight: AccountInFlight): onRequestAsyncHookHandler {
+  return async function takeInFlightSlot(request, reply) {
+    const slot = await inFlight.tryAcquire(request.apiKey!.account.id);
+    if (slot === undefined) throw tooManyConcurrent();
+    request.inFlightSlot = slot;
+    reply.raw.once('close', () => {
+      if (!slot.handlerStarted) slot.release();
+    });
+  };
+}

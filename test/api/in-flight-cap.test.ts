@@ -1,0 +1,139 @@
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { AccountInFlight } from '../../src/api/limits/in-flight-slots.js';
+import { createLogger } from '../../src/shared/logger.js';
+import { loadConfig } from '../../src/shared/config.js';
+import { startWorker } from '../../src/worker/worker.js';
+import { bearer, validListing } from '../support/fixtures.js';
+import { rawRequest, requestHead } from '../support/raw-http.js';
+import { testRedisPrefix } from '../support/test-database.js';
+import { testRedisClient } from '../support/test-redis.js';
+import { startTestService, type ApiReplica, type TestService } from '../support/test-service.js';
+
+const TOO_MANY = { error: 'Too many concurrent requests', retry_after_sec: 1 };
+const silentLog = createLogger(loadConfig({ LOG_LEVEL: 'silent' }), 'test');
+
+describe('AccountInFlight (slots in Redis)', () => {
+  const redis = testRedisClient();
+  afterAll(() => redis.disconnect());
+
+  it('gives at most `max` slots per account, and one back for each release', async () => {
+    const slots = new AccountInFlight(redis, testRedisPrefix(), 2, silentLog);
+    try {
+      const [a, b, c] = [await slots.tryAcquire('acct-1'), await slots.tryAcquire('acct-1'), await slots.tryAcquire('acct-1')];
+      expect([a !== undefined, b !== undefined, c]).toEqual([true, true, undefined]);
+      expect(await slots.tryAcquire('acct-2')).toBeDefined();
+      a!.release();
+      a!.release();
+      await expect.poll(async () => (await slots.tryAcquire('acct-1')) !== undefined, { timeout: 2_000 }).toBe(true);
+      expect(await slots.tryAcquire('acct-1')).toBeUndefined();
+    } finally {
+      slots.close();
+    }
+  });
+
+  it('frees the slots of a replica that died when their leases end, and keeps those of a live one', async () => {
+    const prefix = testRedisPrefix();
+    const options = { leaseMs: 600, renewEveryMs: 150 };
+    const dead = new AccountInFlight(redis, prefix, 2, silentLog, options);
+    const live = new AccountInFlight(redis, prefix, 2, silentLog, options);
+    try {
+      expect(await dead.tryAcquire('acct')).toBeDefined();
+      dead.close(); // stops renewing, as a killed process would
+      expect(await live.tryAcquire('acct')).toBeDefined();
+      expect(await live.tryAcquire('acct')).toBeUndefined();
+      // Past the dead slot's lease, the live one is still renewed: one free slot.
+      await new Promise((resolve) => setTimeout(resolve, 1_200));
+      expect(await live.tryAcquire('acct')).toBeDefined();
+      expect(await live.tryAcquire('acct')).toBeUndefined();
+    } finally {
+      dead.close();
+      live.close();
+    }
+  });
+});
+
+describe('POST /v1/api/*/bulk with ACCOUNT_MAX_IN_FLIGHT=2', () => {
+  let service: TestService;
+  let replica: ApiReplica;
+  let port: number;
+
+  beforeAll(async () => {
+    // No worker: imports wait in the queue, holding their slots, until a test starts one.
+    service = await startTestService({ worker: false, env: { ACCOUNT_MAX_IN_FLIGHT: '2', IMPORT_PICKUP_TIMEOUT_MS: '20000' } });
+    replica = await service.startReplica();
+    await service.app.listen({ port: 0, host: '127.0.0.1' });
+    port = (service.app.server.address() as AddressInfo).port;
+  });
+  afterAll(async () => {
+    await replica?.close();
+    await service?.close();
+  });
+
+  const listings = (key: string, on: Pick<TestService, 'request'> = service) =>
+    on.request({ method: 'POST', url: '/v1/api/listings/bulk', headers: bearer(key), payload: { listings: [validListing()] } });
+
+  async function withWorker<T>(fn: () => Promise<T>): Promise<T> {
+    const worker = await startWorker(service.config, service.deps.log.child({ part: 'late-worker' }));
+    try {
+      return await fn();
+    } finally {
+      await worker.close();
+    }
+  }
+
+  it('answers the third concurrent import of an account, on either replica, 429 "Too many concurrent requests" with Retry-After: 1, counted against the quota', async () => {
+    const account = await service.createAccount();
+    const key = await service.createKey(account);
+    const running = [listings(key), listings(key, replica)];
+    await expect.poll(async () => (await service.deps.queue.getJobCounts('waiting')).waiting, { timeout: 5_000 }).toBeGreaterThanOrEqual(2);
+
+    for (const api of [service, replica]) {
+      const refused = await listings(key, api);
+      expect(refused.statusCode).toBe(429);
+      expect(refused.json()).toEqual(TOO_MANY);
+      expect(refused.headers['retry-after']).toBe('1');
+      expect(refused.headers['x-ratelimit-remaining-minute']).toBeDefined();
+    }
+    const me = await service.request({ method: 'GET', url: '/v1/api/me', headers: bearer(key) });
+    // 2 running + 2 refused + this one
+    expect(me.headers['x-ratelimit-remaining-minute']).toBe(String(300 - 5));
+
+    // Another account is not held back.
+    const other = await service.createAccount();
+    const otherKey = await service.createKey(other);
+    const othersImport = listings(otherKey);
+
+    const done = await withWorker(() => Promise.all([...running, othersImport]));
+    expect(done.map((r) => r.statusCode)).toEqual([201, 201, 201]);
+    // The slots came back with the replies.
+    expect((await withWorker(() => listings(key))).statusCode).toBe(201);
+  });
+
+  it('refuses before the body is read: the 429 comes while the body is still on its way, and the connection closes', async () => {
+    const account = await service.createAccount();
+    const key = await service.createKey(account);
+    const running = [listings(key), listings(key)];
+    await expect.poll(async () => (await service.deps.queue.getJobCounts('waiting')).waiting, { timeout: 5_000 }).toBeGreaterThanOrEqual(2);
+
+    const reply = await rawRequest(port, {
+      text: requestHead('POST', '/v1/api/listings/bulk', { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, 1_000_000),
+      trickle: ['{"listings":['],
+      waitMs: 5_000,
+    });
+    expect(reply.status).toBe(429);
+    expect(JSON.parse(reply.body)).toEqual(TOO_MANY);
+    expect(reply.closedAfterMs).toBeDefined();
+    await withWorker(() => Promise.all(running));
+  });
+
+  it('gives the slot back when the request is refused after taking it (invalid body)', async () => {
+    const account = await service.createAccount();
+    const key = await service.createKey(account);
+    for (let i = 0; i < 5; i += 1) {
+      const res = await service.request({ method: 'POST', url: '/v1/api/listings/bulk', headers: bearer(key), payload: { listings: [] } });
+      expect(res.statusCode).toBe(400);
+    }
+    expect((await withWorker(() => listings(key))).statusCode).toBe(201);
+  });
+});
