@@ -89,6 +89,9 @@ async function sessionsCreate(sql: Sql, config: Config, args: string[]): Promise
   const id = requireAccountId(positionals[0]);
   const ttl = values['ttl-sec'] === undefined ? DEFAULT_SESSION_TTL_SEC : Number(values['ttl-sec']);
   if (!Number.isInteger(ttl) || ttl <= 0) throw new UsageError('--ttl-sec must be a positive whole number of seconds');
+  if (ttl > config.sessionMaxTtlSec) {
+    throw new UsageError(`--ttl-sec must be at most ${config.sessionMaxTtlSec} (SESSION_MAX_TTL_SEC): the API refuses longer-lived session tokens`);
+  }
   const [found] = await sql`select 1 from accounts where id = ${id}`;
   if (!found) throw new Error(`no account with id ${id}`);
   return { session_token: await signSessionToken(id, config.sessionSecret, ttl) };

@@ -6,6 +6,14 @@ import { parseScope, SCOPES, toUnderscoreForm, type Scope } from './scopes.js';
 export const KEY_LABEL_MAX = 80;
 
 /**
+ * C0 and C1 control characters, DEL, and the bidirectional controls (U+061C, U+200E, U+200F,
+ * U+202A-U+202E, U+2066-U+2069). note: a label is shown in the app and in terminals; these would
+ * move the cursor, clear the screen or reverse the text around them (decisions H).
+ */
+// eslint-disable-next-line no-control-regex -- matching control characters is the point
+const CONTROL_CHARACTERS = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/;
+
+/**
  * The shape of the body. note: the route checks it itself (parseCreateKeyRequest), for the 400
  * texts below; the OpenAPI document shows this same schema.
  */
@@ -15,7 +23,7 @@ export const CreateKeyBodySchema = z.object({
     .trim()
     .min(1, 'label: required, 1 to 80 characters')
     .refine((s) => fitsCodePoints(s, KEY_LABEL_MAX), `label: must be at most ${KEY_LABEL_MAX} characters`)
-    .refine((s) => !s.includes('\u0000'), 'label: must not contain NUL characters')
+    .refine((s) => !CONTROL_CHARACTERS.test(s), 'label: must not contain control characters')
     .meta({ maxLength: KEY_LABEL_MAX, description: `Trimmed, 1 to ${KEY_LABEL_MAX} characters.` }),
   scopes: z
     .array(

@@ -225,6 +225,31 @@ describe('POST /v1/api/keys', () => {
       expect(await keyCount(account.id)).toBe(0);
     });
 
+    it.each([
+      ['ESC (an ANSI escape sequence)', 'Nightly \u001b[2J sync'],
+      ['CR', 'Nightly\rsync'],
+      ['LF', 'Nightly\nsync'],
+      ['a tab inside', 'Nightly\tsync'],
+      ['NUL', 'Nightly\u0000sync'],
+      ['DEL', 'Nightly\u007fsync'],
+      ['a C1 control (U+009B, CSI)', 'Nightly\u009b2Jsync'],
+      ['RIGHT-TO-LEFT OVERRIDE (U+202E)', 'invoice\u202Etxt.exe'],
+      ['RIGHT-TO-LEFT ISOLATE (U+2067)', 'a\u2067b'],
+      ['LEFT-TO-RIGHT MARK (U+200E)', 'a\u200Eb'],
+      ['ARABIC LETTER MARK (U+061C)', 'a\u061Cb'],
+    ])('returns 400 "label: must not contain control characters" for a label with %s, and creates no key', async (_case, label) => {
+      const res = await createKeyRequest(account, { label, scopes: ['listings:write'] });
+      expect(res.statusCode).toBe(400);
+      expect(res.json<ErrorBody>()).toEqual({ error: 'label: must not contain control characters' });
+      expect(await keyCount(account.id)).toBe(0);
+    });
+
+    it('accepts a label in any script, with emoji and combining marks', async () => {
+      const other = await service.createAccount();
+      const res = await createKeyRequest(other, { label: 'Ünïcode 同步 שלום 🚀 e\u0301', scopes: ['listings:write'] });
+      expect(res.statusCode).toBe(201);
+    });
+
     it.each<[string, string[], string]>([
       ['a misspelt scope', ['listings:wrte'], 'listings:wrte'],
       ['an unknown scope next to a valid one', ['listings:write', 'admin'], 'admin'],

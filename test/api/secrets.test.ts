@@ -2,6 +2,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import type { InjectOptions, LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bearer, validListing, validMachine } from '../support/fixtures.js';
+import { keysMatching } from '../support/test-redis.js';
 import { startTestService, type TestAccount, type TestService } from '../support/test-service.js';
 
 interface CreatedKey {
@@ -289,13 +290,7 @@ describe('secrets and account isolation (API keys, session tokens, /v1/api/*)', 
 
     it('keeps every key and session secret out of Redis (queue jobs, limits, lockouts)', async () => {
       const redis = service.deps.redis;
-      const keys: string[] = [];
-      let cursor = '0';
-      do {
-        const [next, batch] = await redis.scan(cursor, 'MATCH', `${service.config.redisPrefix}*`, 'COUNT', 500);
-        cursor = next;
-        keys.push(...batch);
-      } while (cursor !== '0');
+      const keys = await keysMatching(redis, `${service.config.redisPrefix}*`);
       const values: string[] = [];
       for (const key of keys) {
         const type = await redis.type(key);

@@ -124,6 +124,43 @@ const FAILING_AUTHORIZATIONS: AuthorizationCase[] = [
     INVALID,
   ],
   [
+    'a token without iat',
+    async () =>
+      `Bearer ${await new SignJWT({})
+        .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
+        .setSubject(victim.id)
+        .setExpirationTime(nowSec() + 3600)
+        .sign(secretKey(TEST_SESSION_SECRET))}`,
+    INVALID,
+  ],
+  [
+    'a token living longer than SESSION_MAX_TTL_SEC (7 days and a second)',
+    async () =>
+      `Bearer ${await new SignJWT({})
+        .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
+        .setSubject(victim.id)
+        .setIssuedAt(nowSec())
+        .setExpirationTime(nowSec() + 604_801)
+        .sign(secretKey(TEST_SESSION_SECRET))}`,
+    INVALID,
+  ],
+  [
+    'a 100-year token',
+    async () => `Bearer ${await signSessionToken(victim.id, TEST_SESSION_SECRET, 100 * 365 * 86_400)}`,
+    INVALID,
+  ],
+  [
+    'a token issued in the future (iat two minutes ahead)',
+    async () =>
+      `Bearer ${await new SignJWT({})
+        .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
+        .setSubject(victim.id)
+        .setIssuedAt(nowSec() + 120)
+        .setExpirationTime(nowSec() + 3600)
+        .sign(secretKey(TEST_SESSION_SECRET))}`,
+    INVALID,
+  ],
+  [
     'a token whose payload was swapped after signing',
     async () => {
       const [header, , signature] = victim.sessionToken.split('.');
@@ -159,6 +196,13 @@ describe.each(ROUTES)('$name', (route) => {
     const account = await service.createAccount({ tier });
     const keyId = await createKeyId(account);
     const res = await callRoute(route, `Bearer ${account.sessionToken}`, keyId);
+    expect(res.statusCode).toBe(route.okStatus);
+  });
+
+  it('accepts a token that lives exactly SESSION_MAX_TTL_SEC (7 days)', async () => {
+    const account = await service.createAccount({ tier: 'enterprise' });
+    const token = await signSessionToken(account.id, TEST_SESSION_SECRET, 604_800);
+    const res = await callRoute(route, `Bearer ${token}`, await createKeyId(account));
     expect(res.statusCode).toBe(route.okStatus);
   });
 

@@ -90,7 +90,7 @@ describe('operator CLI (admin)', () => {
         has_completed_onboarding: true,
         avatar_url: 'https://x.test/a.png',
       });
-      expect(await verifySessionToken(output.session_token as string, CLI_SESSION_SECRET)).toEqual({ ok: true, accountId: output.id });
+      expect(await verifySessionToken(output.session_token as string, CLI_SESSION_SECRET, 604_800)).toEqual({ ok: true, accountId: output.id });
     });
   });
 
@@ -116,7 +116,7 @@ describe('operator CLI (admin)', () => {
 
       expect(output).toEqual({ session_token: expect.any(String) });
       const token = output.session_token as string;
-      expect(await verifySessionToken(token, CLI_SESSION_SECRET)).toEqual({ ok: true, accountId: account.id });
+      expect(await verifySessionToken(token, CLI_SESSION_SECRET, 604_800)).toEqual({ ok: true, accountId: account.id });
       const claims = decodeJwt(token);
       expect(claims.sub).toBe(account.id);
       expect(claims.exp! - claims.iat!).toBe(60);
@@ -143,6 +143,16 @@ describe('operator CLI (admin)', () => {
       { case: 'set-tier for an unknown account', args: () => ['accounts', 'set-tier', randomUUID(), 'global'], stderr: /no account/ },
       { case: 'sessions create for an unknown account', args: () => ['sessions', 'create', randomUUID()], stderr: /no account/ },
       { case: 'sessions create with a --ttl-sec that is not positive', args: () => ['sessions', 'create', known.id, '--ttl-sec', '0'], stderr: /ttl-sec/ },
+      {
+        case: 'sessions create with a --ttl-sec over SESSION_MAX_TTL_SEC (7 days)',
+        args: () => ['sessions', 'create', known.id, '--ttl-sec', String(604_801)],
+        stderr: /--ttl-sec must be at most 604800 \(SESSION_MAX_TTL_SEC\)/,
+      },
+      {
+        case: 'sessions create with a 100-year --ttl-sec',
+        args: () => ['sessions', 'create', known.id, '--ttl-sec', String(100 * 365 * 86_400)],
+        stderr: /SESSION_MAX_TTL_SEC/,
+      },
     ])('$case', async ({ args, stderr }, { expect }) => {
       const run = await runCli(env, args());
       expect(run.code).not.toBe(0);

@@ -22,7 +22,7 @@ export function sessionAuth(deps: ApiDeps): onRequestAsyncHookHandler {
     };
     const token = bearerToken(request.headers.authorization);
     if (token === undefined) return fail('Missing or malformed session token');
-    const verified = await verifySessionToken(token, config.sessionSecret);
+    const verified = await verifySessionToken(token, config.sessionSecret, config.sessionMaxTtlSec);
     if (!verified.ok) return fail(verified.reason === 'malformed' ? 'Missing or malformed session token' : 'Invalid session token');
     const account = isUuid(verified.accountId) ? await findAccount(sql, verified.accountId) : undefined;
     if (!account) return fail('Invalid session token');
