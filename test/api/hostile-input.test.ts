@@ -638,14 +638,16 @@ describe('POST /v1/api/listings/bulk and /v1/api/machines/bulk: hostile examples
       expect(row?.description).toBe([...description].slice(0, 2_000).join(''));
     });
 
-    it('stores a very long template_id, which has no stored length, whole', async () => {
-      const template_id = `${HOSTILE.sqlMachines}${'\u{1F409}'.repeat(200_000)}`;
+    it('refuses a 200,000-character template_id as a row error, and stores one of 200 whole', async () => {
+      const tooLong = `${HOSTILE.sqlMachines}${'\u{1F409}'.repeat(200_000)}`;
+      const template_id = `${HOSTILE.sqlMachines}${'\u{1F409}'.repeat(200 - [...HOSTILE.sqlMachines].length)}`;
 
-      const res = await post('machines', { machines: [validMachine({ template_id })] });
+      const res = await post('machines', { machines: [validMachine({ template_id: tooLong }), validMachine({ template_id })] });
 
       expect(res.statusCode).toBe(201);
+      expect(res.json()).toEqual({ inserted: 1, skipped: 1, errors: [{ index: 0, reason: 'template_id: must be at most 200 characters' }] });
       const [row] = await service.sql`select char_length(template_id)::int as length, template_id = ${template_id} as same from machines where account_id = ${account.id} and md5(template_id) = md5(${template_id})`;
-      expect(row).toEqual({ length: 200_000 + [...HOSTILE.sqlMachines].length, same: true });
+      expect(row).toEqual({ length: 200, same: true });
     });
   });
 

@@ -80,9 +80,15 @@ function cleanText(value: string): string | FieldIssue {
 }
 
 /** Required, trimmed, non-blank; optionally truncated to the stored length (decisions A). */
+const tooLongIssue = (maxLength: number) => new FieldIssue(`must be at most ${maxLength} characters`);
+
+/**
+ * Required, trimmed, non-blank; optionally truncated to the stored length (decisions A), or
+ * refused beyond `maxLength` (decisions H).
+ */
 export function requiredText(options: { truncateTo?: number; maxLength?: number } = {}) {
   const { truncateTo, maxLength } = options;
-  const tooLong = maxLength === undefined ? undefined : new FieldIssue(`must be at most ${maxLength} characters`);
+  const tooLong = maxLength === undefined ? undefined : tooLongIssue(maxLength);
   return normalisedString(
     typeError('must be a string'),
     (value) => {
@@ -92,30 +98,51 @@ export function requiredText(options: { truncateTo?: number; maxLength?: number 
       if (tooLong !== undefined && !fitsCodePoints(text, maxLength!)) return tooLong;
       return truncateTo === undefined ? text : truncateCodePoints(text, truncateTo);
     },
-    { minLength: 1 },
+    { minLength: 1, ...(maxLength === undefined ? {} : { maxLength }) },
   );
 }
 
-/** Optional text: absent, null or blank is stored as null. */
-export function optionalText(options: { truncateTo?: number } = {}) {
-  const truncateTo = options.truncateTo;
-  return normalisedString('must be a string', (value) => {
-    const text = cleanText(value);
-    return truncateTo === undefined || typeof text !== 'string' ? text : truncateCodePoints(text, truncateTo);
-  })
+/** Optional text: absent, null or blank is stored as null; truncated, or refused beyond `maxLength`. */
+export function optionalText(options: { truncateTo?: number; maxLength?: number } = {}) {
+  const { truncateTo, maxLength } = options;
+  const tooLong = maxLength === undefined ? undefined : tooLongIssue(maxLength);
+  return normalisedString(
+    'must be a string',
+    (value) => {
+      const text = cleanText(value);
+      if (typeof text !== 'string') return text;
+      if (tooLong !== undefined && !fitsCodePoints(text, maxLength!)) return tooLong;
+      return truncateTo === undefined ? text : truncateCodePoints(text, truncateTo);
+    },
+    maxLength === undefined ? {} : { maxLength },
+  )
     .nullish()
     .transform((s) => (s === undefined || s === null || s === '' ? null : s));
 }
 
-/** Optional array of strings; a non-string entry fails the row; only the first `keep` are stored. */
-export function optionalStringArray(options: { keep?: number } = {}) {
-  const keep = options.keep;
-  return z
-    .array(normalisedString('must be a string', cleanText), { error: 'must be an array of strings' })
+/**
+ * Optional array of strings; a non-string entry fails the row; only the first `keep` are stored.
+ * `maxEntries` and `entryMaxLength` (decisions H) fail the row beyond them; the length is checked
+ * on the entries that are kept.
+ */
+export function optionalStringArray(options: { keep?: number; maxEntries?: number; entryMaxLength?: number } = {}) {
+  const { keep, maxEntries, entryMaxLength } = options;
+  const entry = normalisedString('must be a string', cleanText, entryMaxLength === undefined ? {} : { maxLength: entryMaxLength });
+  const list = z.array(entry, { error: 'must be an array of strings' });
+  return (maxEntries === undefined ? list : list.max(maxEntries, `at most ${maxEntries} entries`))
+    .check((ctx) => {
+      if (entryMaxLength === undefined) return;
+      const checked = keep === undefined ? ctx.value : ctx.value.slice(0, keep);
+      checked.forEach((value, index) => {
+        if (!fitsCodePoints(value, entryMaxLength)) {
+          ctx.issues.push({ code: 'custom', message: `must be at most ${entryMaxLength} characters`, input: value, path: [index] });
+        }
+      });
+    })
     .nullish()
     .transform((values) => {
-      const list = values ?? [];
-      return keep === undefined ? list : list.slice(0, keep);
+      const kept = values ?? [];
+      return keep === undefined ? kept : kept.slice(0, keep);
     });
 }
 
@@ -155,14 +182,20 @@ const HTTPS_URL_MESSAGE = 'must be an absolute https:// URL';
 const NOT_HTTPS_URL = new FieldIssue(HTTPS_URL_MESSAGE);
 
 /** 1 or more absolute https URLs; every entry is checked, only the first `keep` are stored. */
-export function httpsUrlList(keep: number) {
+export function httpsUrlList(keep: number, maxLength: number) {
+  const tooLong = tooLongIssue(maxLength);
   return z
     .array(
-      normalisedString(HTTPS_URL_MESSAGE, (value) => {
-        const url = cleanText(value);
-        if (typeof url !== 'string') return url;
-        return isHttpsUrl(url) ? url : NOT_HTTPS_URL;
-      }),
+      normalisedString(
+        HTTPS_URL_MESSAGE,
+        (value) => {
+          const url = cleanText(value);
+          if (typeof url !== 'string') return url;
+          if (url.length > maxLength) return tooLong;
+          return isHttpsUrl(url) ? url : NOT_HTTPS_URL;
+        },
+        { maxLength },
+      ),
       { error: typeError('must be an array of https:// URLs') },
     )
     .min(1, 'at least one https:// URL is required')

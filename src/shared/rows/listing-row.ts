@@ -24,6 +24,9 @@ export const LISTING_LIMITS = {
   color: 40,
   photosKept: 8,
   tagsKept: 10,
+  /** decisions H */
+  tag: 80,
+  photoUrl: 2_048,
 } as const;
 
 /**
@@ -46,13 +49,15 @@ export const ListingRowSchema = z
     material: requiredText({ truncateTo: LISTING_LIMITS.material }).meta({
       description: `Trimmed; stored up to ${LISTING_LIMITS.material} characters.`,
     }),
-    photo_urls: httpsUrlList(LISTING_LIMITS.photosKept).meta({
-      description: `Absolute \`https://\` URLs with a host; every entry is checked, the first ${LISTING_LIMITS.photosKept} are kept and the first is the thumbnail.`,
+    photo_urls: httpsUrlList(LISTING_LIMITS.photosKept, LISTING_LIMITS.photoUrl).meta({
+      description: `Absolute \`https://\` URLs with a host, each at most ${LISTING_LIMITS.photoUrl} characters; every entry is checked, the first ${LISTING_LIMITS.photosKept} are kept and the first is the thumbnail.`,
     }),
     color: optionalText({ truncateTo: LISTING_LIMITS.color }).meta({
       description: `Stored up to ${LISTING_LIMITS.color} characters; blank or null is stored as null.`,
     }),
-    tags: optionalStringArray({ keep: LISTING_LIMITS.tagsKept }).meta({ description: `The first ${LISTING_LIMITS.tagsKept} are kept.` }),
+    tags: optionalStringArray({ keep: LISTING_LIMITS.tagsKept, entryMaxLength: LISTING_LIMITS.tag }).meta({
+      description: `The first ${LISTING_LIMITS.tagsKept} are kept, each at most ${LISTING_LIMITS.tag} characters.`,
+    }),
     print_time_hours: optionalNonNegativeNumber(),
     is_available: optionalBoolean(true).meta({ description: 'Default `true`.' }),
     allows_custom_orders: optionalBoolean(false).meta({ description: 'Default `false`.' }),

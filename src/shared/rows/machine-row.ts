@@ -5,6 +5,10 @@ export const MACHINE_LIMITS = {
   nickname: 80,
   /** machine categories are not enumerated by the spec; decisions A caps them at 80 characters */
   category: 80,
+  /** template_id, manufacturer, model, model_number (decisions H) */
+  identifier: 200,
+  capabilities: 100,
+  capability: 80,
 } as const;
 
 /**
@@ -12,17 +16,19 @@ export const MACHINE_LIMITS = {
  * import. Every created machine starts with verification status `pending`.
  */
 export const MachineRowSchema = z.object({
-  template_id: requiredText(),
+  template_id: requiredText({ maxLength: MACHINE_LIMITS.identifier }),
   category: requiredText({ maxLength: MACHINE_LIMITS.category }).meta({
     description: `Any non-blank text of at most ${MACHINE_LIMITS.category} characters.`,
   }),
-  manufacturer: requiredText(),
-  model: requiredText(),
-  model_number: optionalText(),
+  manufacturer: requiredText({ maxLength: MACHINE_LIMITS.identifier }),
+  model: requiredText({ maxLength: MACHINE_LIMITS.identifier }),
+  model_number: optionalText({ maxLength: MACHINE_LIMITS.identifier }),
   nickname: optionalText({ truncateTo: MACHINE_LIMITS.nickname }).meta({
     description: `Stored up to ${MACHINE_LIMITS.nickname} characters.`,
   }),
-  capabilities: optionalStringArray(),
+  capabilities: optionalStringArray({ maxEntries: MACHINE_LIMITS.capabilities, entryMaxLength: MACHINE_LIMITS.capability }).meta({
+    description: `At most ${MACHINE_LIMITS.capabilities} entries of at most ${MACHINE_LIMITS.capability} characters.`,
+  }),
   is_skill_station: optionalBoolean(false).meta({ description: 'Default `false`.' }),
 });
 

@@ -102,6 +102,8 @@ describe('listing rows (ListingRowSchema through validateRows)', () => {
       ['tags a non-string entry', validListing({ tags: ['dragon', 3] }), 'tags[1]: must be a string'],
       ['tags a null entry', validListing({ tags: [null] }), 'tags[0]: must be a string'],
       ['tags a string', validListing({ tags: 'dragon,fantasy' }), 'tags: must be an array of strings'],
+      ['a kept tag of 81 characters', validListing({ tags: ['ok', 't'.repeat(81)] }), 'tags[1]: must be at most 80 characters'],
+      ['a photo URL of 2,049 characters', validListing({ photo_urls: ['https://cdn.example.test/a.jpg', `https://cdn.example.test/${'p'.repeat(2_024)}`] }), 'photo_urls[1]: must be at most 2048 characters'],
       // print_time_hours
       ['print_time_hours negative', validListing({ print_time_hours: -0.5 }), 'print_time_hours: must be >= 0'],
       ['print_time_hours a string', validListing({ print_time_hours: '3' }), 'print_time_hours: must be a number'],
@@ -249,6 +251,11 @@ describe('listing rows (ListingRowSchema through validateRows)', () => {
       const row = accepted(validListing({ photo_urls: ['https://cdn.example.test/only.jpg'] }));
       expect(row.photo_urls).toEqual(['https://cdn.example.test/only.jpg']);
       expect(row.thumbnail_url).toBe('https://cdn.example.test/only.jpg');
+    });
+
+    it('checks the length of the kept tags only: an 11th tag of 500 characters is dropped, not refused', () => {
+      const tags = [...Array.from({ length: 10 }, (_, i) => `${i}`.padEnd(80, 't')), 'x'.repeat(500)];
+      expect(accepted(validListing({ tags })).tags).toEqual(tags.slice(0, 10));
     });
 
     it('keeps the first 10 of 12 tags, in order', () => {

@@ -57,6 +57,14 @@ describe('machine rows (MachineRowSchema through validateRows)', () => {
       ['capabilities an object entry', validMachine({ capabilities: ['fdm', 'resin', { name: 'cnc' }] }), 'capabilities[2]: must be a string'],
       ['capabilities a string', validMachine({ capabilities: 'fdm' }), 'capabilities: must be an array of strings'],
       ['capabilities an entry with a NUL', validMachine({ capabilities: ['\u0000'] }), 'capabilities[0]: must not contain NUL characters'],
+      // row sizes (decisions H)
+      ['template_id of 201 characters', validMachine({ template_id: 't'.repeat(201) }), 'template_id: must be at most 200 characters'],
+      ['manufacturer of 201 emoji', validMachine({ manufacturer: DRAGON.repeat(201) }), 'manufacturer: must be at most 200 characters'],
+      ['model of 201 characters', validMachine({ model: 'm'.repeat(201) }), 'model: must be at most 200 characters'],
+      ['model_number of 201 characters', validMachine({ model_number: '9'.repeat(201) }), 'model_number: must be at most 200 characters'],
+      ['101 capabilities', validMachine({ capabilities: Array.from({ length: 101 }, (_, i) => `cap-${i}`) }), 'capabilities: at most 100 entries'],
+      ['200,000 capabilities', validMachine({ capabilities: Array<string>(200_000).fill('x') }), 'capabilities: at most 100 entries'],
+      ['a capability of 81 characters', validMachine({ capabilities: ['fdm', 'c'.repeat(81)] }), 'capabilities[1]: must be at most 80 characters'],
       ['is_skill_station "true"', validMachine({ is_skill_station: 'true' }), 'is_skill_station: must be true or false'],
       ['is_skill_station 1', validMachine({ is_skill_station: 1 }), 'is_skill_station: must be true or false'],
     ])('%s', (_case, row, reason) => {
@@ -156,15 +164,15 @@ describe('machine rows (MachineRowSchema through validateRows)', () => {
       expect(accepted(validMachine({ category: 'laser-cutter' })).category).toBe('laser-cutter');
     });
 
-    it('keeps every capability (no cap in the spec)', () => {
-      const capabilities = Array.from({ length: 30 }, (_, i) => `cap-${i}`);
+    it('keeps every capability up to 100 of up to 80 characters', () => {
+      const capabilities = Array.from({ length: 100 }, (_, i) => `${i}`.padEnd(80, 'c'));
       expect(accepted(validMachine({ capabilities })).capabilities).toEqual(capabilities);
     });
 
-    it('keeps required text without a stored length whole', () => {
-      const long = 'm'.repeat(500);
-      const row = accepted(validMachine({ template_id: long, manufacturer: long, model: long }));
-      expect([row.template_id, row.manufacturer, row.model]).toEqual([long, long, long]);
+    it('keeps template_id, manufacturer, model and model_number of up to 200 characters whole', () => {
+      const long = 'm'.repeat(200);
+      const row = accepted(validMachine({ template_id: long, manufacturer: long, model: long, model_number: `  ${long}  ` }));
+      expect([row.template_id, row.manufacturer, row.model, row.model_number]).toEqual([long, long, long, long]);
     });
   });
 
