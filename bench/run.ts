@@ -13,6 +13,7 @@ import { runLoad } from './lib/load.js';
 import { listingRows, machineRows } from './lib/rows.js';
 import { peakRssMb, startStack, type BenchStack } from './lib/stack.js';
 import { percentile, ratio, round, type LoadResult } from './lib/stats.js';
+import { runFlood, statusCounts } from '../test/support/flood.js';
 
 /**
  * `npm run bench`: the real stack (API process, worker processes, PostgreSQL, Redis) measured
@@ -22,7 +23,7 @@ import { percentile, ratio, round, type LoadResult } from './lib/stats.js';
 
 const quick = process.argv.includes('--quick');
 const only = process.argv.find((arg) => arg.startsWith('--only='))?.slice('--only='.length).split(',');
-/** `--only=auth,imports` runs just those sections (auth, imports (with the floor; `floor` is the same section), growth, scale-out, memory, table). */
+/** `--only=auth,imports` runs just those sections (auth, imports (with the floor; `floor` is the same section), growth, scale-out, memory, table, fairness). */
 const want = (section: string) => only === undefined || only.includes(section);
 const N = (full: number, small: number) => (quick ? small : full);
 /**
@@ -246,6 +247,41 @@ async function main(): Promise<void> {
     }
   } finally {
     await stack.close();
+  }
+
+  // --- 5. fairness: one partner's burst against another's one row a second -----------------------
+  // note: on stacks of their own, one with the defaults and one with the in-flight cap and load
+  // shedding set out of reach (the service as it was before them), measured one after the other.
+  if (want('fairness')) {
+    const unlimited = { ACCOUNT_MAX_IN_FLIGHT: '1000000', OVERLOAD_EVENT_LOOP_DELAY_MS: '1000000', OVERLOAD_HEAP_USED_MB: '1000000' };
+    for (const [label, apiEnv] of [['without cap or shedding', unlimited], ['defaults', {}]] as const) {
+      const fairStack = await startStack({ workers: 1, accounts: 2, keysPerAccount: 1, apiEnv });
+      try {
+        const flood = await runFlood({
+          baseUrl: fairStack.api.baseUrl,
+          floodKey: fairStack.accounts[0]!.keys[0]!,
+          bystanderKey: fairStack.accounts[1]!.keys[0]!,
+          concurrency: N(500, 200),
+          bursts: 1,
+          apiPid: fairStack.api.child.pid,
+        });
+        const sorted = (timed: { ms: number }[]) => timed.map((t) => t.ms).sort((a, b) => a - b);
+        const bystander = sorted(flood.bystander);
+        record(`fairness: ${label}`, {
+          bystander_p50_ms: round(percentile(bystander, 50)),
+          bystander_p90_ms: round(percentile(bystander, 90)),
+          bystander_max_ms: round(bystander.at(-1) ?? NaN),
+          bystander: statusCounts(flood.bystander),
+          health_max_ms: round(sorted(flood.health).at(-1) ?? NaN),
+          health: statusCounts(flood.health),
+          flood: statusCounts(flood.flood),
+          api_peak_rss_mb: flood.apiPeakRssMb,
+          seconds: round(flood.durationMs / 1000),
+        });
+      } finally {
+        await fairStack.close();
+      }
+    }
   }
 
   const stamp = new Date().toISOString().replace(/[:.]/g, '-');

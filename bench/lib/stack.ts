@@ -56,6 +56,8 @@ export interface StackOptions {
   keysPerAccount: number;
   /** node flags for the API and worker processes, after the production ones (e.g. `--import` a recorder) */
   nodeArgs?: string[];
+  /** extra environment of the API process (e.g. ACCOUNT_MAX_IN_FLIGHT) */
+  apiEnv?: Record<string, string>;
 }
 
 export async function startStack(options: StackOptions): Promise<BenchStack> {
@@ -96,7 +98,7 @@ export async function startStack(options: StackOptions): Promise<BenchStack> {
   // note: the Dockerfile's NODE_OPTIONS, so the processes run as in production;
   // BENCH_NODE_ARGS replaces them for experiments (e.g. BENCH_NODE_ARGS="" for V8's defaults).
   const nodeArgs = [...(process.env.BENCH_NODE_ARGS ?? '--max-semi-space-size=4').split(' ').filter(Boolean), ...(options.nodeArgs ?? [])];
-  const api = await startApi(env, { runtime, nodeArgs });
+  const api = await startApi({ ...env, ...options.apiEnv }, { runtime, nodeArgs });
   const workers: ServiceProcess[] = [];
   // note: workers log one line per job at info, as in production; the API logs two per request,
   // so the bench runs it at warn to measure the service rather than the log pipe.
