@@ -11,6 +11,7 @@ import { createApiMetrics, type ApiMetrics } from './api-metrics.js';
 import { listenForAuthChanges, type AuthChangeListener } from './auth/auth-change-listener.js';
 import { KeyCache } from './auth/key-cache.js';
 import { onRedisReconnect } from './auth/redis-reconnect.js';
+import { BulkBodyPreparer, defaultPrepareThreads } from './bulk-body/bulk-body-preparer.js';
 import { ImportRunner } from './import-runner.js';
 import { AccountQuota } from './limits/account-quota.js';
 import { AuthLockout } from './limits/auth-lockout.js';
@@ -31,6 +32,8 @@ export interface ApiDeps {
   /** each account's bulk imports in flight, across replicas (ACCOUNT_MAX_IN_FLIGHT) */
   inFlight: AccountInFlight;
   keyCache: KeyCache;
+  /** reads bulk bodies off the event loop (IMPORT_PREPARE_THREADS) */
+  bulkBodies: BulkBodyPreparer;
   metrics: ApiMetrics;
   /** the listener of database notifications; `verified` says whether they are delivered */
   authChanges: AuthChangeListener;
@@ -60,6 +63,7 @@ export async function createApiDeps(config: Config, log: Logger): Promise<ApiDep
   // a connection of its own (DATABASE_LISTEN_URL): LISTEN does not work through transaction pooling.
   const listenSql = createSql({ databaseUrl: config.databaseListenUrl, databasePoolMax: 1 });
   const authChanges = listenForAuthChanges(listenSql, () => keyCache.clear(), log);
+  const bulkBodies = new BulkBodyPreparer(config.importPrepareThreads ?? defaultPrepareThreads());
 
   return {
     config,
@@ -79,10 +83,12 @@ export async function createApiDeps(config: Config, log: Logger): Promise<ApiDep
     authVersion: new AuthVersion(redis, config.redisPrefix),
     inFlight,
     keyCache,
+    bulkBodies,
     authChanges,
     metrics: createApiMetrics(queue, log),
     async close() {
       inFlight.close();
+      await bulkBodies.close();
       await authChanges.stop();
       await listenSql.end({ timeout: 5 });
       await events.close();

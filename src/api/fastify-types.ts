@@ -21,5 +21,7 @@ declare module 'fastify' {
     auth?: 'api-key' | 'session';
     /** shed (503) while the process is overloaded: the bulk imports */
     sheddable?: boolean;
+    /** the handler gets the JSON body as its bytes and reads it itself (the bulk routes, off the event loop) */
+    jsonBodyAsBytes?: boolean;
   }
 }

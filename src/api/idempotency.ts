@@ -1,4 +1,4 @@
-import { createHash, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { ApiError } from '../shared/api-error.js';
 import { IDEMPOTENCY_KEY_PATTERN } from '../shared/api-schemas/headers.js';
 import type { BulkResult, NewImport } from '../shared/import-queue.js';
@@ -14,11 +14,6 @@ export function parseIdempotencyKey(header: string | string[] | undefined): stri
     throw new ApiError(400, { error: 'Idempotency-Key must be 1 to 255 printable ASCII characters' });
   }
   return header;
-}
-
-/** Same endpoint and the same body bytes give the same hash (what runIdempotentImport compares). */
-export function requestHash(kind: string, rawBody: Buffer): Buffer {
-  return createHash('sha256').update(kind).update('\n').update(rawBody).digest();
 }
 
 /**

@@ -42,6 +42,7 @@ const EnvSchema = z.object({
   IMPORT_PICKUP_TIMEOUT_MS: intFromEnv(10_000),
   WORKER_LOCK_DURATION_MS: intFromEnv(10_000),
   ACCOUNT_MAX_IN_FLIGHT: intFromEnv(10),
+  IMPORT_PREPARE_THREADS: optionalFromEnv(z.coerce.number().int().min(0).max(64)),
   REQUEST_TIMEOUT_MS: intFromEnv(30_000),
   SESSION_MAX_TTL_SEC: intFromEnv(604_800),
   OVERLOAD_EVENT_LOOP_DELAY_MS: intFromEnv(1_000),
@@ -77,6 +78,8 @@ export interface Config {
   workerLockDurationMs: number;
   /** bulk imports of one account in flight at once, across all API replicas */
   accountMaxInFlight: number;
+  /** worker threads that parse and validate large bulk bodies; 0 = on the event loop; unset = one per core, at most 4 */
+  importPrepareThreads: number | undefined;
   /** how long a request's headers and body may take to arrive (not the wait for an import) */
   requestTimeoutMs: number;
   /** the longest lifetime (exp - iat) a session token may have */
@@ -140,6 +143,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     importPickupTimeoutMs: e.IMPORT_PICKUP_TIMEOUT_MS,
     workerLockDurationMs: e.WORKER_LOCK_DURATION_MS,
     accountMaxInFlight: e.ACCOUNT_MAX_IN_FLIGHT,
+    importPrepareThreads: e.IMPORT_PREPARE_THREADS,
     requestTimeoutMs: e.REQUEST_TIMEOUT_MS,
     sessionMaxTtlSec: e.SESSION_MAX_TTL_SEC,
     overloadEventLoopDelayMs: e.OVERLOAD_EVENT_LOOP_DELAY_MS,

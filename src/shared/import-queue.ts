@@ -34,13 +34,14 @@ export interface NewImport extends ImportJobData {
  * to ~2 MB of rows until the import ends.
  */
 export class RowsHandOver {
-  private json: string | undefined;
+  private json: string | Buffer | undefined;
 
-  constructor(json: string) {
+  /** `json` as text or as its UTF-8 bytes */
+  constructor(json: string | Buffer) {
     this.json = json;
   }
 
-  take(): string {
+  take(): string | Buffer {
     const json = this.json;
     if (json === undefined) throw new Error('the rows of this import were already handed over');
     this.json = undefined;

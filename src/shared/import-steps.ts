@@ -3,7 +3,6 @@ import diagnosticsChannel from 'node:diagnostics_channel';
 /** The moments of one import that `npm run bench:phases` times, in the order they happen. */
 export const IMPORT_STEPS = [
   'api.body-read',
-  'api.parsed',
   'api.validated',
   'api.queued',
   'worker.started',

@@ -3,6 +3,7 @@ import { QueueEvents, type Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { INLINE_BELOW_BYTES } from '../../src/api/bulk-body/bulk-body-preparer.js';
 import { createImportQueue, IMPORT_QUEUE_NAME } from '../../src/shared/import-queue.js';
 import { createRedis, type RedisClient } from '../../src/shared/redis.js';
 import { startWorker, type RunningWorker } from '../../src/worker/worker.js';
@@ -81,6 +82,25 @@ describe('POST /v1/api/listings/bulk and /v1/api/machines/bulk with an Idempoten
       expect(repeat.json()).toEqual(first.json());
       expect(repeat.headers[REPLAYED]).toBe('true');
       expect(await storedFor(service, account)).toEqual({ listings: 2, machines: 0, imports: 1, idempotencyKeys: 1 });
+    });
+
+    it('replays a large body, read on a worker thread, and refuses another large body under the same key', async () => {
+      const { account, key } = await partner(service);
+      const large = (description: string) => ({ listings: Array.from({ length: 60 }, () => validListing({ description: description.repeat(1_900) })) });
+      expect(Buffer.byteLength(JSON.stringify(large('a')))).toBeGreaterThan(INLINE_BELOW_BYTES);
+
+      const body = large('a');
+      const first = await post(service, LISTINGS, key, body, 'large-1');
+      const repeat = await post(service, LISTINGS, key, body, 'large-1');
+      const other = await post(service, LISTINGS, key, large('b'), 'large-1');
+
+      expect(first.statusCode).toBe(201);
+      expect(first.json()).toEqual({ inserted: 60, skipped: 0, errors: [] });
+      expect(repeat.statusCode).toBe(201);
+      expect(repeat.headers[REPLAYED]).toBe('true');
+      expect(other.statusCode).toBe(422);
+      expect(other.json()).toEqual(MISMATCH_BODY);
+      expect(await storedFor(service, account)).toEqual({ listings: 60, machines: 0, imports: 1, idempotencyKeys: 1 });
     });
 
     it('replays on the machines endpoint too', async () => {

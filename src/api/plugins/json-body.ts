@@ -17,6 +17,11 @@ export function registerJsonBodyParser(app: FastifyInstance): void {
   app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body, done) => {
     markImportStep(request.id, 'api.body-read');
     const bytes = body as Buffer;
+    // note: the bulk routes read their body with the same rules, on a thread (BulkBodyPreparer).
+    if (request.routeOptions.config.jsonBodyAsBytes) {
+      done(null, bytes);
+      return;
+    }
     let text: string;
     try {
       text = strictUtf8.decode(bytes);

@@ -3,12 +3,12 @@ import { z } from 'zod';
 import { BULK_BODY_SCHEMAS, BulkResponseSchema } from '../../shared/api-schemas/bulk.js';
 import { IdempotencyKeyHeaderSchema } from '../../shared/api-schemas/headers.js';
 import { BULK_KINDS, BULK_KIND_NAMES, type BulkKind } from '../../shared/bulk-kinds.js';
-import { validateBulkRequest } from '../../shared/bulk-request.js';
+import { ApiError } from '../../shared/api-error.js';
 import { RowsHandOver, type NewImport } from '../../shared/import-queue.js';
 import { markImportStep } from '../../shared/import-steps.js';
-import { encodeImportRows } from '../../shared/repositories/imports.js';
+import type { BulkBodyPreparer } from '../bulk-body/bulk-body-preparer.js';
 import type { ApiDeps } from '../deps.js';
-import { parseIdempotencyKey, requestHash, runIdempotentImport } from '../idempotency.js';
+import { parseIdempotencyKey, runIdempotentImport } from '../idempotency.js';
 import { bulkBadRequestExamples, bulkBodyExamples, bulkResultExamples, ERROR_EXAMPLES } from '../openapi/examples.js';
 import {
   apiKeyAuthErrors,
@@ -73,27 +73,36 @@ function bulkSchema(kind: BulkKind) {
 }
 
 /**
- * Validates the request's rows and encodes the valid ones for the queue. note: synchronous and
- * apart from the handler, and the body dropped from the request: V8 keeps the variables of an
- * async function alive while it awaits, and nothing of the request's body (up to 2 MB, several
- * times that once parsed) needs to outlive this step while the import runs.
+ * Reads, validates and encodes the request's body (on a thread when it is large), drops it from
+ * the request and checks the Idempotency-Key header, in the order the 400s always came: invalid
+ * JSON, a malformed key, then the rows. note: apart from the handler: V8 keeps the variables of
+ * an async function alive while it awaits, and nothing of the body (up to 2 MB, several times
+ * that once parsed) needs to outlive this step while the import runs.
  */
-function prepareImport(kind: BulkKind, request: FastifyRequest): NewImport {
-  markImportStep(request.id, 'api.parsed');
-  const { total, rows, errors } = validateBulkRequest(kind, request.body);
+async function prepareImport(
+  kind: BulkKind,
+  request: FastifyRequest,
+  preparer: BulkBodyPreparer,
+): Promise<{ newImport: NewImport; idempotency?: { key: string; hash: Buffer } }> {
+  const bytes = request.body as Buffer;
   request.body = undefined;
-  request.rawBody = undefined;
-  const prepared: NewImport = {
+  const header = request.headers['idempotency-key'];
+  const outcome = await preparer.prepare(kind, bytes, header !== undefined);
+  if (!outcome.ok && outcome.stage === 'json') throw new ApiError(outcome.statusCode, outcome.body);
+  const key = parseIdempotencyKey(header);
+  if (!outcome.ok) throw new ApiError(outcome.statusCode, outcome.body);
+  markImportStep(request.id, 'api.validated');
+  const { total, errors, rowCount, rows, hash } = outcome.prepared;
+  const newImport: NewImport = {
     kind,
     accountId: request.apiKey!.account.id,
     requestId: request.id,
     total,
     errors,
-    rowCount: rows.length,
-    rows: new RowsHandOver(encodeImportRows(rows)),
+    rowCount,
+    rows: new RowsHandOver(Buffer.from(rows.buffer, rows.byteOffset, rows.byteLength)),
   };
-  markImportStep(request.id, 'api.validated');
-  return prepared;
+  return { newImport, ...(key !== undefined && hash ? { idempotency: { key, hash: Buffer.from(hash.buffer, hash.byteOffset, hash.byteLength) } } : {}) };
 }
 
 /**
@@ -110,22 +119,20 @@ export async function bulkImportRoutes(app: FastifyInstance, deps: ApiDeps): Pro
         // note: the handler validates row by row, so that a failing row is skipped, not fatal.
         validatorCompiler: documentationOnly,
         bodyLimit: BULK_KINDS[kind].bodyLimitBytes,
-        config: { auth: 'api-key', requiredScope: 'listings:write', sheddable: true },
+        config: { auth: 'api-key', requiredScope: 'listings:write', sheddable: true, jsonBodyAsBytes: true },
         onRequest: [apiKeyAuth(deps), holdInFlightSlot(deps.inFlight)],
       },
       async (request, reply) => {
         const slot = request.inFlightSlot;
         if (slot) slot.handlerStarted = true;
         try {
-          const idempotencyKey = parseIdempotencyKey(request.headers['idempotency-key']);
-          if (idempotencyKey === undefined) {
-            const result = await deps.imports.run(prepareImport(kind, request));
+          const { newImport, idempotency } = await prepareImport(kind, request, deps.bulkBodies);
+          if (idempotency === undefined) {
+            const result = await deps.imports.run(newImport);
             deps.metrics.recordRows(kind, result.inserted, result.skipped);
             return await reply.code(201).send(result);
           }
-          // note: hashed before prepareImport drops the raw bytes.
-          const hash = requestHash(kind, request.rawBody ?? Buffer.alloc(0));
-          const { result, replayed } = await runIdempotentImport(deps, prepareImport(kind, request), idempotencyKey, hash);
+          const { result, replayed } = await runIdempotentImport(deps, newImport, idempotency.key, idempotency.hash);
           // note: a replay wrote nothing, so its rows are not counted again.
           if (replayed) reply.header('idempotent-replayed', 'true');
           else deps.metrics.recordRows(kind, result.inserted, result.skipped);

@@ -1,0 +1,56 @@
+import { availableParallelism } from 'node:os';
+import { Piscina } from 'piscina';
+import type { BulkKind } from '../../shared/bulk-kinds.js';
+import { prepareBulkBody, type BulkBodyOutcome } from '../../shared/prepare-bulk-body.js';
+import type { PrepareTask } from './prepare-thread.js';
+
+/** Bodies smaller than this are prepared inline: a thread's hand-over would cost more than it saves. */
+export const INLINE_BELOW_BYTES = 64 * 1024;
+
+/** IMPORT_PREPARE_THREADS when unset: one per core, at most 4. */
+export function defaultPrepareThreads(): number {
+  return Math.min(4, availableParallelism());
+}
+
+/**
+ * Parses, validates and encodes bulk bodies (prepareBulkBody) on a pool of worker threads
+ * (piscina), so that one partner's burst of 2 MB imports does not hold the event loop that
+ * answers every other partner, the health checks and the in-flight slots' renewals. A 2 MB body
+ * costs the event loop some 50 ms of parsing, validation, encoding and garbage collection when
+ * done inline; handed to a thread, well under one (see bench/README.md, fairness).
+ *
+ * `threads: 0` prepares everything inline. The pool starts with the first large body.
+ */
+export class BulkBodyPreparer {
+  private pool: Piscina | undefined;
+
+  constructor(private readonly threads: number) {}
+
+  async prepare(kind: BulkKind, bytes: Buffer, withHash: boolean): Promise<BulkBodyOutcome> {
+    if (this.threads === 0 || bytes.length < INLINE_BELOW_BYTES) return prepareBulkBody(kind, bytes, withHash);
+    const task: PrepareTask = { kind, bytes, withHash };
+    // note: the body is moved to the thread rather than copied when it owns its memory (a body
+    // of this size always does; small Buffers share a pool and are never moved).
+    const owns = bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength && bytes.buffer instanceof ArrayBuffer;
+    return (await this.poolStarted().run(task, owns ? { transferList: [bytes.buffer] } : {})) as BulkBodyOutcome;
+  }
+
+  async close(): Promise<void> {
+    await this.pool?.destroy();
+    this.pool = undefined;
+  }
+
+  private poolStarted(): Piscina {
+    if (this.pool) return this.pool;
+    const fromSource = import.meta.url.endsWith('.ts');
+    this.pool = new Piscina({
+      filename: new URL(`./prepare-thread.${fromSource ? 'ts' : 'js'}`, import.meta.url).href,
+      minThreads: 1,
+      maxThreads: this.threads,
+      // note: run from TypeScript (npm start, the tests), each thread loads the task through tsx
+      // as the main thread does; the built service runs plain JavaScript.
+      ...(fromSource ? { execArgv: ['--import', 'tsx'] } : {}),
+    });
+    return this.pool;
+  }
+}

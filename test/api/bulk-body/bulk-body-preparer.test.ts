@@ -1,0 +1,104 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { afterAll, describe, expect, it } from 'vitest';
+import { PREPARE_THREAD_NICENESS } from '../../../src/api/bulk-body/prepare-thread.js';
+import { BulkBodyPreparer, INLINE_BELOW_BYTES } from '../../../src/api/bulk-body/bulk-body-preparer.js';
+import { prepareBulkBody, requestHash, type BulkBodyOutcome } from '../../../src/shared/prepare-bulk-body.js';
+import { validListing, validMachine } from '../../support/fixtures.js';
+
+/** `{"listings": [...]}` of at least `bytes` bytes: valid rows with long descriptions, and one invalid row. */
+function largeListingsBody(bytes: number): Buffer {
+  const rows: object[] = [validListing({ price_cents: -1 })];
+  while (Buffer.byteLength(JSON.stringify({ listings: rows })) < bytes) rows.push(validListing({ description: 'd'.repeat(4_000) }));
+  return Buffer.from(JSON.stringify({ listings: rows }));
+}
+
+/** What a refusal or an acceptance looks like, with bytes as text, to compare two outcomes. */
+function comparable(outcome: BulkBodyOutcome) {
+  if (!outcome.ok) return outcome;
+  const { rows, hash, ...rest } = outcome.prepared;
+  return { ...rest, rows: Buffer.from(rows).toString('utf8'), hash: hash && Buffer.from(hash).toString('hex') };
+}
+
+/** How many times the event loop turned while `work` ran: 0 means it held the loop all along. */
+async function loopTurnsDuring(work: () => Promise<unknown>): Promise<number> {
+  let turns = 0;
+  let done = false;
+  const turn = () => {
+    if (done) return;
+    turns += 1;
+    setImmediate(turn);
+  };
+  setImmediate(turn);
+  await work();
+  done = true;
+  return turns;
+}
+
+describe('BulkBodyPreparer (bulk bodies read off the event loop)', () => {
+  const threaded = new BulkBodyPreparer(2);
+  const inline = new BulkBodyPreparer(0);
+  afterAll(async () => {
+    await threaded.close();
+  });
+
+  const large = largeListingsBody(2 * INLINE_BELOW_BYTES);
+  const cases: [string, Buffer][] = [
+    ['a large body with a refused row', large],
+    ['bytes that are not UTF-8', Buffer.concat([large.subarray(0, 100), Buffer.from([0xc3, 0x28]), Buffer.alloc(INLINE_BELOW_BYTES, 0x20)])],
+    ['a prototype-poisoning key', Buffer.from(`{"listings": [], "__proto__": {"x": 1}, "pad": "${'p'.repeat(INLINE_BELOW_BYTES)}"}`)],
+    ['a constructor.prototype key', Buffer.from(`{"constructor": {"prototype": {"x": 1}}, "pad": "${'p'.repeat(INLINE_BELOW_BYTES)}"}`)],
+    ['JSON cut short', large.subarray(0, large.length - 10)],
+    ['too many rows', Buffer.from(JSON.stringify({ listings: Array.from({ length: 1_001 }, () => validListing({ description: 'd'.repeat(60) })) }))],
+    ['no valid row', Buffer.from(JSON.stringify({ listings: Array.from({ length: 40 }, () => validListing({ currency: 'XXX', description: 'd'.repeat(2_000) })) }))],
+  ];
+
+  it.each(cases)('gives on a thread exactly what it gives inline: %s', async (_name, body) => {
+    expect(body.length).toBeGreaterThanOrEqual(INLINE_BELOW_BYTES);
+    const expected = comparable(prepareBulkBody('listings', body, true));
+    // note: a copy each, as the threaded run moves its body to the thread.
+    expect(comparable(await threaded.prepare('listings', Buffer.from(body), true))).toEqual(expected);
+    expect(comparable(await inline.prepare('listings', Buffer.from(body), true))).toEqual(expected);
+  });
+
+  it('refuses every kind of broken body as the framework parser did, and says at which stage', () => {
+    const json = { ok: false, stage: 'json', statusCode: 400, body: { error: 'Invalid JSON body' } };
+    expect(prepareBulkBody('listings', Buffer.alloc(0), false)).toEqual(json);
+    expect(prepareBulkBody('listings', cases[1]![1], false)).toEqual(json);
+    expect(prepareBulkBody('listings', cases[2]![1], false)).toEqual(json);
+    expect(prepareBulkBody('listings', cases[3]![1], false)).toEqual(json);
+    expect(prepareBulkBody('listings', Buffer.from('{"machines": []}'), false)).toMatchObject({ ok: false, stage: 'rows', statusCode: 400, body: { error: 'Body must be an object with a "listings" array' } });
+  });
+
+  it('encodes the valid rows, reports the others by index and hashes the body only when asked', async () => {
+    const outcome = await threaded.prepare('listings', Buffer.from(large), true);
+    assertOk(outcome);
+    const rows = JSON.parse(Buffer.from(outcome.prepared.rows).toString('utf8')) as object[];
+    expect(outcome.prepared).toMatchObject({ total: rows.length + 1, rowCount: rows.length, errors: [{ index: 0, reason: expect.stringContaining('price_cents') }] });
+    expect(Buffer.from(outcome.prepared.hash!)).toEqual(requestHash('listings', large));
+    const unhashed = await threaded.prepare('listings', Buffer.from(large), false);
+    assertOk(unhashed);
+    expect(unhashed.prepared.hash).toBeUndefined();
+  });
+
+  it('prepares a small body inline and a large one on a thread, where the event loop goes on turning', async () => {
+    const small = Buffer.from(JSON.stringify({ machines: [validMachine()] }));
+    expect(await loopTurnsDuring(() => threaded.prepare('machines', small, false))).toBe(0);
+    expect(await loopTurnsDuring(() => inline.prepare('listings', Buffer.from(large), false))).toBe(0);
+    expect(await loopTurnsDuring(() => threaded.prepare('listings', Buffer.from(large), false))).toBeGreaterThan(0);
+  });
+
+  it.runIf(process.platform === 'linux')('runs its threads at a lower priority than the event loop', async () => {
+    await threaded.prepare('listings', Buffer.from(large), false);
+    const niceness = (path: string) => Number(readFileSync(path, 'utf8').split(') ')[1]!.split(' ')[16]);
+    const threads = readdirSync('/proc/self/task').map((tid) => niceness(`/proc/self/task/${tid}/stat`));
+    expect(niceness('/proc/self/stat')).toBe(0);
+    // note: two threads at most (maxThreads: 2), one at least once a task has run.
+    const lowered = threads.filter((n) => n === PREPARE_THREAD_NICENESS).length;
+    expect(lowered).toBeGreaterThanOrEqual(1);
+    expect(lowered).toBeLessThanOrEqual(2);
+  });
+});
+
+function assertOk(outcome: BulkBodyOutcome): asserts outcome is Extract<BulkBodyOutcome, { ok: true }> {
+  expect(outcome.ok).toBe(true);
+}
