@@ -45,6 +45,9 @@ export class ApiClient {
         method: 'POST',
         headers,
         body,
+        // note: a redirect is answered, never followed: following it would send the key and the
+        // rows to wherever the Location points, and count that server's 201 as an import.
+        redirect: 'manual',
         signal: AbortSignal.timeout(this.options.timeoutMs),
       });
       const text = await res.text();

@@ -1,6 +1,7 @@
 import { parseArgs } from 'node:util';
 import { isWellFormedApiKey } from '../../shared/api-key.js';
 import { BULK_KIND_NAMES, type BulkKind } from '../../shared/bulk-kinds.js';
+import { isLoopbackHost } from './loopback.js';
 import { reportFormatOfPath, type ReportFormat } from './report.js';
 import { DEFAULT_RETRY_POLICY } from './send-batch.js';
 import { formatOfPath, type InputFormatName } from './source-row.js';
@@ -13,6 +14,8 @@ rows) or .ndjson / .jsonl (one row per line).
 options:
   --api-key KEY          API key (default: $BULK_IMPORT_API_KEY)
   --base-url URL         API base URL, e.g. https://api.example.com (default: $BULK_IMPORT_BASE_URL)
+  --insecure             allow a plain http:// base URL to a host other than this machine (the
+                         API key then crosses the network unencrypted)
   --report FILE          write the failed rows to FILE (.csv: line,reason; .json: [{line, reason}])
   --dry-run              validate every row locally; send nothing
   --format FORMAT        csv, json or ndjson, when the extension does not say
@@ -38,6 +41,8 @@ export interface CliOptions {
   /** set unless --dry-run */
   apiKey?: string;
   baseUrl?: string;
+  /** --insecure let a plain http:// base URL to another host through: warn about it */
+  insecureHttp: boolean;
   report?: { path: string; format: ReportFormat };
   idempotency: boolean;
   maxAttempts: number;
@@ -75,6 +80,7 @@ export function parseCliArgs(argv: string[], env: NodeJS.ProcessEnv): CliOptions
         'max-wait': { type: 'string' },
         quiet: { type: 'boolean', default: false },
         json: { type: 'boolean', default: false },
+        insecure: { type: 'boolean', default: false },
         help: { type: 'boolean', short: 'h', default: false },
       },
     });
@@ -118,6 +124,9 @@ export function parseCliArgs(argv: string[], env: NodeJS.ProcessEnv): CliOptions
     if (!isHttpOrHttpsUrl(baseUrl)) {
       throw new UsageError(`the base URL must be an http:// or https:// URL (got ${JSON.stringify(baseUrl)})`);
     }
+    if (sendsKeyInTheClear(baseUrl) && !values.insecure) {
+      throw new UsageError(`--base-url ${baseUrl} sends your API key unencrypted; use https://, or --insecure to send it anyway`);
+    }
   }
 
   return {
@@ -126,6 +135,7 @@ export function parseCliArgs(argv: string[], env: NodeJS.ProcessEnv): CliOptions
     format,
     dryRun,
     ...(dryRun ? {} : { apiKey, baseUrl }),
+    insecureHttp: !dryRun && sendsKeyInTheClear(baseUrl!),
     ...(report ? { report } : {}),
     idempotency: !values['no-idempotency'],
     maxAttempts: positiveNumber('--retries', values.retries, DEFAULT_RETRY_POLICY.maxAttempts, true),
@@ -134,6 +144,12 @@ export function parseCliArgs(argv: string[], env: NodeJS.ProcessEnv): CliOptions
     quiet: values.quiet,
     json: values.json,
   };
+}
+
+/** Plain http:// to a host that is not this machine. */
+function sendsKeyInTheClear(baseUrl: string): boolean {
+  const url = new URL(baseUrl);
+  return url.protocol === 'http:' && !isLoopbackHost(url.hostname);
 }
 
 function isHttpOrHttpsUrl(value: string): boolean {

@@ -16,6 +16,7 @@ import { ReportWriter } from './report.js';
 import { emptyTotals, runImport, type FailureSink, type ImportTotals } from './run-import.js';
 import { rowFields, type FieldSpec } from './row-fields.js';
 import { DEFAULT_RETRY_POLICY, FatalError, sendBatch, type BatchOutcome, type SendContext } from './send-batch.js';
+import { printable, printableJson } from './printable.js';
 import { INPUT_FORMATS, type SourceRow } from './source-row.js';
 import { formatSummary, type Outcome } from './summary.js';
 
@@ -40,7 +41,7 @@ function readRows(options: CliOptions, fields: FieldSpec[], stream: Readable, io
         fields,
         kind: options.kind,
         onHeader: ({ unknown }) => {
-          if (unknown.length > 0) io.stderr.write(`note: ignoring columns that are not ${options.kind} fields: ${unknown.join(', ')}\n`);
+          if (unknown.length > 0) io.stderr.write(`${printable(`note: ignoring columns that are not ${options.kind} fields: ${unknown.join(', ')}`)}\n`);
         },
       });
     case 'ndjson':
@@ -86,7 +87,7 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv, io: CliIo): P
     options = parseCliArgs(argv, env);
   } catch (error) {
     if (!(error instanceof UsageError)) throw error;
-    io.stderr.write(`error: ${error.message}\n\n${USAGE}\n`);
+    io.stderr.write(`error: ${printable(error.message)}\n\n${USAGE}\n`);
     return 2;
   }
   if (options === 'help') {
@@ -95,6 +96,8 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv, io: CliIo): P
   }
 
   const opts = options;
+  // note: not silenced by --quiet: it is about where the key goes.
+  if (opts.insecureHttp) io.stderr.write(`warning: ${printable(`--base-url ${opts.baseUrl!} is plain http://: your API key crosses the network unencrypted (--insecure)`)}\n`);
   const startedAt = Date.now();
   const kindSpec = BULK_KINDS[opts.kind];
   const fields = rowFields(kindSpec.rowSchema);
@@ -168,17 +171,17 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv, io: CliIo): P
   } finally {
     process.off('SIGINT', onInterrupt);
     progress?.stop();
-    await report?.close().catch((error: Error) => io.stderr.write(`error: could not finish the report: ${error.message}\n`));
+    await report?.close().catch((error: Error) => io.stderr.write(`error: could not finish the report: ${printable(error.message)}\n`));
   }
 
   if (!started) {
     // note: nothing was read or sent: the error alone says it all.
-    if (outcome.type === 'stopped') io.stderr.write(`error: ${outcome.reason}\n`);
+    if (outcome.type === 'stopped') io.stderr.write(`error: ${printable(outcome.reason)}\n`);
     return 2;
   }
   const seconds = (Date.now() - startedAt) / 1000;
   const summary = formatSummary({ kind: opts.kind, file: opts.file, dryRun: opts.dryRun, location: INPUT_FORMATS[opts.format].location, totals, seconds, outcome });
-  if (outcome.type === 'stopped') io.stderr.write(`error: ${outcome.reason}\n`);
-  io.stdout.write(`${opts.json ? JSON.stringify(summary.json) : summary.text}\n`);
+  if (outcome.type === 'stopped') io.stderr.write(`error: ${printable(outcome.reason)}\n`);
+  io.stdout.write(`${opts.json ? printableJson(summary.json) : printable(summary.text)}\n`);
   return summary.exitCode;
 }

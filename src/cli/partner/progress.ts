@@ -1,10 +1,11 @@
 import cliProgress from 'cli-progress';
+import { printable } from './printable.js';
 
 /** Where the run reports how far it got. */
 export interface Progress {
   /** rows done so far (read and settled: failed locally, or their batch answered) */
   update(done: number): void;
-  /** a message for the user; it does not disturb the bar */
+  /** a message for the user, printed with printable(); it does not disturb the bar */
   notice(message: string): void;
   stop(): void;
 }
@@ -55,7 +56,7 @@ class BarProgress implements Progress {
   }
 
   notice(message: string): void {
-    this.bars.log(`${message}\n`);
+    this.bars.log(`${printable(message)}\n`);
   }
 
   stop(): void {
@@ -83,7 +84,7 @@ class LineProgress implements Progress {
   }
 
   notice(message: string): void {
-    this.out.write(`${message}\n`);
+    this.out.write(`${printable(message)}\n`);
   }
 
   stop(): void {
@@ -104,7 +105,7 @@ class QuietProgress implements Progress {
   constructor(private readonly out: NodeJS.WritableStream) {}
   update(): void {}
   notice(message: string): void {
-    this.out.write(`${message}\n`);
+    this.out.write(`${printable(message)}\n`);
   }
   stop(): void {}
 }

@@ -91,7 +91,7 @@ function backoffMs(policy: RetryPolicy, attempt: number, random: () => number): 
 /**
  * Sends one batch until it has a final outcome. One Idempotency-Key per batch, reused on every
  * retry, so a retry after a lost reply replays the first result instead of inserting again.
- * - 201: imported. 429: wait `Retry-After`, then again. 401/402/403: fatal.
+ * - 201: imported. 429: wait `Retry-After`, then again. 401/402/403 and any redirect: fatal.
  * - other 4xx: the batch is rejected (the server wrote nothing).
  * - 503 or a connection never made: nothing was written; retried with backoff.
  * - other 5xx, a dropped connection or a timeout: the outcome is unknown; retried with the same
@@ -133,6 +133,13 @@ export async function sendBatch(ctx: SendContext, kind: string, body: string): P
         ctx.notice(`429 ${errorText(reply.body)}; waiting ${seconds(wait)} s (Retry-After)`);
         await ctx.sleep(wait);
         continue;
+      }
+      if (status >= 300 && status < 400) {
+        const location = reply.headers.get('location') ?? 'nowhere';
+        throw new FatalError(
+          `the server answered ${status} with a redirect to ${location}; bulk-import never follows redirects (check --base-url)`,
+          mayHaveWritten ? 'unknown' : 'not-written',
+        );
       }
       if (AUTH_STATUSES.has(status)) {
         throw new FatalError(`${status} ${errorText(reply.body)}`, mayHaveWritten ? 'unknown' : 'not-written');

@@ -1,0 +1,25 @@
+/**
+ * Characters a terminal acts on instead of showing: C0 controls (ESC starts a colour or a cursor
+ * move, CR overwrites the line), DEL, C1 controls (U+009B is a one-character CSI), and the
+ * bidirectional controls (U+202E shows the rest of the line backwards).
+ */
+// eslint-disable-next-line no-control-regex -- matching control characters is the point
+const TERMINAL_UNSAFE = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
+/** The same without C0, which JSON.stringify escapes already. */
+const JSON_UNSAFE = /[\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
+
+const escaped = (char: string) => `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`;
+
+/**
+ * Text for the terminal, with every character above written as `\uXXXX`. note: the CLI prints
+ * what it did not write itself (CSV header names, file names, server messages and row reasons);
+ * a hostile file or server must not be able to rewrite the screen or hide what it says.
+ */
+export function printable(text: string): string {
+  return text.replace(TERMINAL_UNSAFE, escaped);
+}
+
+/** JSON.stringify whose output is as safe to print (still valid JSON: `\uXXXX` inside strings). */
+export function printableJson(value: unknown): string {
+  return JSON.stringify(value).replace(JSON_UNSAFE, escaped);
+}
