@@ -250,11 +250,18 @@ async function main(): Promise<void> {
   }
 
   // --- 5. fairness: one partner's burst against another's one row a second -----------------------
-  // note: on stacks of their own, one with the defaults and one with the in-flight cap and load
-  // shedding set out of reach (the service as it was before them), measured one after the other.
+  // note: on stacks of their own, measured one after the other: the in-flight cap, load shedding
+  // and the preparing threads all off (the service as it was before them), the cap and shedding
+  // with bodies still read on the event loop, and the defaults.
   if (want('fairness')) {
-    const unlimited = { ACCOUNT_MAX_IN_FLIGHT: '1000000', OVERLOAD_EVENT_LOOP_DELAY_MS: '1000000', OVERLOAD_HEAP_USED_MB: '1000000' };
-    for (const [label, apiEnv] of [['without cap or shedding', unlimited], ['defaults', {}]] as const) {
+    const onTheLoop = { IMPORT_PREPARE_THREADS: '0' };
+    const unlimited = { ...onTheLoop, ACCOUNT_MAX_IN_FLIGHT: '1000000', OVERLOAD_EVENT_LOOP_DELAY_MS: '1000000', OVERLOAD_HEAP_USED_MB: '1000000' };
+    const stacks = [
+      ['without cap, shedding or threads', unlimited],
+      ['cap and shedding, bodies read on the event loop', onTheLoop],
+      ['defaults', {}],
+    ] as const;
+    for (const [label, apiEnv] of stacks) {
       const fairStack = await startStack({ workers: 1, accounts: 2, keysPerAccount: 1, apiEnv });
       try {
         const flood = await runFlood({
@@ -262,7 +269,8 @@ async function main(): Promise<void> {
           floodKey: fairStack.accounts[0]!.keys[0]!,
           bystanderKey: fairStack.accounts[1]!.keys[0]!,
           concurrency: N(500, 200),
-          bursts: 1,
+          // note: one burst after another, as a partner retrying its 429s would keep up the pressure.
+          bursts: N(3, 1),
           apiPid: fairStack.api.child.pid,
         });
         const sorted = (timed: { ms: number }[]) => timed.map((t) => t.ms).sort((a, b) => a - b);

@@ -86,7 +86,7 @@ describe('POST /v1/api/listings/bulk and /v1/api/machines/bulk with an Idempoten
 
     it('replays a large body, read on a worker thread, and refuses another large body under the same key', async () => {
       const { account, key } = await partner(service);
-      const large = (description: string) => ({ listings: Array.from({ length: 60 }, () => validListing({ description: description.repeat(1_900) })) });
+      const large = (description: string) => ({ listings: Array.from({ length: 150 }, () => validListing({ description: description.repeat(4_000) })) });
       expect(Buffer.byteLength(JSON.stringify(large('a')))).toBeGreaterThan(INLINE_BELOW_BYTES);
 
       const body = large('a');
@@ -95,12 +95,12 @@ describe('POST /v1/api/listings/bulk and /v1/api/machines/bulk with an Idempoten
       const other = await post(service, LISTINGS, key, large('b'), 'large-1');
 
       expect(first.statusCode).toBe(201);
-      expect(first.json()).toEqual({ inserted: 60, skipped: 0, errors: [] });
+      expect(first.json()).toEqual({ inserted: 150, skipped: 0, errors: [] });
       expect(repeat.statusCode).toBe(201);
       expect(repeat.headers[REPLAYED]).toBe('true');
       expect(other.statusCode).toBe(422);
       expect(other.json()).toEqual(MISMATCH_BODY);
-      expect(await storedFor(service, account)).toEqual({ listings: 60, machines: 0, imports: 1, idempotencyKeys: 1 });
+      expect(await storedFor(service, account)).toEqual({ listings: 150, machines: 0, imports: 1, idempotencyKeys: 1 });
     });
 
     it('replays on the machines endpoint too', async () => {

@@ -21,8 +21,8 @@ async function send() {
     });
     await res.arrayBuffer();
     return { status: res.status, ms: performance.now() - started, retryAfter: res.headers.has('retry-after') };
-  } catch {
-    return { status: 'error', ms: performance.now() - started, retryAfter: false };
+  } catch (error) {
+    return { status: 'error', ms: performance.now() - started, retryAfter: false, error: String(error?.cause?.code ?? error?.cause?.message ?? error?.message) };
   }
 }
 

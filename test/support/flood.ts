@@ -21,6 +21,8 @@ export interface Timed {
   status: number | 'error';
   ms: number;
   retryAfter: boolean;
+  /** what failed, when status is 'error' */
+  error?: string;
 }
 
 export interface FloodReport {

@@ -4,12 +4,22 @@ import type { BulkKind } from '../../shared/bulk-kinds.js';
 import { prepareBulkBody, type BulkBodyOutcome } from '../../shared/prepare-bulk-body.js';
 import type { PrepareTask } from './prepare-thread.js';
 
-/** Bodies smaller than this are prepared inline: a thread's hand-over would cost more than it saves. */
-export const INLINE_BELOW_BYTES = 64 * 1024;
+/**
+ * Bodies smaller than this are prepared inline. note: measured (bench, imports and fairness):
+ * an import of the usual size (200 listings, 185 KB) costs the event loop a few milliseconds,
+ * and sending it to a low-priority thread halved the import throughput at c=8 on a machine whose
+ * cores were all busy; a 2 MB body costs some 50 ms, and that is what stalled everyone else.
+ */
+export const INLINE_BELOW_BYTES = 512 * 1024;
 
-/** IMPORT_PREPARE_THREADS when unset: one per core, at most 4. */
+/**
+ * IMPORT_PREPARE_THREADS when unset: one per core but one (the event loop's), at least one, at
+ * most 4. note: each thread is a V8 heap of its own, some 25 MB of the process's memory (65 MB
+ * when run from TypeScript through tsx); on two cores one thread kept the burst's bystanders
+ * under a second, as two did.
+ */
 export function defaultPrepareThreads(): number {
-  return Math.min(4, availableParallelism());
+  return Math.max(1, Math.min(4, availableParallelism() - 1));
 }
 
 /**

@@ -8,7 +8,7 @@ import { validListing, validMachine } from '../../support/fixtures.js';
 /** `{"listings": [...]}` of at least `bytes` bytes: valid rows with long descriptions, and one invalid row. */
 function largeListingsBody(bytes: number): Buffer {
   const rows: object[] = [validListing({ price_cents: -1 })];
-  while (Buffer.byteLength(JSON.stringify({ listings: rows })) < bytes) rows.push(validListing({ description: 'd'.repeat(4_000) }));
+  while (Buffer.byteLength(JSON.stringify({ listings: rows })) < bytes) rows.push(validListing({ description: 'd'.repeat(8_000) }));
   return Buffer.from(JSON.stringify({ listings: rows }));
 }
 
@@ -48,8 +48,8 @@ describe('BulkBodyPreparer (bulk bodies read off the event loop)', () => {
     ['a prototype-poisoning key', Buffer.from(`{"listings": [], "__proto__": {"x": 1}, "pad": "${'p'.repeat(INLINE_BELOW_BYTES)}"}`)],
     ['a constructor.prototype key', Buffer.from(`{"constructor": {"prototype": {"x": 1}}, "pad": "${'p'.repeat(INLINE_BELOW_BYTES)}"}`)],
     ['JSON cut short', large.subarray(0, large.length - 10)],
-    ['too many rows', Buffer.from(JSON.stringify({ listings: Array.from({ length: 1_001 }, () => validListing({ description: 'd'.repeat(60) })) }))],
-    ['no valid row', Buffer.from(JSON.stringify({ listings: Array.from({ length: 40 }, () => validListing({ currency: 'XXX', description: 'd'.repeat(2_000) })) }))],
+    ['too many rows', Buffer.from(JSON.stringify({ listings: Array.from({ length: 1_001 }, () => validListing({ description: 'd'.repeat(600) })) }))],
+    ['no valid row', Buffer.from(JSON.stringify({ listings: Array.from({ length: 200 }, () => validListing({ currency: 'XXX', description: 'd'.repeat(3_000) })) }))],
   ];
 
   it.each(cases)('gives on a thread exactly what it gives inline: %s', async (_name, body) => {
