@@ -1,23 +1,12 @@
 import { UnrecoverableError, type Job } from 'bullmq';
 import postgres from 'postgres';
-import { z } from 'zod';
-import { BULK_KIND_NAMES } from '../shared/bulk-kinds.js';
 import type { Sql } from '../shared/db.js';
-import type { BulkResult, ImportJobData } from '../shared/import-queue.js';
+import { ImportJobDataSchema, type BulkResult, type ImportJobData } from '../shared/import-job/job-data.js';
+import type { ImportRowsStore } from '../shared/import-job/rows-store.js';
 import type { Logger } from '../shared/logger.js';
-import type { ImportRowsStore } from '../shared/import-rows.js';
 import { markImportStep } from '../shared/import-steps.js';
 import { AccountGoneError, ImportRowCountError, ImportRowsGoneError, writeImport } from '../shared/repositories/imports.js';
 import type { FaultHooks } from './fault-injection.js';
-
-const JobDataSchema = z.object({
-  kind: z.enum(BULK_KIND_NAMES as ['machines', 'listings']),
-  accountId: z.uuid(),
-  requestId: z.string().min(1),
-  total: z.number().int().positive(),
-  errors: z.array(z.object({ index: z.number().int().nonnegative(), reason: z.string() })),
-  rowCount: z.number().int().positive(),
-});
 
 /**
  * SQLSTATE classes of errors the same rows would meet again: data exceptions (bad JSON, a
@@ -40,7 +29,7 @@ export function createImportProcessor(sql: Sql, rowsStore: ImportRowsStore, log:
     rowsStore.delete(jobId).catch((err: unknown) => jobLog.warn({ err }, 'could not delete the rows of a finished import; they expire'));
   return async function processImport(job: Job<ImportJobData, BulkResult>): Promise<BulkResult> {
     const jobLog = log.child({ jobId: job.id, requestId: job.data?.requestId });
-    const parsed = JobDataSchema.safeParse(job.data);
+    const parsed = ImportJobDataSchema.safeParse(job.data);
     if (!parsed.success || job.id === undefined) {
       throw new UnrecoverableError('malformed import job payload');
     }

@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import type { Job } from 'bullmq';
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import { BULK_KIND_NAMES } from '../shared/bulk-kinds.js';
-import type { BulkResult, ImportJobData } from '../shared/import-queue.js';
+import type { BulkResult, ImportJobData } from '../shared/import-job/job-data.js';
 import type { Logger } from '../shared/logger.js';
 import { createMetricsRegistry } from '../shared/metrics-registry.js';
 

@@ -1,8 +1,9 @@
 import { Worker } from 'bullmq';
 import type { Config } from '../shared/config.js';
 import { createSql } from '../shared/db.js';
-import { IMPORT_QUEUE_NAME, type BulkResult, type ImportJobData } from '../shared/import-queue.js';
-import { ImportRowsStore } from '../shared/import-rows.js';
+import { IMPORT_QUEUE_NAME } from '../shared/import-job/queue.js';
+import type { BulkResult, ImportJobData } from '../shared/import-job/job-data.js';
+import { ImportRowsStore } from '../shared/import-job/rows-store.js';
 import type { Logger } from '../shared/logger.js';
 import { createRedis } from '../shared/redis.js';
 import { deleteExpiredIdempotencyKeys } from '../shared/repositories/idempotency-keys.js';

@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import type { Job } from 'bullmq';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { BulkResult, ImportJobData } from '../../src/shared/import-queue.js';
-import { IMPORT_JOB_OPTIONS } from '../../src/shared/import-queue.js';
-import { ImportRowsStore } from '../../src/shared/import-rows.js';
+import type { BulkResult, ImportJobData } from '../../src/shared/import-job/job-data.js';
+import { IMPORT_JOB_OPTIONS } from '../../src/shared/import-job/queue.js';
+import { ImportRowsStore } from '../../src/shared/import-job/rows-store.js';
 import { encodeImportRows } from '../../src/shared/repositories/imports.js';
 import { ListingRowSchema, type ListingRow } from '../../src/shared/rows/listing-row.js';
 import { validListing } from '../support/fixtures.js';

@@ -4,7 +4,7 @@ import { BULK_KINDS, type BulkKind } from '../../shared/bulk-kinds.js';
 import { validateBulkRequest } from '../../shared/bulk-request.js';
 import { parseCreateKeyRequest } from '../../shared/key-request.js';
 import { ACTIVE_KEY_CAP } from '../../shared/repositories/api-keys.js';
-import { parseIdempotencyKey } from '../idempotency.js';
+import { parseIdempotencyKey } from '../import/idempotency.js';
 import { serviceUnavailable } from '../../shared/api-error.js';
 import { requireApiTier } from '../plugins/account-access.js';
 import { lockedOut } from '../plugins/lockout-guard.js';

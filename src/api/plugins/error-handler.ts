@@ -1,6 +1,7 @@
 import type { FastifyError, FastifyInstance } from 'fastify';
 import { ApiError, serviceUnavailable } from '../../shared/api-error.js';
 import { isDependencyUnavailable } from '../../shared/dependency-errors.js';
+import { importErrorReply } from '../import/import-error-replies.js';
 
 const INVALID_JSON_CODES = new Set(['FST_ERR_CTP_INVALID_JSON_BODY', 'FST_ERR_CTP_EMPTY_JSON_BODY']);
 
@@ -9,7 +10,8 @@ function isFastifyError(error: unknown): error is FastifyError {
 }
 
 /**
- * The one place errors become responses: ApiError carries its spec body; the framework's body
+ * The one place errors become responses: ApiError carries its spec body, an import's domain
+ * errors get theirs from importErrorReply; the framework's body
  * errors get the texts of decisions A; anything else is a logged 500 without internals.
  */
 export function registerErrorHandling(app: FastifyInstance): void {
@@ -17,8 +19,9 @@ export function registerErrorHandling(app: FastifyInstance): void {
     // note: a refusal sent before the body was read (auth, limits, a body too large) closes the
     // connection, so a client trickling its body cannot hold it open after the answer.
     if (!request.raw.complete) reply.header('connection', 'close');
-    if (error instanceof ApiError) {
-      return reply.code(error.statusCode).headers(error.headers).send(error.body);
+    const known = error instanceof ApiError ? error : importErrorReply(error);
+    if (known) {
+      return reply.code(known.statusCode).headers(known.headers).send(known.body);
     }
     if (isFastifyError(error)) {
       if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE') {

@@ -4,11 +4,13 @@ import { BULK_BODY_SCHEMAS, BulkResponseSchema } from '../../shared/api-schemas/
 import { IdempotencyKeyHeaderSchema } from '../../shared/api-schemas/headers.js';
 import { BULK_KINDS, BULK_KIND_NAMES, type BulkKind } from '../../shared/bulk-kinds.js';
 import { ApiError } from '../../shared/api-error.js';
-import { RowsHandOver, type NewImport } from '../../shared/import-queue.js';
+import { RowsHandOver } from '../../shared/import-job/rows-hand-over.js';
+import type { NewImport } from '../../shared/import-job/queue.js';
 import { markImportStep } from '../../shared/import-steps.js';
 import type { BulkBodyPreparer } from '../bulk-body/bulk-body-preparer.js';
 import type { ApiDeps } from '../deps.js';
-import { parseIdempotencyKey, runIdempotentImport } from '../idempotency.js';
+import { parseIdempotencyKey } from '../import/idempotency.js';
+import { submitImport } from '../import/submit-import.js';
 import { bulkBadRequestExamples, bulkBodyExamples, bulkResultExamples, ERROR_EXAMPLES } from '../openapi/examples.js';
 import {
   apiKeyAuthErrors,
@@ -127,12 +129,7 @@ export async function bulkImportRoutes(app: FastifyInstance, deps: ApiDeps): Pro
         if (slot) slot.handlerStarted = true;
         try {
           const { newImport, idempotency } = await prepareImport(kind, request, deps.bulkBodies);
-          if (idempotency === undefined) {
-            const result = await deps.imports.run(newImport);
-            deps.metrics.recordRows(kind, result.inserted, result.skipped);
-            return await reply.code(201).send(result);
-          }
-          const { result, replayed } = await runIdempotentImport(deps, newImport, idempotency.key, idempotency.hash);
+          const { result, replayed } = await submitImport(deps.sql, deps.imports, newImport, idempotency);
           // note: a replay wrote nothing, so its rows are not counted again.
           if (replayed) reply.header('idempotent-replayed', 'true');
           else deps.metrics.recordRows(kind, result.inserted, result.skipped);

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { BULK_KINDS, type BulkKind } from '../bulk-kinds.js';
-import { BulkResultSchema } from '../import-queue.js';
+import { BulkResultSchema } from '../import-job/job-data.js';
 
 /**
  * The bulk request bodies (spec 4.2, 4.3) built from the row schemas the API validates with.

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { BulkResultSchema } from '../import-queue.js';
+import { BulkResultSchema } from '../import-job/job-data.js';
 
 /**
  * Every error response: `{error: "<text>", ...fields}` (spec 7, decisions A-E). One shape for all

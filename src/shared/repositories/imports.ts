@@ -1,20 +1,12 @@
 import type { Sql, TransactionSql } from '../db.js';
-import type { BulkKind } from '../bulk-kinds.js';
-import type { BulkResult } from '../import-queue.js';
+import type { BulkResult, ImportJobData } from '../import-job/job-data.js';
 import { markImportStep } from '../import-steps.js';
 import type { ListingRow } from '../rows/listing-row.js';
 import type { MachineRow } from '../rows/machine-row.js';
-import type { RowError } from '../rows/validate-rows.js';
 
-export interface ImportWrite {
+/** An import job as the worker writes it; the write fails unless exactly `rowCount` rows are inserted. */
+export interface ImportWrite extends ImportJobData {
   jobId: string;
-  kind: BulkKind;
-  accountId: string;
-  requestId: string;
-  total: number;
-  errors: RowError[];
-  /** how many rows `rowsJson` holds; the write fails unless exactly that many are inserted */
-  rowCount: number;
   /**
    * the normalised rows as encodeImportRows wrote them, or their fetch: it is awaited only once
    * the import is recorded, so it overlaps the statements before; null when they are gone

@@ -1,11 +1,13 @@
 import { randomUUID } from 'node:crypto';
-import { ApiError } from '../shared/api-error.js';
-import { IDEMPOTENCY_KEY_PATTERN } from '../shared/api-schemas/headers.js';
-import type { BulkResult, NewImport } from '../shared/import-queue.js';
-import { claimIdempotencyKey, releaseIdempotencyKey } from '../shared/repositories/idempotency-keys.js';
-import { findImportResult } from '../shared/repositories/imports.js';
-import type { ApiDeps } from './deps.js';
-import { NothingWrittenError } from './import-runner.js';
+import { ApiError } from '../../shared/api-error.js';
+import { IDEMPOTENCY_KEY_PATTERN } from '../../shared/api-schemas/headers.js';
+import type { BulkResult } from '../../shared/import-job/job-data.js';
+import type { NewImport } from '../../shared/import-job/queue.js';
+import { claimIdempotencyKey, releaseIdempotencyKey } from '../../shared/repositories/idempotency-keys.js';
+import { findImportResult } from '../../shared/repositories/imports.js';
+import type { Sql } from '../../shared/db.js';
+import { IdempotencyKeyReusedError, ImportNotWrittenError } from './import-errors.js';
+import type { ImportRunner } from './import-runner.js';
 
 /** The optional `Idempotency-Key` header: 1-255 printable ASCII characters. */
 export function parseIdempotencyKey(header: string | string[] | undefined): string | undefined {
@@ -22,12 +24,13 @@ export function parseIdempotencyKey(header: string | string[] | undefined): stri
  * going, and never inserts again; a repeat with another body is refused (422).
  */
 export async function runIdempotentImport(
-  deps: Pick<ApiDeps, 'sql' | 'imports'>,
+  sql: Sql,
+  runner: ImportRunner,
   data: NewImport,
   key: string,
   hash: Buffer,
 ): Promise<{ result: BulkResult; replayed: boolean }> {
-  const claim = await claimIdempotencyKey(deps.sql, { accountId: data.accountId, key, requestHash: hash, jobId: randomUUID() });
+  const claim = await claimIdempotencyKey(sql, { accountId: data.accountId, key, requestHash: hash, jobId: randomUUID() });
   // note: when nothing was written for certain, the claim is released so that a retry with the
   // same key runs afresh instead of replaying a failure. Any other error keeps it: a job whose
   // add timed out (a Redis failover) may still run, and a retry must rejoin that job, under
@@ -36,18 +39,18 @@ export async function runIdempotentImport(
     try {
       return await run();
     } catch (error) {
-      if (error instanceof NothingWrittenError) {
-        await releaseIdempotencyKey(deps.sql, { accountId: data.accountId, key, jobId: claim.jobId });
+      if (error instanceof ImportNotWrittenError) {
+        await releaseIdempotencyKey(sql, { accountId: data.accountId, key, jobId: claim.jobId });
       }
       throw error;
     }
   };
-  if (claim.claimed) return { result: await releasingOnFailure(() => deps.imports.run(data, claim.jobId)), replayed: false };
+  if (claim.claimed) return { result: await releasingOnFailure(() => runner.run(data, claim.jobId)), replayed: false };
   if (!claim.requestHash.equals(hash)) {
-    throw new ApiError(422, { error: 'Idempotency-Key was already used with a different request body' });
+    throw new IdempotencyKeyReusedError();
   }
   // An earlier request holds the key: its recorded result, or its job's, is what we answer.
-  const recorded = await findImportResult(deps.sql, claim.jobId);
+  const recorded = await findImportResult(sql, claim.jobId);
   if (recorded) return { result: recorded, replayed: true };
-  return { result: await releasingOnFailure(() => deps.imports.rejoin(data, claim.jobId)), replayed: true };
+  return { result: await releasingOnFailure(() => runner.rejoin(data, claim.jobId)), replayed: true };
 }

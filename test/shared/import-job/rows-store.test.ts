@@ -2,11 +2,11 @@ import { randomUUID } from 'node:crypto';
 import { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { RowsHandOver } from '../../src/shared/import-queue.js';
-import { ImportRowsStore } from '../../src/shared/import-rows.js';
-import type { RedisClient } from '../../src/shared/redis.js';
-import { testRedisPrefix } from '../support/test-database.js';
-import { testRedisClient, testRedisEnv } from '../support/test-redis.js';
+import { RowsHandOver } from '../../../src/shared/import-job/rows-hand-over.js';
+import { ImportRowsStore } from '../../../src/shared/import-job/rows-store.js';
+import type { RedisClient } from '../../../src/shared/redis.js';
+import { testRedisPrefix } from '../../support/test-database.js';
+import { testRedisClient, testRedisEnv } from '../../support/test-redis.js';
 
 const isCluster = () => 'REDIS_CLUSTER_NODES' in testRedisEnv();
 

@@ -1,37 +1,15 @@
 import { randomUUID } from 'node:crypto';
 import { Job, type Queue, type QueueEvents } from 'bullmq';
-import { ApiError, retryAfterHeaders } from '../shared/api-error.js';
-import { BulkResultSchema, type BulkResult, type ImportJobData, type NewImport } from '../shared/import-queue.js';
-import type { ImportRowsStore } from '../shared/import-rows.js';
-import { markImportStep } from '../shared/import-steps.js';
-import type { Logger } from '../shared/logger.js';
+import { type BulkResult, BulkResultSchema, type ImportJobData } from '../../shared/import-job/job-data.js';
+import type { NewImport } from '../../shared/import-job/queue.js';
+import type { ImportRowsStore } from '../../shared/import-job/rows-store.js';
+import { markImportStep } from '../../shared/import-steps.js';
+import type { Logger } from '../../shared/logger.js';
+import { ImportNotWrittenError, ImportOutcomeUnknownError } from './import-errors.js';
 import { JobWatch, type JobOutcome } from './job-watch.js';
 
 // note: QueueEvents delivery is best effort; polling the job bounds the cost of a lost event.
 const POLL_INTERVAL_MS = 500;
-const WORKERS_UNAVAILABLE_RETRY_SEC = 30;
-const FAILED_IMPORT_RETRY_SEC = 5;
-
-/**
- * A 503 after which the job is certain never to write anything: withdrawn before any worker took
- * it, or failed (its transaction rolled back). note: an error adding the job is not one of
- * these, since a command that timed out may still have reached Redis and the job may run.
- */
-export class NothingWrittenError extends ApiError {
-  override name = 'NothingWrittenError';
-
-  constructor(error: string, retryAfterSec: number) {
-    super(503, { error, retry_after_sec: retryAfterSec }, retryAfterHeaders(retryAfterSec));
-  }
-}
-
-/**
- * The one unknown outcome: the job may have been written or may still be (504). The partner
- * finds out by retrying with the same Idempotency-Key, or by checking what was created.
- */
-function outcomeUnknown(requestId: string): ApiError {
-  return new ApiError(504, { error: 'Import is still running; check before retrying', request_id: requestId });
-}
 
 /**
  * ioredis refuses a command it never sent (not connected, and no offline queue) with this
@@ -39,12 +17,11 @@ function outcomeUnknown(requestId: string): ApiError {
  * otherwise, and may have run.
  */
 const NEVER_SENT = 'enableOfflineQueue options is false';
-const UNAVAILABLE_RETRY_SEC = 5;
 
 export interface ImportTimeouts {
-  /** how long a worker may take to pick the job up before the API withdraws it (503) */
+  /** how long a worker may take to pick the job up before the API withdraws it */
   pickupMs: number;
-  /** how long the API waits for a picked-up job to finish before answering 504 */
+  /** how long the API waits for a picked-up job to finish before its outcome is unknown */
   finishMs: number;
 }
 
@@ -59,9 +36,10 @@ function timeout(ms: number): { promise: Promise<'timeout'>; cancel(): void } {
 /**
  * Enqueues an import and waits for its outcome. One QueueEvents subscription serves every
  * request in flight; each waiter also polls its job, so a lost event delays a reply by at most
- * POLL_INTERVAL_MS instead of hanging it. Every exit is one the partner can act on: 201 (rows in
- * exactly once), 503 (withdrawn before any worker took it: nothing written, safe to retry), or
- * 504 (still running: the one unknown outcome, resolved by retrying with the Idempotency-Key).
+ * POLL_INTERVAL_MS instead of hanging it. Every exit is one the partner can act on: the result
+ * (rows in exactly once), ImportNotWrittenError (withdrawn, failed or never queued: safe to
+ * retry), or ImportOutcomeUnknownError (still running: resolved by retrying with the
+ * Idempotency-Key).
  */
 export class ImportRunner {
   /** one watch per job, shared by the requests of this process that wait on it */
@@ -92,7 +70,7 @@ export class ImportRunner {
 
   /**
    * After the job was added. note: a Redis error here (a failover while withdrawing the job,
-   * say) leaves the job in an unknown state, so it is a 504, never a "nothing was written".
+   * say) leaves the job in an unknown state, so its outcome is unknown, never "nothing written".
    */
   private async awaitOutcome(input: NewImport, jobId: string, watch: JobWatch): Promise<BulkResult> {
     try {
@@ -104,19 +82,19 @@ export class ImportRunner {
         const removed = (await this.queue.remove(jobId)) === 1;
         if (removed) await this.forgetRows(jobId);
         if (removed || (await Job.fromId(this.queue, jobId)) === undefined) {
-          throw new NothingWrittenError('Import workers unavailable; nothing was written', WORKERS_UNAVAILABLE_RETRY_SEC);
+          throw new ImportNotWrittenError('workers-unavailable');
         }
       }
       const limit = timeout(this.timeouts.finishMs);
       const outcome = await Promise.race([watch.finished, limit.promise]);
       markImportStep(input.requestId, 'api.finished');
       limit.cancel();
-      if (outcome === 'timeout') throw outcomeUnknown(input.requestId);
+      if (outcome === 'timeout') throw new ImportOutcomeUnknownError(input.requestId);
       return this.resultOf(jobId, outcome);
     } catch (error) {
-      if (error instanceof ApiError) throw error;
+      if (error instanceof ImportNotWrittenError || error instanceof ImportOutcomeUnknownError) throw error;
       this.log.error({ err: error, jobId, requestId: input.requestId }, 'lost track of an import job');
-      throw outcomeUnknown(input.requestId);
+      throw new ImportOutcomeUnknownError(input.requestId);
     }
   }
 
@@ -170,8 +148,8 @@ export class ImportRunner {
       this.log.error({ err: error, requestId: data.requestId }, 'could not enqueue import');
       const addError = added === undefined ? undefined : await added.then(() => undefined, (e: unknown) => e);
       const jobNeverSent = added === undefined || (addError instanceof Error && addError.message.includes(NEVER_SENT));
-      if (jobNeverSent) throw new NothingWrittenError('Service temporarily unavailable', UNAVAILABLE_RETRY_SEC);
-      throw outcomeUnknown(data.requestId);
+      if (jobNeverSent) throw new ImportNotWrittenError('not-enqueued');
+      throw new ImportOutcomeUnknownError(data.requestId);
     }
   }
 
@@ -195,7 +173,7 @@ export class ImportRunner {
     if (outcome.state === 'failed') {
       // A failed job rolled its transaction back: nothing was written, a retry is safe.
       this.log.error({ jobId, reason: outcome.reason }, 'import job failed');
-      throw new NothingWrittenError('Import failed; nothing was written', FAILED_IMPORT_RETRY_SEC);
+      throw new ImportNotWrittenError('failed');
     }
     const parsed = BulkResultSchema.safeParse(outcome.result);
     if (!parsed.success) throw new Error(`import job ${jobId} returned an unexpected result`);

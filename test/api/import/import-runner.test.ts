@@ -2,15 +2,17 @@ import { randomUUID } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import { Job, type QueueEvents } from 'bullmq';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { ImportRunner } from '../../src/api/import-runner.js';
-import { startWorker, type RunningWorker } from '../../src/worker/worker.js';
-import { ApiError } from '../../src/shared/api-error.js';
-import { RowsHandOver, type NewImport } from '../../src/shared/import-queue.js';
-import { ImportRowsStore } from '../../src/shared/import-rows.js';
-import { encodeImportRows } from '../../src/shared/repositories/imports.js';
-import { ListingRowSchema } from '../../src/shared/rows/listing-row.js';
-import { validListing } from '../support/fixtures.js';
-import { startTestService, type TestAccount, type TestService } from '../support/test-service.js';
+import { importErrorReply } from '../../../src/api/import/import-error-replies.js';
+import { ImportNotWrittenError } from '../../../src/api/import/import-errors.js';
+import { ImportRunner } from '../../../src/api/import/import-runner.js';
+import { startWorker, type RunningWorker } from '../../../src/worker/worker.js';
+import { RowsHandOver } from '../../../src/shared/import-job/rows-hand-over.js';
+import type { NewImport } from '../../../src/shared/import-job/queue.js';
+import { ImportRowsStore } from '../../../src/shared/import-job/rows-store.js';
+import { encodeImportRows } from '../../../src/shared/repositories/imports.js';
+import { ListingRowSchema } from '../../../src/shared/rows/listing-row.js';
+import { validListing } from '../../support/fixtures.js';
+import { startTestService, type TestAccount, type TestService } from '../../support/test-service.js';
 
 /**
  * QueueEvents delivery is best effort: with no event at all, the runner's poll alone must give
@@ -79,10 +81,13 @@ describe('ImportRunner when no queue event arrives', () => {
     }
   });
 
-  it('answers a failed import with 503 "Import failed; nothing was written", found by polling', async () => {
+  it('ends a failed import with ImportNotWrittenError("failed"), found by polling, which the API answers 503 "Import failed; nothing was written"', async () => {
     const error = await runner.run(newImport('[{"title": "no other field"}]', 1)).catch((e: unknown) => e);
-    expect(error).toBeInstanceOf(ApiError);
-    expect((error as ApiError).statusCode).toBe(503);
-    expect((error as ApiError).body).toEqual({ error: 'Import failed; nothing was written', retry_after_sec: 5 });
+    expect(error).toBeInstanceOf(ImportNotWrittenError);
+    expect((error as ImportNotWrittenError).reason).toBe('failed');
+    const reply = importErrorReply(error);
+    expect(reply?.statusCode).toBe(503);
+    expect(reply?.body).toEqual({ error: 'Import failed; nothing was written', retry_after_sec: 5 });
+    expect(reply?.headers).toEqual({ 'retry-after': '5' });
   });
 });

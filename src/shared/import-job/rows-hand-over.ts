@@ -1,0 +1,22 @@
+/**
+ * The valid rows of an import as one JSON array (encodeImportRows), exactly what the insert
+ * statement reads, handed over once to the queue. note: text, not objects: the worker passes it
+ * to PostgreSQL as it is. Handed over, not held: V8 keeps every variable of an async function
+ * alive while it awaits, so a request waiting on its import would otherwise keep up to ~2 MB of
+ * rows until the import ends.
+ */
+export class RowsHandOver {
+  private json: string | Buffer | undefined;
+
+  /** `json` as text or as its UTF-8 bytes */
+  constructor(json: string | Buffer) {
+    this.json = json;
+  }
+
+  take(): string | Buffer {
+    const json = this.json;
+    if (json === undefined) throw new Error('the rows of this import were already handed over');
+    this.json = undefined;
+    return json;
+  }
+}
