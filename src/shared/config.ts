@@ -53,86 +53,42 @@ const EnvSchema = z.object({
   METRICS_PORT: optionalFromEnv(z.coerce.number().int().min(0).max(65535)),
 });
 
-export interface Config {
-  nodeEnv: string;
-  port: number;
-  host: string;
-  databaseUrl: string;
-  /** the connection that LISTENs for auth changes: PostgreSQL itself or a session-mode pool */
-  databaseListenUrl: string;
-  databasePoolMax: number;
-  /** one server, a cluster or a sentinel-managed master */
-  redis: RedisTarget;
-  /** starts every Redis key of the service; holds a hash tag on a cluster */
-  redisPrefix: string;
-  sessionSecret: string;
-  /** true when SESSION_SECRET was not set and the development default is in use */
-  usingDevSessionSecret: boolean;
-  trustProxy: boolean | number | string[];
-  corsAllowedOrigins: string[];
-  upgradeUrl: string;
-  logLevel: string;
-  workerConcurrency: number;
-  importTimeoutMs: number;
-  importPickupTimeoutMs: number;
-  workerLockDurationMs: number;
-  /** bulk imports of one account in flight at once, across all API replicas */
-  accountMaxInFlight: number;
-  /** worker threads that parse and validate large bulk bodies; 0 = on the event loop; unset = one per core, at most 4 */
-  importPrepareThreads: number | undefined;
-  /** how long a request's headers and body may take to arrive (not the wait for an import) */
-  requestTimeoutMs: number;
-  /** the longest lifetime (exp - iat) a session token may have */
-  sessionMaxTtlSec: number;
-  /** new bulk imports are shed (503) while the mean event-loop delay of the last second is above this */
-  overloadEventLoopDelayMs: number;
-  /** ... or while the V8 heap in use is above this many MB */
-  overloadHeapUsedMb: number;
-  /** test-only fault hooks of the worker; honoured only when NODE_ENV=test */
-  faultInjection: 'none' | 'pause-before-commit' | 'crash-after-commit';
-  /** Basic-auth credentials of Bull Board and the API's /metrics; both are off without them */
-  admin: { user: string; password: string } | undefined;
-  /** the worker's /metrics port (0: any free port); off when undefined */
-  metricsPort: number | undefined;
-}
-
 export class ConfigError extends Error {
   override name = 'ConfigError';
 }
 
 /**
- * Parses the environment once per entry point. Nothing else reads process.env, so every
- * setting the service honours is listed here and in the README.
+ * The settings as the service uses them, derived from the environment. note: the type is this
+ * schema's output (z.output), so a setting is written once, here, with its comment.
  */
-export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
-  const parsed = EnvSchema.safeParse(env);
-  if (!parsed.success) {
-    const problems = parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`);
-    throw new ConfigError(`Invalid configuration: ${problems.join('; ')}`);
-  }
-  const e = parsed.data;
+const ConfigSchema = EnvSchema.transform((e, ctx) => {
   if (e.NODE_ENV === 'production' && e.SESSION_SECRET === undefined) {
-    throw new ConfigError('Invalid configuration: SESSION_SECRET is required when NODE_ENV=production');
+    ctx.addIssue({ code: 'custom', message: 'SESSION_SECRET is required when NODE_ENV=production' });
   }
   if ((e.ADMIN_USER === undefined) !== (e.ADMIN_PASSWORD === undefined)) {
-    throw new ConfigError('Invalid configuration: ADMIN_USER and ADMIN_PASSWORD must be set together');
+    ctx.addIssue({ code: 'custom', message: 'ADMIN_USER and ADMIN_PASSWORD must be set together' });
   }
   let redis: RedisTarget;
   try {
     redis = parseRedisTarget({ ...e, REDIS_TLS: e.REDIS_TLS === 'true' });
   } catch (error) {
-    throw new ConfigError(`Invalid configuration: ${(error as Error).message}`);
+    ctx.addIssue({ code: 'custom', message: (error as Error).message });
+    return z.NEVER;
   }
   return {
     nodeEnv: e.NODE_ENV,
     port: e.PORT,
     host: e.HOST,
     databaseUrl: e.DATABASE_URL,
+    /** the connection that LISTENs for auth changes: PostgreSQL itself or a session-mode pool */
     databaseListenUrl: e.DATABASE_LISTEN_URL ?? e.DATABASE_URL,
     databasePoolMax: e.DATABASE_POOL_MAX,
+    /** one server, a cluster or a sentinel-managed master */
     redis,
+    /** starts every Redis key of the service; holds a hash tag on a cluster */
     redisPrefix: e.REDIS_PREFIX,
     sessionSecret: e.SESSION_SECRET ?? DEV_SESSION_SECRET,
+    /** true when SESSION_SECRET was not set and the development default is in use */
     usingDevSessionSecret: e.SESSION_SECRET === undefined,
     trustProxy: parseTrustProxy(e.TRUST_PROXY),
     corsAllowedOrigins: e.CORS_ALLOWED_ORIGINS.split(',').map((o) => o.trim()).filter(Boolean),
@@ -142,14 +98,38 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     importTimeoutMs: e.IMPORT_TIMEOUT_MS,
     importPickupTimeoutMs: e.IMPORT_PICKUP_TIMEOUT_MS,
     workerLockDurationMs: e.WORKER_LOCK_DURATION_MS,
+    /** bulk imports of one account in flight at once, across all API replicas */
     accountMaxInFlight: e.ACCOUNT_MAX_IN_FLIGHT,
+    /** worker threads that parse and validate large bulk bodies; 0 = on the event loop; unset = the default */
     importPrepareThreads: e.IMPORT_PREPARE_THREADS,
+    /** how long a request's headers and body may take to arrive (not the wait for an import) */
     requestTimeoutMs: e.REQUEST_TIMEOUT_MS,
+    /** the longest lifetime (exp - iat) a session token may have */
     sessionMaxTtlSec: e.SESSION_MAX_TTL_SEC,
+    /** new bulk imports are shed (503) while the mean event-loop delay of the last second is above this */
     overloadEventLoopDelayMs: e.OVERLOAD_EVENT_LOOP_DELAY_MS,
+    /** ... or while the V8 heap in use is above this many MB */
     overloadHeapUsedMb: e.OVERLOAD_HEAP_USED_MB,
-    faultInjection: e.NODE_ENV === 'test' ? e.FAULT_INJECTION : 'none',
+    /** test-only fault hooks of the worker; honoured only when NODE_ENV=test */
+    faultInjection: e.NODE_ENV === 'test' ? e.FAULT_INJECTION : ('none' as const),
+    /** Basic-auth credentials of Bull Board and the API's /metrics; both are off without them */
     admin: e.ADMIN_USER !== undefined && e.ADMIN_PASSWORD !== undefined ? { user: e.ADMIN_USER, password: e.ADMIN_PASSWORD } : undefined,
+    /** the worker's /metrics port (0: any free port); off when undefined */
     metricsPort: e.METRICS_PORT,
   };
+});
+
+export type Config = z.output<typeof ConfigSchema>;
+
+/**
+ * Parses the environment once per entry point. Nothing else reads process.env, so every
+ * setting the service honours is listed here and in the README.
+ */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const parsed = ConfigSchema.safeParse(env);
+  if (!parsed.success) {
+    const problems = parsed.error.issues.map((issue) => (issue.path.length > 0 ? `${issue.path.join('.')}: ${issue.message}` : issue.message));
+    throw new ConfigError(`Invalid configuration: ${problems.join('; ')}`);
+  }
+  return parsed.data;
 }
