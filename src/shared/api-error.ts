@@ -1,6 +1,6 @@
 /**
- * The one error type handlers throw. `body` is exactly what the client receives, so every error
- * text of the spec lives next to the code that raises it; `headers` carries e.g. Retry-After.
+ * The one error type handlers throw. `body` is exactly what the client receives; `headers`
+ * carries e.g. Retry-After. Built only by the factories of the catalogue (api-errors.ts).
  */
 export class ApiError extends Error {
   override name = 'ApiError';
@@ -16,15 +16,4 @@ export class ApiError extends Error {
 
 export function retryAfterHeaders(retryAfterSec: number): Record<string, string> {
   return { 'retry-after': String(retryAfterSec) };
-}
-
-const UNAVAILABLE_RETRY_SEC = 5;
-
-/** PostgreSQL or Redis is away: nothing was done, and the request may be retried shortly. */
-export function serviceUnavailable(): ApiError {
-  return new ApiError(
-    503,
-    { error: 'Service temporarily unavailable', retry_after_sec: UNAVAILABLE_RETRY_SEC },
-    retryAfterHeaders(UNAVAILABLE_RETRY_SEC),
-  );
 }

@@ -1,8 +1,8 @@
-import { ApiError } from './api-error.js';
 import { BULK_KINDS, type BulkKind } from './bulk-kinds.js';
 import type { ListingRow } from './rows/listing-row.js';
 import type { MachineRow } from './rows/machine-row.js';
 import { validateRows, type RowError } from './rows/validate-rows.js';
+import { apiErrors } from './api-errors.js';
 
 export interface RowsByKind {
   machines: MachineRow;
@@ -24,17 +24,17 @@ export function validateBulkRequest<K extends BulkKind>(kind: K, body: unknown):
   const { maxRows, rowSchema } = BULK_KINDS[kind];
   const input = typeof body === 'object' && body !== null && !Array.isArray(body) ? (body as Record<string, unknown>)[kind] : undefined;
   if (!Array.isArray(input)) {
-    throw new ApiError(400, { error: `Body must be an object with a "${kind}" array` });
+    throw apiErrors.bulkEnvelope(kind);
   }
   if (input.length === 0) {
-    throw new ApiError(400, { error: `No rows: send 1 to ${maxRows} ${kind}` });
+    throw apiErrors.noRows(kind, maxRows);
   }
   if (input.length > maxRows) {
-    throw new ApiError(400, { error: `Too many rows: at most ${maxRows} ${kind} per request`, received: input.length });
+    throw apiErrors.tooManyRows(kind, maxRows, input.length);
   }
   const { rows, errors } = validateRows(rowSchema, input);
   if (rows.length === 0) {
-    throw new ApiError(400, { error: 'no valid rows', errors });
+    throw apiErrors.noValidRows(errors);
   }
   return { kind, total: input.length, rows: rows as RowsByKind[K][], errors };
 }

@@ -1,7 +1,7 @@
 import { z } from 'zod';
-import { ApiError } from './api-error.js';
 import { fitsCodePoints } from './rows/field-schemas.js';
 import { parseScope, SCOPES, toUnderscoreForm, type Scope } from './scopes.js';
+import { apiErrors } from './api-errors.js';
 
 export const KEY_LABEL_MAX = 80;
 
@@ -48,17 +48,17 @@ export interface CreateKeyRequest {
  */
 export function parseCreateKeyRequest(body: unknown): CreateKeyRequest {
   if (typeof body !== 'object' || body === null || Array.isArray(body)) {
-    throw new ApiError(400, { error: 'Body must be an object with "label" and "scopes"' });
+    throw apiErrors.keyEnvelope();
   }
   const parsed = CreateKeyBodySchema.safeParse(body);
   if (!parsed.success) {
-    throw new ApiError(400, { error: parsed.error.issues.map((issue) => issue.message).join('; ') });
+    throw apiErrors.keyBody(parsed.error.issues.map((issue) => issue.message).join('; '));
   }
   const scopes = new Set<Scope>();
   for (const candidate of parsed.data.scopes) {
     const scope = parseScope(candidate);
     if (scope === undefined) {
-      throw new ApiError(400, { error: `scopes: unknown scope "${candidate}"; valid scopes: ${SCOPES.join(', ')}` });
+      throw apiErrors.unknownScope(candidate, SCOPES);
     }
     scopes.add(scope);
   }

@@ -1,5 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import { ApiError } from '../../shared/api-error.js';
 import { IDEMPOTENCY_KEY_PATTERN } from '../../shared/api-schemas/headers.js';
 import type { BulkResult } from '../../shared/import-job/job-data.js';
 import type { NewImport } from '../../shared/import-job/queue.js';
@@ -8,12 +7,13 @@ import { findImportResult } from '../../shared/repositories/imports.js';
 import type { Sql } from '../../shared/db.js';
 import { IdempotencyKeyReusedError, ImportNotWrittenError } from './import-errors.js';
 import type { ImportRunner } from './import-runner.js';
+import { apiErrors } from '../../shared/api-errors.js';
 
 /** The optional `Idempotency-Key` header: 1-255 printable ASCII characters. */
 export function parseIdempotencyKey(header: string | string[] | undefined): string | undefined {
   if (header === undefined) return undefined;
   if (typeof header !== 'string' || !IDEMPOTENCY_KEY_PATTERN.test(header)) {
-    throw new ApiError(400, { error: 'Idempotency-Key must be 1 to 255 printable ASCII characters' });
+    throw apiErrors.idempotencyKeyMalformed();
   }
   return header;
 }

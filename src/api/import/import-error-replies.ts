@@ -1,23 +1,17 @@
-import { ApiError, retryAfterHeaders, serviceUnavailable } from '../../shared/api-error.js';
-import { IdempotencyKeyReusedError, ImportNotWrittenError, ImportOutcomeUnknownError, type NotWrittenReason } from './import-errors.js';
+import type { ApiError } from '../../shared/api-error.js';
+import { apiErrors } from '../../shared/api-errors.js';
+import { IdempotencyKeyReusedError, ImportNotWrittenError, ImportOutcomeUnknownError } from './import-errors.js';
 
-const NOT_WRITTEN: Record<Exclude<NotWrittenReason, 'not-enqueued'>, { error: string; retryAfterSec: number }> = {
-  'workers-unavailable': { error: 'Import workers unavailable; nothing was written', retryAfterSec: 30 },
-  failed: { error: 'Import failed; nothing was written', retryAfterSec: 5 },
-};
+const NOT_WRITTEN = {
+  'workers-unavailable': apiErrors.workersUnavailable,
+  failed: apiErrors.importFailed,
+  'not-enqueued': apiErrors.serviceUnavailable,
+} as const;
 
 /** The HTTP answer to an import's domain error (import-errors.ts), or undefined for any other error. */
 export function importErrorReply(error: unknown): ApiError | undefined {
-  if (error instanceof ImportNotWrittenError) {
-    if (error.reason === 'not-enqueued') return serviceUnavailable();
-    const { error: text, retryAfterSec } = NOT_WRITTEN[error.reason];
-    return new ApiError(503, { error: text, retry_after_sec: retryAfterSec }, retryAfterHeaders(retryAfterSec));
-  }
-  if (error instanceof ImportOutcomeUnknownError) {
-    return new ApiError(504, { error: 'Import is still running; check before retrying', request_id: error.requestId });
-  }
-  if (error instanceof IdempotencyKeyReusedError) {
-    return new ApiError(422, { error: 'Idempotency-Key was already used with a different request body' });
-  }
+  if (error instanceof ImportNotWrittenError) return NOT_WRITTEN[error.reason]();
+  if (error instanceof ImportOutcomeUnknownError) return apiErrors.stillRunning(error.requestId);
+  if (error instanceof IdempotencyKeyReusedError) return apiErrors.idempotencyKeyReused();
   return undefined;
 }

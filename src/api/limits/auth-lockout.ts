@@ -1,6 +1,6 @@
 import type { RedisClient } from '../../shared/redis.js';
 import { RateLimiterRedis } from 'rate-limiter-flexible';
-import { serviceUnavailable } from '../../shared/api-error.js';
+import { apiErrors } from '../../shared/api-errors.js';
 import { lockoutSubject } from '../client-ip.js';
 import { secondsUntil } from './store-unavailable.js';
 
@@ -55,7 +55,7 @@ export class AuthLockout {
     try {
       res = await this.failures.get(lockoutSubject(ip));
     } catch {
-      throw serviceUnavailable();
+      throw apiErrors.serviceUnavailable();
     }
     if (res === null || res.consumedPoints < this.policy.failures) return undefined;
     return secondsUntil(res.msBeforeNext);
@@ -68,7 +68,7 @@ export class AuthLockout {
       const res = await this.failures.penalty(subject, 1);
       if (res.consumedPoints === this.policy.failures) await this.failures.block(subject, this.policy.lockoutSec);
     } catch {
-      throw serviceUnavailable();
+      throw apiErrors.serviceUnavailable();
     }
   }
 }

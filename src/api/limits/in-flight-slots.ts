@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { serviceUnavailable } from '../../shared/api-error.js';
+import { apiErrors } from '../../shared/api-errors.js';
 import type { Logger } from '../../shared/logger.js';
 import type { RedisClient } from '../../shared/redis.js';
 
@@ -83,7 +83,7 @@ export class AccountInFlight {
     try {
       taken = await this.redis.inFlightAcquire(key, member, this.max, this.options.leaseMs);
     } catch {
-      throw serviceUnavailable();
+      throw apiErrors.serviceUnavailable();
     }
     if (taken !== 1) return undefined;
     this.held.set(member, key);

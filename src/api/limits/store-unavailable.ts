@@ -1,5 +1,5 @@
 import { RateLimiterRes } from 'rate-limiter-flexible';
-import { serviceUnavailable } from '../../shared/api-error.js';
+import { apiErrors } from '../../shared/api-errors.js';
 
 /**
  * rate-limiter-flexible rejects with a RateLimiterRes when a limit is hit and with an Error when
@@ -10,7 +10,7 @@ export async function settleLimit(promise: Promise<RateLimiterRes>): Promise<{ a
     return { allowed: true, res: await promise };
   } catch (rejection) {
     if (rejection instanceof RateLimiterRes) return { allowed: false, res: rejection };
-    throw serviceUnavailable();
+    throw apiErrors.serviceUnavailable();
   }
 }
 

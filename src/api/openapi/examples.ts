@@ -1,13 +1,11 @@
 import { ApiError } from '../../shared/api-error.js';
+import { apiErrors } from '../../shared/api-errors.js';
 import { SHOWN_ONCE_NOTE } from '../../shared/api-schemas/api-keys.js';
 import { BULK_KINDS, type BulkKind } from '../../shared/bulk-kinds.js';
 import { validateBulkRequest } from '../../shared/bulk-request.js';
 import { parseCreateKeyRequest } from '../../shared/key-request.js';
 import { ACTIVE_KEY_CAP } from '../../shared/repositories/api-keys.js';
 import { parseIdempotencyKey } from '../import/idempotency.js';
-import { serviceUnavailable } from '../../shared/api-error.js';
-import { requireApiTier } from '../plugins/account-access.js';
-import { lockedOut } from '../plugins/lockout-guard.js';
 import type { Example, Examples } from './route-schema.js';
 
 /**
@@ -151,37 +149,29 @@ export const HEALTH_EXAMPLES = {
 
 /** Error bodies every route shares, by the condition that produces them. */
 export const ERROR_EXAMPLES = {
-  apiKeyMissing: example('No or malformed key', { error: 'Missing or malformed API key' }),
-  apiKeyInvalid: example('Unknown or revoked key', { error: 'Invalid API key' }),
-  sessionMissing: example('No or malformed session token', { error: 'Missing or malformed session token' }),
-  sessionInvalid: example('Bad signature, expired, or unknown account', { error: 'Invalid session token' }),
-  tier: example(
-    'Not on Enterprise or Global',
-    bodyOf(() =>
-      requireApiTier(
-        { id: ACCOUNT_ID, display_name: 'Acme Prints', subscription_tier: 'pro', is_owner: true, has_completed_onboarding: true, avatar_url: null },
-        'https://example.com/pricing',
-      ),
-    ),
-  ),
-  scope: example('The key lacks the scope', { error: 'Missing required scope: listings_write' }),
-  origin: example('A browser request from another origin', { error: 'Cross-origin requests are not allowed' }),
-  rateMinute: example('Per-minute limit reached', { error: 'Rate limit exceeded (per-minute)', retry_after_sec: 42 }),
-  rateDay: example('Per-day limit reached', { error: 'Rate limit exceeded (per-day)', retry_after_sec: 38_211 }),
-  lockout: example('This IP is locked out after failed authentications', lockedOut(873).body),
-  keyCap: example('Active key limit reached', { error: `Active key limit reached (${ACTIVE_KEY_CAP}); revoke a key first` }),
-  keyNotFound: example('Not one of the account\'s keys', { error: 'API key not found' }),
-  unsupportedMediaType: example('Not application/json', { error: 'Content-Type must be application/json' }),
-  idempotencyConflict: example('Key reused with another body', { error: 'Idempotency-Key was already used with a different request body' }),
-  storeUnavailable: example('A dependency is unavailable; nothing was written', serviceUnavailable().body),
-  workersUnavailable: example('No worker took the import; nothing was written', { error: 'Import workers unavailable; nothing was written', retry_after_sec: 30 }),
-  importFailed: example('The import failed; nothing was written', { error: 'Import failed; nothing was written', retry_after_sec: 5 }),
-  stillRunning: example('Outcome not known yet', { error: 'Import is still running; check before retrying', request_id: REQUEST_ID }),
-  internal: example('Unexpected failure', { error: 'Internal server error', request_id: REQUEST_ID }),
-  tooManyConcurrent: example('The account has ACCOUNT_MAX_IN_FLIGHT imports in flight', { error: 'Too many concurrent requests', retry_after_sec: 1 }),
-  overloaded: example('This API process is overloaded; nothing was written', { error: 'Service overloaded, retry shortly', retry_after_sec: 5 }),
+  apiKeyMissing: example('No or malformed key', apiErrors.apiKeyMissing().body),
+  apiKeyInvalid: example('Unknown or revoked key', apiErrors.apiKeyInvalid().body),
+  sessionMissing: example('No or malformed session token', apiErrors.sessionMissing().body),
+  sessionInvalid: example('Bad signature, expired, or unknown account', apiErrors.sessionInvalid().body),
+  tier: example('Not on Enterprise or Global', apiErrors.tierRequired('pro', 'https://example.com/pricing').body),
+  scope: example('The key lacks the scope', apiErrors.scopeMissing('listings_write').body),
+  origin: example('A browser request from another origin', apiErrors.originRefused().body),
+  rateMinute: example('Per-minute limit reached', apiErrors.rateLimited('per-minute', 42).body),
+  rateDay: example('Per-day limit reached', apiErrors.rateLimited('per-day', 38_211).body),
+  lockout: example('This IP is locked out after failed authentications', apiErrors.lockedOut(873).body),
+  keyCap: example('Active key limit reached', apiErrors.keyCap(ACTIVE_KEY_CAP).body),
+  keyNotFound: example('Not one of the account\'s keys', apiErrors.keyNotFound().body),
+  unsupportedMediaType: example('Not application/json', apiErrors.unsupportedMediaType().body),
+  idempotencyConflict: example('Key reused with another body', apiErrors.idempotencyKeyReused().body),
+  storeUnavailable: example('A dependency is unavailable; nothing was written', apiErrors.serviceUnavailable().body),
+  workersUnavailable: example('No worker took the import; nothing was written', apiErrors.workersUnavailable().body),
+  importFailed: example('The import failed; nothing was written', apiErrors.importFailed().body),
+  stillRunning: example('Outcome not known yet', apiErrors.stillRunning(REQUEST_ID).body),
+  internal: example('Unexpected failure', apiErrors.internal(REQUEST_ID).body),
+  tooManyConcurrent: example('The account has ACCOUNT_MAX_IN_FLIGHT imports in flight', apiErrors.tooManyConcurrent().body),
+  overloaded: example('This API process is overloaded; nothing was written', apiErrors.overloaded().body),
 } satisfies Examples;
 
 export function tooLargeExample(limitBytes: number): Example {
-  return example(`Body over ${limitBytes.toLocaleString('en-US')} bytes`, { error: 'Request body too large', limit_bytes: limitBytes });
+  return example(`Body over ${limitBytes.toLocaleString('en-US')} bytes`, apiErrors.bodyTooLarge(limitBytes).body);
 }

@@ -1,4 +1,4 @@
-import { ApiError } from '../../shared/api-error.js';
+import { apiErrors } from '../../shared/api-errors.js';
 import type { Account } from '../../shared/repositories/accounts.js';
 import { hasApiAccess, type ApiTier } from '../../shared/tiers.js';
 
@@ -6,11 +6,7 @@ import { hasApiAccess, type ApiTier } from '../../shared/tiers.js';
 export function requireApiTier(account: Account, upgradeUrl: string): ApiTier {
   const tier = account.subscription_tier;
   if (!hasApiAccess(tier)) {
-    throw new ApiError(402, {
-      error: 'API access requires an Enterprise or Global subscription',
-      current_tier: tier,
-      upgrade_url: upgradeUrl,
-    });
+    throw apiErrors.tierRequired(tier, upgradeUrl);
   }
   return tier;
 }

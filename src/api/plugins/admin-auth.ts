@@ -3,7 +3,7 @@ import type { FastifyReply, FastifyRequest, onRequestAsyncHookHandler } from 'fa
 import { ApiError } from '../../shared/api-error.js';
 import { clientIp } from '../client-ip.js';
 import type { AuthLockout } from '../limits/auth-lockout.js';
-import { lockedOut } from './lockout-guard.js';
+import { apiErrors } from '../../shared/api-errors.js';
 
 export interface AdminCredentials {
   user: string;
@@ -48,7 +48,7 @@ export function adminBasicAuth(expected: AdminCredentials, lockout: AuthLockout)
     const ip = clientIp(request);
     try {
       const lockedForSec = await lockout.lockedForSec(ip);
-      if (lockedForSec !== undefined) return sendError(reply, lockedOut(lockedForSec));
+      if (lockedForSec !== undefined) return sendError(reply, apiErrors.lockedOut(lockedForSec));
     } catch (error) {
       if (error instanceof ApiError) return sendError(reply, error);
       throw error;
@@ -67,9 +67,6 @@ export function adminBasicAuth(expected: AdminCredentials, lockout: AuthLockout)
       }
     }
     request.log.info({ credentialsGiven: given !== undefined }, 'operator endpoint refused: missing or wrong basic-auth credentials');
-    return reply
-      .code(401)
-      .header('www-authenticate', `Basic realm="${REALM}"`)
-      .send({ error: 'Authentication required' });
+    return sendError(reply.header('www-authenticate', `Basic realm="${REALM}"`), apiErrors.adminAuthRequired());
   };
 }

@@ -8,6 +8,7 @@ import { ApiError } from '../../shared/api-error.js';
 import type { ImportJobData } from '../../shared/import-job/job-data.js';
 import type { Logger } from '../../shared/logger.js';
 import { BOARD_PATH } from './admin-paths.js';
+import { API_ERRORS } from '../../shared/api-errors.js';
 
 /**
  * What the board shows of a job's data: who, what and how much, never the rows themselves
@@ -43,7 +44,7 @@ export async function registerAdminBoard(app: FastifyInstance, queue: Queue, log
     // note: the adapter sends any status; the type lists only those the board itself uses.
     if (error instanceof ApiError) return { status: error.statusCode as HTTPStatus, body: error.body };
     log.error({ err: error }, 'Bull Board request failed');
-    return { status: 500, body: { error: 'Internal server error' } };
+    return { status: 500, body: { error: API_ERRORS.internal.text } };
   });
   await app.register(serverAdapter.registerPlugin(), { prefix: BOARD_PATH });
 }

@@ -1,14 +1,13 @@
 import type { FastifyReply, FastifyRequest, onRequestAsyncHookHandler } from 'fastify';
-import { ApiError, retryAfterHeaders } from '../../shared/api-error.js';
+import type { ApiError } from '../../shared/api-error.js';
 import { bearerToken, hashApiKey, isWellFormedApiKey } from '../../shared/api-key.js';
 import { findActiveKeyByHash, touchKeyLastUsed, type AuthenticatedKey } from '../../shared/repositories/api-keys.js';
 import { toUnderscoreForm } from '../../shared/scopes.js';
 import { clientIp } from '../client-ip.js';
 import type { ApiDeps } from '../deps.js';
 import type { QuotaCount, QuotaDecision } from '../limits/account-quota.js';
-import { serviceUnavailable } from '../../shared/api-error.js';
 import { requireApiTier } from './account-access.js';
-import { lockedOut } from './lockout-guard.js';
+import { apiErrors } from '../../shared/api-errors.js';
 
 const LAST_USED_RESOLUTION_MS = 60_000;
 
@@ -33,9 +32,9 @@ function setQuotaHeaders(reply: FastifyReply, quota: QuotaDecision): void {
 export function apiKeyAuth(deps: ApiDeps): onRequestAsyncHookHandler {
   const { sql, redis, quota, lockout, config, keyCache, authVersion, metrics } = deps;
 
-  async function fail(ip: string, error: string): Promise<never> {
+  async function fail(ip: string, error: ApiError): Promise<never> {
     await lockout.recordFailure(ip);
-    throw new ApiError(401, { error });
+    throw error;
   }
 
   /** The IP's lockout and the current auth version, in one command; throws 429 when locked. */
@@ -44,12 +43,12 @@ export function apiKeyAuth(deps: ApiDeps): onRequestAsyncHookHandler {
     try {
       values = await redis.mget(lockout.failureKey(ip), authVersion.key);
     } catch {
-      throw serviceUnavailable();
+      throw apiErrors.serviceUnavailable();
     }
     const [failures = null, version = null] = values;
     if (lockout.isLockedOut(failures)) {
       metrics.authLockouts.inc();
-      throw lockedOut((await lockout.lockedForSec(ip)) ?? 1);
+      throw apiErrors.lockedOut((await lockout.lockedForSec(ip)) ?? 1);
     }
     return version ?? '0';
   }
@@ -61,7 +60,7 @@ export function apiKeyAuth(deps: ApiDeps): onRequestAsyncHookHandler {
     // database notification during the query keeps the result out of the cache.
     const loadStartedAt = keyCache.startLoad();
     const key = await findActiveKeyByHash(sql, hash);
-    if (!key) return fail(ip, 'Invalid API key');
+    if (!key) return fail(ip, apiErrors.apiKeyInvalid());
     keyCache.set(cacheKey, { key, version }, loadStartedAt);
     return key;
   }
@@ -71,7 +70,7 @@ export function apiKeyAuth(deps: ApiDeps): onRequestAsyncHookHandler {
     const token = bearerToken(request.headers.authorization);
     if (token === undefined || !isWellFormedApiKey(token)) {
       await gate(ip);
-      return fail(ip, 'Missing or malformed API key');
+      return fail(ip, apiErrors.apiKeyMissing());
     }
     const hash = hashApiKey(token);
     const cacheKey = hash.toString('base64');
@@ -110,16 +109,12 @@ export function apiKeyAuth(deps: ApiDeps): onRequestAsyncHookHandler {
     if (decision.exceeded) {
       const { window, retryAfterSec } = decision.exceeded;
       metrics.rateLimited.inc({ window });
-      throw new ApiError(
-        429,
-        { error: `Rate limit exceeded (${window})`, retry_after_sec: retryAfterSec },
-        retryAfterHeaders(retryAfterSec),
-      );
+      throw apiErrors.rateLimited(window, retryAfterSec);
     }
 
     const required = request.routeOptions.config.requiredScope;
     if (required !== undefined && !key.scopes.includes(required)) {
-      throw new ApiError(403, { error: `Missing required scope: ${toUnderscoreForm(required)}` });
+      throw apiErrors.scopeMissing(toUnderscoreForm(required));
     }
 
     request.apiKey = key;

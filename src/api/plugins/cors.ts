@@ -1,6 +1,6 @@
 import cors from '@fastify/cors';
 import type { FastifyInstance } from 'fastify';
-import { ApiError } from '../../shared/api-error.js';
+import { apiErrors } from '../../shared/api-errors.js';
 
 /**
  * The API is for servers (spec 1): a request that carries an Origin not on the allow-list is
@@ -11,7 +11,7 @@ export async function registerCors(app: FastifyInstance, allowedOrigins: readonl
   const allowed = new Set(allowedOrigins);
   app.addHook('onRequest', (request, _reply, done) => {
     const origin = request.headers.origin;
-    done(origin !== undefined && !allowed.has(origin) ? new ApiError(403, { error: 'Cross-origin requests are not allowed' }) : undefined);
+    done(origin !== undefined && !allowed.has(origin) ? apiErrors.originRefused() : undefined);
   });
   if (allowed.size > 0) {
     await app.register(cors, {

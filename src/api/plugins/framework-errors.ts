@@ -2,6 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import type { ApiError } from '../../shared/api-error.js';
+import { apiErrors } from '../../shared/api-errors.js';
 
 /**
  * Errors the framework raises before a route runs, in the service's own shape: `{error}` and an
@@ -9,19 +11,18 @@ import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
  * with its own body, echoing the path.
  */
 export function frameworkErrors(error: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
-  const [status, text] =
-    error.code === 'FST_ERR_MAX_PARAM_LENGTH' ? [414, 'Request URL too long'] : error.code === 'FST_ERR_BAD_URL' ? [400, 'Malformed request URL'] : [400, 'Bad request'];
+  const refusal = error.code === 'FST_ERR_MAX_PARAM_LENGTH' ? apiErrors.urlTooLong() : error.code === 'FST_ERR_BAD_URL' ? apiErrors.malformedUrl() : apiErrors.badRequest();
   request.log.info({ code: error.code }, 'request refused by the router');
-  void reply.code(status).header('x-request-id', request.id).header('connection', 'close').send({ error: text });
+  void reply.code(refusal.statusCode).header('x-request-id', request.id).header('connection', 'close').send(refusal.body);
 }
 
 /** note: the client gets this long to read the reply before the socket is destroyed anyway. */
 const LINGER_MS = 1_000;
 
-function clientErrorReply(code: string | undefined): [number, string] {
-  if (code === 'ERR_HTTP_REQUEST_TIMEOUT') return [408, 'Request timeout'];
-  if (code === 'HPE_HEADER_OVERFLOW') return [431, 'Request headers too large'];
-  return [400, 'Bad request'];
+function clientErrorReply(code: string | undefined): ApiError {
+  if (code === 'ERR_HTTP_REQUEST_TIMEOUT') return apiErrors.requestTimeout();
+  if (code === 'HPE_HEADER_OVERFLOW') return apiErrors.headersTooLarge();
+  return apiErrors.badRequest();
 }
 
 /**
@@ -32,8 +33,8 @@ function clientErrorReply(code: string | undefined): [number, string] {
 export function clientErrorHandler(error: NodeJS.ErrnoException, socket: Socket): void {
   // note: a reset connection has nobody to answer; a reply already under way cannot be replaced.
   if (error.code === 'ECONNRESET' || socket.destroyed) return;
-  const [status, text] = clientErrorReply(error.code);
-  const body = JSON.stringify({ error: text });
+  const { statusCode: status, body: reply } = clientErrorReply(error.code);
+  const body = JSON.stringify(reply);
   if (socket.writable) {
     socket.end(
       `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +

@@ -1,12 +1,6 @@
 import type { onRequestAsyncHookHandler } from 'fastify';
-import { ApiError, retryAfterHeaders } from '../../shared/api-error.js';
 import type { AccountInFlight } from '../limits/in-flight-slots.js';
-
-const RETRY_AFTER_SEC = 1;
-
-export function tooManyConcurrent(): ApiError {
-  return new ApiError(429, { error: 'Too many concurrent requests', retry_after_sec: RETRY_AFTER_SEC }, retryAfterHeaders(RETRY_AFTER_SEC));
-}
+import { apiErrors } from '../../shared/api-errors.js';
 
 /**
  * Step 5b of the checks (decisions H): after the scope, before the body is read, the account
@@ -18,7 +12,7 @@ export function tooManyConcurrent(): ApiError {
 export function holdInFlightSlot(inFlight: AccountInFlight): onRequestAsyncHookHandler {
   return async function takeInFlightSlot(request, reply) {
     const slot = await inFlight.tryAcquire(request.apiKey!.account.id);
-    if (slot === undefined) throw tooManyConcurrent();
+    if (slot === undefined) throw apiErrors.tooManyConcurrent();
     request.inFlightSlot = slot;
     reply.raw.once('close', () => {
       if (!slot.handlerStarted) slot.release();

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
-import { ApiError } from '../../shared/api-error.js';
 import { markImportStep } from '../../shared/import-steps.js';
+import { apiErrors } from '../../shared/api-errors.js';
 
 const strictUtf8 = new TextDecoder('utf-8', { fatal: true });
 
@@ -26,7 +26,7 @@ export function registerJsonBodyParser(app: FastifyInstance): void {
     try {
       text = strictUtf8.decode(bytes);
     } catch {
-      done(new ApiError(400, { error: 'Invalid JSON body' }), undefined);
+      done(apiErrors.invalidJson(), undefined);
       return;
     }
     // note: kept only when an Idempotency-Key will compare it, so a 2 MB body is not held twice

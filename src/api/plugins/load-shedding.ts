@@ -1,13 +1,7 @@
 import underPressure from '@fastify/under-pressure';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { ApiError, retryAfterHeaders } from '../../shared/api-error.js';
 import type { Config } from '../../shared/config.js';
-
-const RETRY_AFTER_SEC = 5;
-
-export function overloaded(): ApiError {
-  return new ApiError(503, { error: 'Service overloaded, retry shortly', retry_after_sec: RETRY_AFTER_SEC }, retryAfterHeaders(RETRY_AFTER_SEC));
-}
+import { apiErrors } from '../../shared/api-errors.js';
 
 /** Only new bulk imports are shed: they are what loads the process; health and the rest still answer. */
 function isBulkImport(request: FastifyRequest): boolean {
@@ -27,6 +21,6 @@ export async function registerLoadShedding(app: FastifyInstance, config: Pick<Co
     maxHeapUsedBytes: config.overloadHeapUsedMb * 1024 * 1024,
     sampleInterval: 1_000,
     // note: a rejected promise reaches the error handler, which answers in the service's shape.
-    pressureHandler: (request: FastifyRequest) => (isBulkImport(request) ? Promise.reject(overloaded()) : undefined),
+    pressureHandler: (request: FastifyRequest) => (isBulkImport(request) ? Promise.reject(apiErrors.overloaded()) : undefined),
   });
 }

@@ -1,16 +1,8 @@
 import type { FastifyInstance } from 'fastify';
-import { ApiError, retryAfterHeaders } from '../../shared/api-error.js';
 import type { ApiMetrics } from '../api-metrics.js';
 import { clientIp } from '../client-ip.js';
 import type { AuthLockout } from '../limits/auth-lockout.js';
-
-export function lockedOut(retryAfterSec: number): ApiError {
-  return new ApiError(
-    429,
-    { error: 'Too many failed authentication attempts', retry_after_sec: retryAfterSec },
-    retryAfterHeaders(retryAfterSec),
-  );
-}
+import { apiErrors } from '../../shared/api-errors.js';
 
 /**
  * A locked-out IP gets 429 on every `/v1/api/*` request, with a valid key too (decisions B).
@@ -32,7 +24,7 @@ export function registerLockoutGuard(app: FastifyInstance, lockout: AuthLockout,
     lockout.lockedForSec(clientIp(request)).then((lockedForSec) => {
       if (lockedForSec === undefined) return done();
       metrics.authLockouts.inc();
-      done(lockedOut(lockedForSec));
+      done(apiErrors.lockedOut(lockedForSec));
     }, done);
   });
 }

@@ -1,11 +1,12 @@
 import type { onRequestAsyncHookHandler } from 'fastify';
-import { ApiError } from '../../shared/api-error.js';
+import type { ApiError } from '../../shared/api-error.js';
 import { bearerToken } from '../../shared/api-key.js';
 import { findAccount, isUuid } from '../../shared/repositories/accounts.js';
 import { verifySessionToken } from '../../shared/session-token.js';
 import { clientIp } from '../client-ip.js';
 import type { ApiDeps } from '../deps.js';
 import { requireApiTier } from './account-access.js';
+import { apiErrors } from '../../shared/api-errors.js';
 
 /**
  * Key management authenticates with the app's session token (decisions D), then requires an
@@ -16,16 +17,16 @@ export function sessionAuth(deps: ApiDeps): onRequestAsyncHookHandler {
   const { sql, lockout, config } = deps;
 
   return async function authenticateSession(request) {
-    const fail = async (error: string): Promise<never> => {
+    const fail = async (error: ApiError): Promise<never> => {
       await lockout.recordFailure(clientIp(request));
-      throw new ApiError(401, { error });
+      throw error;
     };
     const token = bearerToken(request.headers.authorization);
-    if (token === undefined) return fail('Missing or malformed session token');
+    if (token === undefined) return fail(apiErrors.sessionMissing());
     const verified = await verifySessionToken(token, config.sessionSecret, config.sessionMaxTtlSec);
-    if (!verified.ok) return fail(verified.reason === 'malformed' ? 'Missing or malformed session token' : 'Invalid session token');
+    if (!verified.ok) return fail(verified.reason === 'malformed' ? apiErrors.sessionMissing() : apiErrors.sessionInvalid());
     const account = isUuid(verified.accountId) ? await findAccount(sql, verified.accountId) : undefined;
-    if (!account) return fail('Invalid session token');
+    if (!account) return fail(apiErrors.sessionInvalid());
     requireApiTier(account, config.upgradeUrl);
     request.sessionAccount = account;
   };

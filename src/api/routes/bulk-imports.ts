@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { BULK_BODY_SCHEMAS, BulkResponseSchema } from '../../shared/api-schemas/bulk.js';
 import { IdempotencyKeyHeaderSchema } from '../../shared/api-schemas/headers.js';
 import { BULK_KINDS, BULK_KIND_NAMES, type BulkKind } from '../../shared/bulk-kinds.js';
-import { ApiError } from '../../shared/api-error.js';
+import { revivedApiError } from '../../shared/api-errors.js';
 import { RowsHandOver } from '../../shared/import-job/rows-hand-over.js';
 import type { NewImport } from '../../shared/import-job/queue.js';
 import { markImportStep } from '../../shared/import-steps.js';
@@ -90,9 +90,9 @@ async function prepareImport(
   request.body = undefined;
   const header = request.headers['idempotency-key'];
   const outcome = await preparer.prepare(kind, bytes, header !== undefined);
-  if (!outcome.ok && outcome.stage === 'json') throw new ApiError(outcome.statusCode, outcome.body);
+  if (!outcome.ok && outcome.stage === 'json') throw revivedApiError(outcome);
   const key = parseIdempotencyKey(header);
-  if (!outcome.ok) throw new ApiError(outcome.statusCode, outcome.body);
+  if (!outcome.ok) throw revivedApiError(outcome);
   markImportStep(request.id, 'api.validated');
   const { total, errors, rowCount, rows, hash } = outcome.prepared;
   const newImport: NewImport = {

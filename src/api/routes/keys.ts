@@ -1,5 +1,4 @@
 import type { FastifyInstance } from 'fastify';
-import { ApiError } from '../../shared/api-error.js';
 import { generateApiKey } from '../../shared/api-key.js';
 import {
   CreateKeyRequestSchema,
@@ -34,6 +33,7 @@ import {
 } from '../openapi/responses.js';
 import { documentationOnly, jsonBody, jsonResponse } from '../openapi/route-schema.js';
 import { sessionAuth } from '../plugins/session-auth.js';
+import { apiErrors } from '../../shared/api-errors.js';
 
 const CREATE_BODY_LIMIT_BYTES = 16 * 1024;
 
@@ -106,7 +106,7 @@ export async function keyRoutes(app: FastifyInstance, deps: ApiDeps): Promise<vo
       keyHash: generated.hash,
     });
     if (created === 'cap-reached') {
-      throw new ApiError(429, { error: `Active key limit reached (${ACTIVE_KEY_CAP}); revoke a key first` });
+      throw apiErrors.keyCap(ACTIVE_KEY_CAP);
     }
     return reply.code(201).send({
       key: generated.fullKey,
@@ -124,7 +124,7 @@ export async function keyRoutes(app: FastifyInstance, deps: ApiDeps): Promise<vo
   app.delete<{ Params: { id: string } }>('/v1/api/keys/:id', { schema: revokeSchema, onRequest }, async (request) => {
     const { id } = request.params;
     const revoked = isUuid(id) ? await revokeKey(sql, request.sessionAccount!.id, id) : undefined;
-    if (!revoked) throw new ApiError(404, { error: 'API key not found' });
+    if (!revoked) throw apiErrors.keyNotFound();
     // note: after the commit, before the reply: every replica drops its cached keys, so the
     // revoked key fails on the very next request wherever it lands.
     await deps.authVersion.bump();

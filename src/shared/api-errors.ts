@@ -1,0 +1,108 @@
+import { ApiError, retryAfterHeaders } from './api-error.js';
+import type { RowError } from './rows/validate-rows.js';
+
+/**
+ * Every error the API answers, in one table: its status and its text (docs/ and the OpenAPI
+ * document show the same). The factories below build each one; nothing else constructs an
+ * ApiError. note: texts that carry a value are functions of it.
+ */
+export const API_ERRORS = {
+  invalidJson: { status: 400, text: 'Invalid JSON body' },
+  bulkEnvelope: { status: 400, text: (kind: string) => `Body must be an object with a "${kind}" array` },
+  noRows: { status: 400, text: (kind: string, maxRows: number) => `No rows: send 1 to ${maxRows} ${kind}` },
+  tooManyRows: { status: 400, text: (kind: string, maxRows: number) => `Too many rows: at most ${maxRows} ${kind} per request` },
+  noValidRows: { status: 400, text: 'no valid rows' },
+  keyEnvelope: { status: 400, text: 'Body must be an object with "label" and "scopes"' },
+  keyBody: { status: 400, text: (problems: string) => problems },
+  unknownScope: { status: 400, text: (scope: string, valid: readonly string[]) => `scopes: unknown scope "${scope}"; valid scopes: ${valid.join(', ')}` },
+  idempotencyKeyMalformed: { status: 400, text: 'Idempotency-Key must be 1 to 255 printable ASCII characters' },
+  malformedUrl: { status: 400, text: 'Malformed request URL' },
+  badRequest: { status: 400, text: 'Bad request' },
+  apiKeyMissing: { status: 401, text: 'Missing or malformed API key' },
+  apiKeyInvalid: { status: 401, text: 'Invalid API key' },
+  sessionMissing: { status: 401, text: 'Missing or malformed session token' },
+  sessionInvalid: { status: 401, text: 'Invalid session token' },
+  adminAuthRequired: { status: 401, text: 'Authentication required' },
+  tierRequired: { status: 402, text: 'API access requires an Enterprise or Global subscription' },
+  scopeMissing: { status: 403, text: (scope: string) => `Missing required scope: ${scope}` },
+  originRefused: { status: 403, text: 'Cross-origin requests are not allowed' },
+  keyNotFound: { status: 404, text: 'API key not found' },
+  notFound: { status: 404, text: 'Not found' },
+  requestTimeout: { status: 408, text: 'Request timeout' },
+  bodyTooLarge: { status: 413, text: 'Request body too large' },
+  urlTooLong: { status: 414, text: 'Request URL too long' },
+  unsupportedMediaType: { status: 415, text: 'Content-Type must be application/json' },
+  idempotencyKeyReused: { status: 422, text: 'Idempotency-Key was already used with a different request body' },
+  rateLimited: { status: 429, text: (window: string) => `Rate limit exceeded (${window})` },
+  lockedOut: { status: 429, text: 'Too many failed authentication attempts' },
+  tooManyConcurrent: { status: 429, text: 'Too many concurrent requests' },
+  keyCap: { status: 429, text: (cap: number) => `Active key limit reached (${cap}); revoke a key first` },
+  headersTooLarge: { status: 431, text: 'Request headers too large' },
+  internal: { status: 500, text: 'Internal server error' },
+  serviceUnavailable: { status: 503, text: 'Service temporarily unavailable' },
+  overloaded: { status: 503, text: 'Service overloaded, retry shortly' },
+  workersUnavailable: { status: 503, text: 'Import workers unavailable; nothing was written' },
+  importFailed: { status: 503, text: 'Import failed; nothing was written' },
+  stillRunning: { status: 504, text: 'Import is still running; check before retrying' },
+} as const satisfies Record<string, { status: number; text: string | ((...args: never[]) => string) }>;
+
+export type ApiErrorKind = keyof typeof API_ERRORS;
+
+/** Seconds a 503 of an unavailable dependency or an overloaded process asks to wait. */
+const RETRY_SOON_SEC = 5;
+/** no worker took the import: workers are away for longer than a blip */
+const WORKERS_UNAVAILABLE_RETRY_SEC = 30;
+/** a slot of the in-flight cap frees within a request's time */
+const CONCURRENCY_RETRY_SEC = 1;
+
+const plain = (kind: { [K in ApiErrorKind]: (typeof API_ERRORS)[K]['text'] extends string ? K : never }[ApiErrorKind], extra: Record<string, unknown> = {}, headers: Record<string, string> = {}) =>
+  new ApiError(API_ERRORS[kind].status, { error: API_ERRORS[kind].text, ...extra }, headers);
+
+const retryAfter = (status: number, error: string, retryAfterSec: number, extra: Record<string, unknown> = {}) =>
+  new ApiError(status, { error, retry_after_sec: retryAfterSec, ...extra }, retryAfterHeaders(retryAfterSec));
+
+/** The factories of API_ERRORS, one per kind. */
+export const apiErrors = {
+  invalidJson: () => plain('invalidJson'),
+  bulkEnvelope: (kind: string) => new ApiError(400, { error: API_ERRORS.bulkEnvelope.text(kind) }),
+  noRows: (kind: string, maxRows: number) => new ApiError(400, { error: API_ERRORS.noRows.text(kind, maxRows) }),
+  tooManyRows: (kind: string, maxRows: number, received: number) => new ApiError(400, { error: API_ERRORS.tooManyRows.text(kind, maxRows), received }),
+  noValidRows: (errors: RowError[]) => plain('noValidRows', { errors }),
+  keyEnvelope: () => plain('keyEnvelope'),
+  keyBody: (problems: string) => new ApiError(400, { error: API_ERRORS.keyBody.text(problems) }),
+  unknownScope: (scope: string, valid: readonly string[]) => new ApiError(400, { error: API_ERRORS.unknownScope.text(scope, valid) }),
+  idempotencyKeyMalformed: () => plain('idempotencyKeyMalformed'),
+  malformedUrl: () => plain('malformedUrl'),
+  badRequest: () => plain('badRequest'),
+  apiKeyMissing: () => plain('apiKeyMissing'),
+  apiKeyInvalid: () => plain('apiKeyInvalid'),
+  sessionMissing: () => plain('sessionMissing'),
+  sessionInvalid: () => plain('sessionInvalid'),
+  adminAuthRequired: () => plain('adminAuthRequired'),
+  tierRequired: (currentTier: string, upgradeUrl: string) => plain('tierRequired', { current_tier: currentTier, upgrade_url: upgradeUrl }),
+  scopeMissing: (scope: string) => new ApiError(403, { error: API_ERRORS.scopeMissing.text(scope) }),
+  originRefused: () => plain('originRefused'),
+  keyNotFound: () => plain('keyNotFound'),
+  notFound: () => plain('notFound'),
+  requestTimeout: () => plain('requestTimeout'),
+  bodyTooLarge: (limitBytes: number | undefined) => plain('bodyTooLarge', { limit_bytes: limitBytes }),
+  urlTooLong: () => plain('urlTooLong'),
+  unsupportedMediaType: () => plain('unsupportedMediaType'),
+  idempotencyKeyReused: () => plain('idempotencyKeyReused'),
+  rateLimited: (window: string, retryAfterSec: number) => retryAfter(429, API_ERRORS.rateLimited.text(window), retryAfterSec),
+  lockedOut: (retryAfterSec: number) => retryAfter(429, API_ERRORS.lockedOut.text, retryAfterSec),
+  tooManyConcurrent: () => retryAfter(429, API_ERRORS.tooManyConcurrent.text, CONCURRENCY_RETRY_SEC),
+  keyCap: (cap: number) => new ApiError(429, { error: API_ERRORS.keyCap.text(cap) }),
+  headersTooLarge: () => plain('headersTooLarge'),
+  internal: (requestId: string) => plain('internal', { request_id: requestId }),
+  serviceUnavailable: () => retryAfter(503, API_ERRORS.serviceUnavailable.text, RETRY_SOON_SEC),
+  overloaded: () => retryAfter(503, API_ERRORS.overloaded.text, RETRY_SOON_SEC),
+  workersUnavailable: () => retryAfter(503, API_ERRORS.workersUnavailable.text, WORKERS_UNAVAILABLE_RETRY_SEC),
+  importFailed: () => retryAfter(503, API_ERRORS.importFailed.text, RETRY_SOON_SEC),
+  stillRunning: (requestId: string) => plain('stillRunning', { request_id: requestId }),
+} satisfies Record<ApiErrorKind, (...args: never[]) => ApiError>;
+
+/** An ApiError that crossed a thread as plain data (its status and body), as it was. */
+export function revivedApiError(plain: { statusCode: number; body: ApiError['body'] }): ApiError {
+  return new ApiError(plain.statusCode, plain.body);
+}
