@@ -10,7 +10,7 @@ import { registerGracefulClose } from './plugins/graceful-close.js';
 import { registerJsonBodyParser } from './plugins/json-body.js';
 import { registerLoadShedding } from './plugins/load-shedding.js';
 import { registerLockoutGuard } from './plugins/lockout-guard.js';
-import { registerOperatorEndpoints } from './plugins/operator-endpoints.js';
+import { registerOperatorEndpoints } from './routes/operator-endpoints.js';
 import { registerRequestMetrics } from './plugins/request-metrics.js';
 import { requestIdFrom } from './plugins/request-id.js';
 import { bulkImportRoutes } from './routes/bulk-imports.js';

@@ -21,8 +21,8 @@ import {
   unsupportedMediaTypeResponse,
 } from '../openapi/responses.js';
 import { documentationOnly, jsonBody, jsonResponse } from '../openapi/route-schema.js';
-import { apiKeyAuth } from '../plugins/api-key-auth.js';
-import { holdInFlightSlot } from '../plugins/in-flight-cap.js';
+import { apiKeyAuth } from '../auth/api-key-auth.js';
+import { holdInFlightSlot } from '../limits/in-flight-cap.js';
 
 const { workersUnavailable, importFailed, storeUnavailable, overloaded, stillRunning, idempotencyConflict, rateMinute, rateDay, lockout, tooManyConcurrent } =
   ERROR_EXAMPLES;

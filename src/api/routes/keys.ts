@@ -32,7 +32,7 @@ import {
   unsupportedMediaTypeResponse,
 } from '../openapi/responses.js';
 import { documentationOnly, jsonBody, jsonResponse } from '../openapi/route-schema.js';
-import { sessionAuth } from '../plugins/session-auth.js';
+import { sessionAuth } from '../auth/session-auth.js';
 import { apiErrors } from '../../shared/api-errors.js';
 
 const CREATE_BODY_LIMIT_BYTES = 16 * 1024;

@@ -4,7 +4,7 @@ import type { ApiDeps } from '../deps.js';
 import { ME_EXAMPLES } from '../openapi/examples.js';
 import { apiKeyAuthErrors, AUTHENTICATED, internalErrorResponse, unavailableResponse } from '../openapi/responses.js';
 import { jsonResponse } from '../openapi/route-schema.js';
-import { apiKeyAuth } from '../plugins/api-key-auth.js';
+import { apiKeyAuth } from '../auth/api-key-auth.js';
 
 const schema = {
   operationId: 'getMe',

@@ -1,9 +1,9 @@
 import type { FastifyInstance } from 'fastify';
 import type { ApiDeps } from '../deps.js';
-import { metricsRoutes } from '../routes/metrics.js';
+import { metricsRoutes } from './metrics.js';
 import { ADMIN_LOCKOUT_POLICY, AuthLockout } from '../limits/auth-lockout.js';
-import { adminBasicAuth } from './admin-auth.js';
-import { BOARD_PATH } from './admin-paths.js';
+import { adminBasicAuth } from '../auth/admin-auth.js';
+import { BOARD_PATH } from '../plugins/admin-paths.js';
 
 /**
  * Bull Board (`/admin/queues`) and `GET /metrics`, in one context behind HTTP basic auth with
@@ -17,7 +17,7 @@ export async function registerOperatorEndpoints(app: FastifyInstance, deps: ApiD
     return;
   }
   // note: loaded only when mounted; Bull Board's UI and its dependencies cost about 19 MB.
-  const { registerAdminBoard } = await import('./admin-board.js');
+  const { registerAdminBoard } = await import('../plugins/admin-board.js');
   await app.register(async (operator) => {
     const lockout = new AuthLockout(deps.redis, deps.config.redisPrefix, ADMIN_LOCKOUT_POLICY, 'admin-auth-failures');
     operator.addHook('onRequest', adminBasicAuth(credentials, lockout));

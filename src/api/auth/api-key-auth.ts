@@ -4,8 +4,14 @@ import { bearerToken, hashApiKey, isWellFormedApiKey } from '../../shared/api-ke
 import { findActiveKeyByHash, touchKeyLastUsed, type AuthenticatedKey } from '../../shared/repositories/api-keys.js';
 import { toUnderscoreForm } from '../../shared/scopes.js';
 import { clientIp } from '../client-ip.js';
-import type { ApiDeps } from '../deps.js';
-import type { QuotaCount, QuotaDecision } from '../limits/account-quota.js';
+import type { Config } from '../../shared/config.js';
+import type { Sql } from '../../shared/db.js';
+import type { RedisClient } from '../../shared/redis.js';
+import type { AuthVersion } from '../../shared/auth-version.js';
+import type { ApiMetrics } from '../api-metrics.js';
+import type { AccountQuota, QuotaCount, QuotaDecision } from '../limits/account-quota.js';
+import type { AuthLockout } from '../limits/auth-lockout.js';
+import type { KeyCache } from './key-cache.js';
 import { requireApiTier } from './account-access.js';
 import { apiErrors } from '../../shared/api-errors.js';
 
@@ -29,7 +35,18 @@ function setQuotaHeaders(reply: FastifyReply, quota: QuotaDecision): void {
  * cached, or cached under an older auth version (something was revoked or a tier changed
  * since), is loaded from PostgreSQL first.
  */
-export function apiKeyAuth(deps: ApiDeps): onRequestAsyncHookHandler {
+export interface ApiKeyAuthDeps {
+  sql: Sql;
+  redis: RedisClient;
+  quota: AccountQuota;
+  lockout: AuthLockout;
+  config: Pick<Config, 'upgradeUrl'>;
+  keyCache: KeyCache;
+  authVersion: AuthVersion;
+  metrics: Pick<ApiMetrics, 'authLockouts' | 'rateLimited'>;
+}
+
+export function apiKeyAuth(deps: ApiKeyAuthDeps): onRequestAsyncHookHandler {
   const { sql, redis, quota, lockout, config, keyCache, authVersion, metrics } = deps;
 
   async function fail(ip: string, error: ApiError): Promise<never> {

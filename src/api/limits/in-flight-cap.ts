@@ -1,5 +1,5 @@
 import type { onRequestAsyncHookHandler } from 'fastify';
-import type { AccountInFlight } from '../limits/in-flight-slots.js';
+import type { AccountInFlight } from './in-flight-slots.js';
 import { apiErrors } from '../../shared/api-errors.js';
 
 /**

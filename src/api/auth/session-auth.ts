@@ -4,7 +4,9 @@ import { bearerToken } from '../../shared/api-key.js';
 import { findAccount, isUuid } from '../../shared/repositories/accounts.js';
 import { verifySessionToken } from '../../shared/session-token.js';
 import { clientIp } from '../client-ip.js';
-import type { ApiDeps } from '../deps.js';
+import type { Config } from '../../shared/config.js';
+import type { Sql } from '../../shared/db.js';
+import type { AuthLockout } from '../limits/auth-lockout.js';
 import { requireApiTier } from './account-access.js';
 import { apiErrors } from '../../shared/api-errors.js';
 
@@ -13,7 +15,13 @@ import { apiErrors } from '../../shared/api-errors.js';
  * API tier (spec 4.4). It is not charged to the account's quota, so a leaked key can always be
  * revoked; failures count toward the IP lockout like any 401.
  */
-export function sessionAuth(deps: ApiDeps): onRequestAsyncHookHandler {
+export interface SessionAuthDeps {
+  sql: Sql;
+  lockout: AuthLockout;
+  config: Pick<Config, 'sessionSecret' | 'sessionMaxTtlSec' | 'upgradeUrl'>;
+}
+
+export function sessionAuth(deps: SessionAuthDeps): onRequestAsyncHookHandler {
   const { sql, lockout, config } = deps;
 
   return async function authenticateSession(request) {
