@@ -20,7 +20,7 @@ WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --omit=dev && npm cache clean --force
 # note: dist/ must sit beside package.json, migrations/ and CHANGELOG.md: version.ts reads
-# ../../package.json, migrate.ts ../../migrations/ and the OpenAPI document ../../../CHANGELOG.md,
+# ../../package.json, migrate.ts ../../../migrations/ and the OpenAPI document ../../../CHANGELOG.md,
 # relative to the compiled module.
 COPY migrations ./migrations
 COPY CHANGELOG.md ./

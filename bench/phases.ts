@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { Pool } from 'undici';
-import { loadConfig } from '../src/shared/config.js';
-import { createSql, type Sql } from '../src/shared/db.js';
-import { IMPORT_STEPS, type ImportStepEvent } from '../src/shared/import-steps.js';
+import { loadConfig } from '../src/shared/infra/config.js';
+import { createSql, type Sql } from '../src/shared/infra/db.js';
+import { IMPORT_STEPS, type ImportStepEvent } from '../src/shared/import-job/import-steps.js';
 import { encodeImportRows, writeImport } from '../src/shared/repositories/imports.js';
 import { ListingRowSchema } from '../src/shared/rows/listing-row.js';
 import { validateRows } from '../src/shared/rows/validate-rows.js';

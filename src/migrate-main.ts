@@ -1,6 +1,6 @@
-import { loadConfig } from './shared/config.js';
-import { createLogger } from './shared/logger.js';
-import { prepareDatabase } from './shared/prepare-database.js';
+import { loadConfig } from './shared/infra/config.js';
+import { createLogger } from './shared/infra/logger.js';
+import { prepareDatabase } from './shared/infra/prepare-database.js';
 
 /** `npm run migrate`: a one-shot that creates the database if needed and migrates it. */
 const config = loadConfig();

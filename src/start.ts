@@ -1,8 +1,8 @@
 import closeWithGrace from 'close-with-grace';
 import { startApiServer } from './api/server.js';
-import { loadConfig } from './shared/config.js';
-import { createLogger, warnAboutDevSecrets } from './shared/logger.js';
-import { prepareDatabase } from './shared/prepare-database.js';
+import { loadConfig } from './shared/infra/config.js';
+import { createLogger, warnAboutDevSecrets } from './shared/infra/logger.js';
+import { prepareDatabase } from './shared/infra/prepare-database.js';
 import { startWorker } from './worker/worker.js';
 
 /**

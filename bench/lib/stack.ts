@@ -2,9 +2,9 @@ import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { Redis } from 'ioredis';
 import postgres from 'postgres';
-import { generateApiKey } from '../../src/shared/api-key.js';
-import { ensureDatabase } from '../../src/shared/ensure-database.js';
-import { migrate } from '../../src/shared/migrate.js';
+import { generateApiKey } from '../../src/shared/access/api-key.js';
+import { ensureDatabase } from '../../src/shared/infra/ensure-database.js';
+import { migrate } from '../../src/shared/infra/migrate.js';
 import { spawnScript, startApi, startWorkerProcess, freePort, type ServiceProcess } from '../../test/support/processes.js';
 
 export interface BenchAccount {

@@ -1,8 +1,8 @@
 import type { Queue } from 'bullmq';
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
-import type { BulkKind } from '../shared/bulk-kinds.js';
-import type { Logger } from '../shared/logger.js';
-import { createMetricsRegistry } from '../shared/metrics-registry.js';
+import type { BulkKind } from '../shared/bulk/bulk-kinds.js';
+import type { Logger } from '../shared/infra/logger.js';
+import { createMetricsRegistry } from '../shared/infra/metrics-registry.js';
 
 /** The queue states the gauge reports, counted on each scrape. */
 const QUEUE_STATES = ['waiting', 'active', 'failed', 'delayed'] as const;

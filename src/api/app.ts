@@ -1,6 +1,6 @@
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import './fastify-types.js';
-import type { Config } from '../shared/config.js';
+import type { Config } from '../shared/infra/config.js';
 import type { ApiDeps } from './deps.js';
 import { registerApiDocs } from './plugins/api-docs.js';
 import { registerCors } from './plugins/cors.js';

@@ -1,6 +1,6 @@
 import type { Account } from '../shared/repositories/accounts.js';
 import type { AuthenticatedKey } from '../shared/repositories/api-keys.js';
-import type { Scope } from '../shared/scopes.js';
+import type { Scope } from '../shared/access/scopes.js';
 import type { InFlightSlot } from './limits/in-flight-slots.js';
 
 declare module 'fastify' {

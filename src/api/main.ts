@@ -1,6 +1,6 @@
 import closeWithGrace from 'close-with-grace';
-import { loadConfig } from '../shared/config.js';
-import { createLogger, warnAboutDevSecrets } from '../shared/logger.js';
+import { loadConfig } from '../shared/infra/config.js';
+import { createLogger, warnAboutDevSecrets } from '../shared/infra/logger.js';
 import { startApiServer } from './server.js';
 
 const config = loadConfig();

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
-import type { Config } from '../shared/config.js';
-import type { Logger } from '../shared/logger.js';
+import type { Config } from '../shared/infra/config.js';
+import type { Logger } from '../shared/infra/logger.js';
 import { buildApp } from './app.js';
 import { createApiDeps } from './deps.js';
 

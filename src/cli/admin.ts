@@ -1,10 +1,10 @@
 import { parseArgs } from 'node:util';
-import { loadConfig, type Config } from '../shared/config.js';
-import { AuthVersion } from '../shared/auth-version.js';
-import { createSql, type Sql } from '../shared/db.js';
-import { createRedis, waitForRedis } from '../shared/redis.js';
+import { loadConfig, type Config } from '../shared/infra/config.js';
+import { AuthVersion } from '../shared/access/auth-version.js';
+import { createSql, type Sql } from '../shared/infra/db.js';
+import { createRedis, waitForRedis } from '../shared/infra/redis.js';
 import { createAccount, isUuid, setAccountTier } from '../shared/repositories/accounts.js';
-import { signSessionToken } from '../shared/session-token.js';
+import { signSessionToken } from '../shared/access/session-token.js';
 
 /**
  * Operator CLI (decisions F): each command prints exactly one JSON object on stdout and exits 0,

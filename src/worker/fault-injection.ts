@@ -1,5 +1,5 @@
-import type { Config } from '../shared/config.js';
-import type { Logger } from '../shared/logger.js';
+import type { Config } from '../shared/infra/config.js';
+import type { Logger } from '../shared/infra/logger.js';
 
 export interface FaultHooks {
   /** inside the import's transaction, after its rows are inserted */

@@ -1,10 +1,10 @@
 import { UnrecoverableError, type Job } from 'bullmq';
 import postgres from 'postgres';
-import type { Sql } from '../shared/db.js';
+import type { Sql } from '../shared/infra/db.js';
 import { ImportJobDataSchema, type BulkResult, type ImportJobData } from '../shared/import-job/job-data.js';
 import type { ImportRowsStore } from '../shared/import-job/rows-store.js';
-import type { Logger } from '../shared/logger.js';
-import { markImportStep } from '../shared/import-steps.js';
+import type { Logger } from '../shared/infra/logger.js';
+import { markImportStep } from '../shared/import-job/import-steps.js';
 import { AccountGoneError, ImportRowCountError, ImportRowsGoneError, writeImport } from '../shared/repositories/imports.js';
 import type { FaultHooks } from './fault-injection.js';
 

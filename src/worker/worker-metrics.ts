@@ -3,10 +3,10 @@ import { once } from 'node:events';
 import type { AddressInfo } from 'node:net';
 import type { Job } from 'bullmq';
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
-import { BULK_KIND_NAMES } from '../shared/bulk-kinds.js';
+import { BULK_KIND_NAMES } from '../shared/bulk/bulk-kinds.js';
 import type { BulkResult, ImportJobData } from '../shared/import-job/job-data.js';
-import type { Logger } from '../shared/logger.js';
-import { createMetricsRegistry } from '../shared/metrics-registry.js';
+import type { Logger } from '../shared/infra/logger.js';
+import { createMetricsRegistry } from '../shared/infra/metrics-registry.js';
 
 const JOB_BUCKETS = [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
 

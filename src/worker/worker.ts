@@ -1,11 +1,11 @@
 import { Worker } from 'bullmq';
-import type { Config } from '../shared/config.js';
-import { createSql } from '../shared/db.js';
+import type { Config } from '../shared/infra/config.js';
+import { createSql } from '../shared/infra/db.js';
 import { IMPORT_QUEUE_NAME } from '../shared/import-job/queue.js';
 import type { BulkResult, ImportJobData } from '../shared/import-job/job-data.js';
 import { ImportRowsStore } from '../shared/import-job/rows-store.js';
-import type { Logger } from '../shared/logger.js';
-import { createRedis } from '../shared/redis.js';
+import type { Logger } from '../shared/infra/logger.js';
+import { createRedis } from '../shared/infra/redis.js';
 import { deleteExpiredIdempotencyKeys } from '../shared/repositories/idempotency-keys.js';
 import { faultHooks } from './fault-injection.js';
 import { createImportProcessor } from './import-processor.js';

@@ -1,9 +1,9 @@
 import fc from 'fast-check';
 import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ApiError } from '../../src/shared/api-error.js';
-import { BULK_KINDS, type BulkKind } from '../../src/shared/bulk-kinds.js';
-import { validateBulkRequest } from '../../src/shared/bulk-request.js';
+import { ApiError } from '../../src/shared/errors/api-error.js';
+import { BULK_KINDS, type BulkKind } from '../../src/shared/bulk/bulk-kinds.js';
+import { validateBulkRequest } from '../../src/shared/bulk/bulk-request.js';
 import { codePointLength, POSTGRES_INT_MAX } from '../../src/shared/rows/field-schemas.js';
 import { LISTING_CATEGORIES, ListingRowSchema } from '../../src/shared/rows/listing-row.js';
 import { StoredListingSchema, StoredMachineSchema } from '../support/stored-rows.js';

@@ -5,7 +5,7 @@ import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { INLINE_BELOW_BYTES } from '../../src/api/bulk-body/bulk-body-preparer.js';
 import { IMPORT_QUEUE_NAME, createImportQueue } from '../../src/shared/import-job/queue.js';
-import { createRedis, type RedisClient } from '../../src/shared/redis.js';
+import { createRedis, type RedisClient } from '../../src/shared/infra/redis.js';
 import { startWorker, type RunningWorker } from '../../src/worker/worker.js';
 import { bearer, validListing, validMachine } from '../support/fixtures.js';
 import { keysMatching, testRedisEnv } from '../support/test-redis.js';

@@ -1,8 +1,8 @@
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AccountInFlight } from '../../src/api/limits/in-flight-slots.js';
-import { createLogger } from '../../src/shared/logger.js';
-import { loadConfig } from '../../src/shared/config.js';
+import { createLogger } from '../../src/shared/infra/logger.js';
+import { loadConfig } from '../../src/shared/infra/config.js';
 import { startWorker } from '../../src/worker/worker.js';
 import { bearer, validListing } from '../support/fixtures.js';
 import { rawRequest, requestHead } from '../support/raw-http.js';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { onRedisReconnect } from '../../src/api/auth/redis-reconnect.js';
-import { waitForRedis } from '../../src/shared/redis.js';
+import { waitForRedis } from '../../src/shared/infra/redis.js';
 import { testRedisClient } from '../support/test-redis.js';
 
 async function until(probe: () => boolean, timeoutMs = 10_000): Promise<void> {

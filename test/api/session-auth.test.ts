@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { InjectOptions, LightMyRequestResponse } from 'fastify';
 import { SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { signSessionToken } from '../../src/shared/session-token.js';
+import { signSessionToken } from '../../src/shared/access/session-token.js';
 import { bearer } from '../support/fixtures.js';
 import { startTestService, TEST_SESSION_SECRET, type TestAccount, type TestService } from '../support/test-service.js';
 

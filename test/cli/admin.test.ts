@@ -5,7 +5,7 @@ import { decodeJwt } from 'jose';
 import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createAccount, findAccount, type Account } from '../../src/shared/repositories/accounts.js';
-import { verifySessionToken } from '../../src/shared/session-token.js';
+import { verifySessionToken } from '../../src/shared/access/session-token.js';
 import { databaseUrl } from '../support/services.js';
 
 const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { generateApiKey } from '../../src/shared/api-key.js';
+import { generateApiKey } from '../../src/shared/access/api-key.js';
 import { createAccount } from '../../src/shared/repositories/accounts.js';
 import { createKeyWithinCap } from '../../src/shared/repositories/api-keys.js';
 import { createFaultScenario, type FaultScenario } from '../support/fault-scenario.js';

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
-import { generateApiKey } from '../../src/shared/api-key.js';
+import { generateApiKey } from '../../src/shared/access/api-key.js';
 import { createKeyWithinCap } from '../../src/shared/repositories/api-keys.js';
-import { signSessionToken } from '../../src/shared/session-token.js';
+import { signSessionToken } from '../../src/shared/access/session-token.js';
 import { createFaultScenario, type FaultScenario } from '../support/fault-scenario.js';
 import { validListing } from '../support/fixtures.js';
 import type { ServiceProcess } from '../support/processes.js';

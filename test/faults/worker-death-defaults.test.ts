@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../src/shared/config.js';
+import { loadConfig } from '../../src/shared/infra/config.js';
 import { createFaultScenario, type FaultScenario } from '../support/fault-scenario.js';
 
 /**

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createSql, type Sql } from '../../src/shared/db.js';
+import { createSql, type Sql } from '../../src/shared/infra/db.js';
 import { encodeImportRows, ImportRowsGoneError, writeImport, type ImportWrite } from '../../src/shared/repositories/imports.js';
 import { ListingRowSchema } from '../../src/shared/rows/listing-row.js';
 import { validListing } from '../support/fixtures.js';

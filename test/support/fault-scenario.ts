@@ -1,5 +1,5 @@
 import postgres from 'postgres';
-import { generateApiKey } from '../../src/shared/api-key.js';
+import { generateApiKey } from '../../src/shared/access/api-key.js';
 import { createAccount } from '../../src/shared/repositories/accounts.js';
 import { createKeyWithinCap } from '../../src/shared/repositories/api-keys.js';
 import { validListing } from './fixtures.js';

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import postgres from 'postgres';
 import type { TestProject } from 'vitest/node';
-import { migrate } from '../../src/shared/migrate.js';
+import { migrate } from '../../src/shared/infra/migrate.js';
 import { startPgBouncer } from './pgbouncer.js';
 import { startRedisCluster, type RedisCluster } from './redis-servers.js';
 import { databaseUrl, startServices } from './services.js';

@@ -1,6 +1,6 @@
 import { inject } from 'vitest';
-import { loadConfig } from '../../src/shared/config.js';
-import { createRedis, masterNodes, type RedisClient } from '../../src/shared/redis.js';
+import { loadConfig } from '../../src/shared/infra/config.js';
+import { createRedis, masterNodes, type RedisClient } from '../../src/shared/infra/redis.js';
 import { testRedisPrefix } from './test-database.js';
 
 /** The variables that point the service at this run's Redis: REDIS_URL, or REDIS_CLUSTER_NODES. */

@@ -1,4 +1,4 @@
-import type { Sql } from '../../src/shared/db.js';
+import type { Sql } from '../../src/shared/infra/db.js';
 
 /** What one import job left in the tables: its listings and its `imports` record (0 or 1). */
 export async function writtenByJob(sql: Sql, jobId: string): Promise<{ listings: number; imports: number }> {

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Sql, TransactionSql } from '../../src/shared/db.js';
+import type { Sql, TransactionSql } from '../../src/shared/infra/db.js';
 import { startWorker, type RunningWorker } from '../../src/worker/worker.js';
 import { bearer, validListing } from '../support/fixtures.js';
 import { freePort } from '../support/processes.js';

@@ -1,19 +1,19 @@
 import type { FastifyReply, FastifyRequest, onRequestAsyncHookHandler } from 'fastify';
-import type { ApiError } from '../../shared/api-error.js';
-import { bearerToken, hashApiKey, isWellFormedApiKey } from '../../shared/api-key.js';
+import type { ApiError } from '../../shared/errors/api-error.js';
+import { bearerToken, hashApiKey, isWellFormedApiKey } from '../../shared/access/api-key.js';
 import { findActiveKeyByHash, touchKeyLastUsed, type AuthenticatedKey } from '../../shared/repositories/api-keys.js';
-import { toUnderscoreForm } from '../../shared/scopes.js';
+import { toUnderscoreForm } from '../../shared/access/scopes.js';
 import { clientIp } from '../client-ip.js';
-import type { Config } from '../../shared/config.js';
-import type { Sql } from '../../shared/db.js';
-import type { RedisClient } from '../../shared/redis.js';
-import type { AuthVersion } from '../../shared/auth-version.js';
+import type { Config } from '../../shared/infra/config.js';
+import type { Sql } from '../../shared/infra/db.js';
+import type { RedisClient } from '../../shared/infra/redis.js';
+import type { AuthVersion } from '../../shared/access/auth-version.js';
 import type { ApiMetrics } from '../api-metrics.js';
 import type { AccountQuota, QuotaCount, QuotaDecision } from '../limits/account-quota.js';
 import type { AuthLockout } from '../limits/auth-lockout.js';
 import type { KeyCache } from './key-cache.js';
 import { requireApiTier } from './account-access.js';
-import { apiErrors } from '../../shared/api-errors.js';
+import { apiErrors } from '../../shared/errors/api-errors.js';
 
 const LAST_USED_RESOLUTION_MS = 60_000;
 
@@ -26,15 +26,6 @@ function setQuotaHeaders(reply: FastifyReply, quota: QuotaDecision): void {
   });
 }
 
-/**
- * Authenticates an API-key route before its body is read, in the order of decisions B:
- * lockout (429) -> key (401) -> tier (402) -> account quota (429) -> scope (403).
- *
- * A key found in the cache costs one round trip to Redis (one MGET for the IP's lockout and the
- * auth version, sent together with both quota windows) and no PostgreSQL query. A key not
- * cached, or cached under an older auth version (something was revoked or a tier changed
- * since), is loaded from PostgreSQL first.
- */
 export interface ApiKeyAuthDeps {
   sql: Sql;
   redis: RedisClient;
@@ -46,6 +37,15 @@ export interface ApiKeyAuthDeps {
   metrics: Pick<ApiMetrics, 'authLockouts' | 'rateLimited'>;
 }
 
+/**
+ * Authenticates an API-key route before its body is read, in the order of decisions B:
+ * lockout (429) -> key (401) -> tier (402) -> account quota (429) -> scope (403).
+ *
+ * A key found in the cache costs one round trip to Redis (one MGET for the IP's lockout and the
+ * auth version, sent together with both quota windows) and no PostgreSQL query. A key not
+ * cached, or cached under an older auth version (something was revoked or a tier changed
+ * since), is loaded from PostgreSQL first.
+ */
 export function apiKeyAuth(deps: ApiKeyAuthDeps): onRequestAsyncHookHandler {
   const { sql, redis, quota, lockout, config, keyCache, authVersion, metrics } = deps;
 
@@ -82,9 +82,9 @@ export function apiKeyAuth(deps: ApiKeyAuthDeps): onRequestAsyncHookHandler {
     return key;
   }
 
-  return async function authenticateApiKey(request: FastifyRequest, reply) {
-    const ip = clientIp(request);
-    const token = bearerToken(request.headers.authorization);
+  /** Steps 1-2: the IP's lockout, then the key: from the cache while its auth version holds. */
+  async function identify(ip: string, authorization: string | undefined): Promise<{ key: AuthenticatedKey; count?: QuotaCount }> {
+    const token = bearerToken(authorization);
     if (token === undefined || !isWellFormedApiKey(token)) {
       await gate(ip);
       return fail(ip, apiErrors.apiKeyMissing());
@@ -92,34 +92,28 @@ export function apiKeyAuth(deps: ApiKeyAuthDeps): onRequestAsyncHookHandler {
     const hash = hashApiKey(token);
     const cacheKey = hash.toString('base64');
     const cached = keyCache.get(cacheKey);
+    if (!cached) return { key: await loadKey(ip, hash, cacheKey, await gate(ip)) };
 
-    let key: AuthenticatedKey;
-    let count: QuotaCount | undefined;
-    if (cached) {
-      // The quota is counted in the same round trip and given back if the request turns out
-      // not to be the cached key's (locked out, or the key changed since).
-      const counting = quota.count(cached.key.account.id);
-      counting.catch(() => undefined);
-      let version: string;
-      try {
-        version = await gate(ip);
-      } catch (error) {
-        counting.then((c) => quota.refund(c), () => undefined);
-        throw error;
-      }
-      const counted = await counting;
-      if (version === cached.version) {
-        key = cached.key;
-        count = counted;
-      } else {
-        quota.refund(counted);
-        keyCache.delete(cacheKey);
-        key = await loadKey(ip, hash, cacheKey, version);
-      }
-    } else {
-      key = await loadKey(ip, hash, cacheKey, await gate(ip));
+    // The quota is counted in the same round trip and given back if the request turns out not
+    // to be the cached key's (locked out, or the key changed since).
+    const counting = quota.count(cached.key.account.id);
+    counting.catch(() => undefined);
+    let version: string;
+    try {
+      version = await gate(ip);
+    } catch (error) {
+      counting.then((c) => quota.refund(c), () => undefined);
+      throw error;
     }
+    const counted = await counting;
+    if (version === cached.version) return { key: cached.key, count: counted };
+    quota.refund(counted);
+    keyCache.delete(cacheKey);
+    return { key: await loadKey(ip, hash, cacheKey, version) };
+  }
 
+  /** Steps 3-4: the account's tier, then its quota, whose headers the answer carries either way. */
+  async function admitAccount(key: AuthenticatedKey, count: QuotaCount | undefined, reply: FastifyReply): Promise<void> {
     const tier = requireApiTier(key.account, config.upgradeUrl);
     const decision = quota.decide(count ?? (await quota.count(key.account.id)), tier);
     setQuotaHeaders(reply, decision);
@@ -128,18 +122,25 @@ export function apiKeyAuth(deps: ApiKeyAuthDeps): onRequestAsyncHookHandler {
       metrics.rateLimited.inc({ window });
       throw apiErrors.rateLimited(window, retryAfterSec);
     }
+  }
 
+  /** Bookkeeping: `last_used_at`, written at most once a minute per key by this replica. */
+  function recordUse(key: AuthenticatedKey, request: FastifyRequest): void {
+    if (key.lastUsedAt !== null && Date.now() - key.lastUsedAt.getTime() < LAST_USED_RESOLUTION_MS) return;
+    // Remembered in the cached entry too, so this replica writes at most once a minute per key.
+    key.lastUsedAt = new Date();
+    // note: not awaited; a slow or failed bookkeeping write must not delay or fail the request.
+    touchKeyLastUsed(sql, key.keyId).catch((err: unknown) => request.log.warn({ err }, 'could not record key use'));
+  }
+
+  return async function authenticateApiKey(request: FastifyRequest, reply) {
+    const ip = clientIp(request);
+    const { key, count } = await identify(ip, request.headers.authorization);
+    await admitAccount(key, count, reply);
+    // Step 5: the route's scope.
     const required = request.routeOptions.config.requiredScope;
-    if (required !== undefined && !key.scopes.includes(required)) {
-      throw apiErrors.scopeMissing(toUnderscoreForm(required));
-    }
-
+    if (required !== undefined && !key.scopes.includes(required)) throw apiErrors.scopeMissing(toUnderscoreForm(required));
     request.apiKey = key;
-    if (key.lastUsedAt === null || Date.now() - key.lastUsedAt.getTime() >= LAST_USED_RESOLUTION_MS) {
-      // Remembered in the cached entry too, so this replica writes at most once a minute per key.
-      key.lastUsedAt = new Date();
-      // note: not awaited; a slow or failed bookkeeping write must not delay or fail the request.
-      touchKeyLastUsed(sql, key.keyId).catch((err: unknown) => request.log.warn({ err }, 'could not record key use'));
-    }
+    recordUse(key, request);
   };
 }

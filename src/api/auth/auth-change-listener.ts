@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import type { Sql } from '../../shared/db.js';
-import type { Logger } from '../../shared/logger.js';
+import type { Sql } from '../../shared/infra/db.js';
+import type { Logger } from '../../shared/infra/logger.js';
 
 /** The channel the triggers of migrations/0003 notify on. */
 export const AUTH_CHANGE_CHANNEL = 'bulk_import_auth';

@@ -1,5 +1,5 @@
 import { Cluster } from 'ioredis';
-import type { RedisClient } from '../../shared/redis.js';
+import type { RedisClient } from '../../shared/infra/redis.js';
 
 /**
  * Calls `onReconnect` each time the client reaches Redis again after its first connection: a

@@ -1,14 +1,14 @@
 import type { onRequestAsyncHookHandler } from 'fastify';
-import type { ApiError } from '../../shared/api-error.js';
-import { bearerToken } from '../../shared/api-key.js';
+import type { ApiError } from '../../shared/errors/api-error.js';
+import { bearerToken } from '../../shared/access/api-key.js';
 import { findAccount, isUuid } from '../../shared/repositories/accounts.js';
-import { verifySessionToken } from '../../shared/session-token.js';
+import { verifySessionToken } from '../../shared/access/session-token.js';
 import { clientIp } from '../client-ip.js';
-import type { Config } from '../../shared/config.js';
-import type { Sql } from '../../shared/db.js';
+import type { Config } from '../../shared/infra/config.js';
+import type { Sql } from '../../shared/infra/db.js';
 import type { AuthLockout } from '../limits/auth-lockout.js';
 import { requireApiTier } from './account-access.js';
-import { apiErrors } from '../../shared/api-errors.js';
+import { apiErrors } from '../../shared/errors/api-errors.js';
 
 /**
  * Key management authenticates with the app's session token (decisions D), then requires an

@@ -1,6 +1,6 @@
 import { setPriority } from 'node:os';
-import type { BulkKind } from '../../shared/bulk-kinds.js';
-import { prepareBulkBody, type BulkBodyOutcome } from '../../shared/prepare-bulk-body.js';
+import type { BulkKind } from '../../shared/bulk/bulk-kinds.js';
+import { prepareBulkBody, type BulkBodyOutcome } from '../../shared/bulk/prepare-bulk-body.js';
 
 /**
  * The niceness of these threads. note: on Linux a thread's priority is its own, so this lowers

@@ -4,10 +4,10 @@ import type { BulkResult } from '../../shared/import-job/job-data.js';
 import type { NewImport } from '../../shared/import-job/queue.js';
 import { claimIdempotencyKey, releaseIdempotencyKey } from '../../shared/repositories/idempotency-keys.js';
 import { findImportResult } from '../../shared/repositories/imports.js';
-import type { Sql } from '../../shared/db.js';
+import type { Sql } from '../../shared/infra/db.js';
 import { IdempotencyKeyReusedError, ImportNotWrittenError } from './import-errors.js';
 import type { ImportRunner } from './import-runner.js';
-import { apiErrors } from '../../shared/api-errors.js';
+import { apiErrors } from '../../shared/errors/api-errors.js';
 
 /** The optional `Idempotency-Key` header: 1-255 printable ASCII characters. */
 export function parseIdempotencyKey(header: string | string[] | undefined): string | undefined {

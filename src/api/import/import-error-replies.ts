@@ -1,5 +1,5 @@
-import type { ApiError } from '../../shared/api-error.js';
-import { apiErrors } from '../../shared/api-errors.js';
+import type { ApiError } from '../../shared/errors/api-error.js';
+import { apiErrors } from '../../shared/errors/api-errors.js';
 import { IdempotencyKeyReusedError, ImportNotWrittenError, ImportOutcomeUnknownError } from './import-errors.js';
 
 const NOT_WRITTEN = {

@@ -3,8 +3,8 @@ import { Job, type Queue, type QueueEvents } from 'bullmq';
 import { type BulkResult, BulkResultSchema, type ImportJobData } from '../../shared/import-job/job-data.js';
 import type { NewImport } from '../../shared/import-job/queue.js';
 import type { ImportRowsStore } from '../../shared/import-job/rows-store.js';
-import { markImportStep } from '../../shared/import-steps.js';
-import type { Logger } from '../../shared/logger.js';
+import { markImportStep } from '../../shared/import-job/import-steps.js';
+import type { Logger } from '../../shared/infra/logger.js';
 import { ImportNotWrittenError, ImportOutcomeUnknownError } from './import-errors.js';
 import { JobWatch, type JobOutcome } from './job-watch.js';
 

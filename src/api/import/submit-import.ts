@@ -1,4 +1,4 @@
-import type { Sql } from '../../shared/db.js';
+import type { Sql } from '../../shared/infra/db.js';
 import type { BulkResult } from '../../shared/import-job/job-data.js';
 import type { NewImport } from '../../shared/import-job/queue.js';
 import { runIdempotentImport } from './idempotency.js';

@@ -1,6 +1,6 @@
-import type { RedisClient } from '../../shared/redis.js';
+import type { RedisClient } from '../../shared/infra/redis.js';
 import { RateLimiterRedis } from 'rate-limiter-flexible';
-import { TIER_LIMITS, type ApiTier } from '../../shared/tiers.js';
+import { TIER_LIMITS, type ApiTier } from '../../shared/access/tiers.js';
 import { secondsUntil, settleLimit } from './store-unavailable.js';
 
 export interface QuotaWindow {

@@ -1,6 +1,6 @@
-import type { RedisClient } from '../../shared/redis.js';
+import type { RedisClient } from '../../shared/infra/redis.js';
 import { RateLimiterRedis } from 'rate-limiter-flexible';
-import { apiErrors } from '../../shared/api-errors.js';
+import { apiErrors } from '../../shared/errors/api-errors.js';
 import { lockoutSubject } from '../client-ip.js';
 import { secondsUntil } from './store-unavailable.js';
 

@@ -1,6 +1,6 @@
 import type { onRequestAsyncHookHandler } from 'fastify';
 import type { AccountInFlight } from './in-flight-slots.js';
-import { apiErrors } from '../../shared/api-errors.js';
+import { apiErrors } from '../../shared/errors/api-errors.js';
 
 /**
  * Step 5b of the checks (decisions H): after the scope, before the body is read, the account

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { apiErrors } from '../../shared/api-errors.js';
-import type { Logger } from '../../shared/logger.js';
-import type { RedisClient } from '../../shared/redis.js';
+import { apiErrors } from '../../shared/errors/api-errors.js';
+import type { Logger } from '../../shared/infra/logger.js';
+import type { RedisClient } from '../../shared/infra/redis.js';
 
 /**
  * Takes a slot when fewer than ARGV[2] unexpired ones are held. A slot is a member of the

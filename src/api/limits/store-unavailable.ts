@@ -1,5 +1,5 @@
 import { RateLimiterRes } from 'rate-limiter-flexible';
-import { apiErrors } from '../../shared/api-errors.js';
+import { apiErrors } from '../../shared/errors/api-errors.js';
 
 /**
  * rate-limiter-flexible rejects with a RateLimiterRes when a limit is hit and with an Error when

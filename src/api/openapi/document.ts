@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import type { FastifyDynamicSwaggerOptions } from '@fastify/swagger';
 import { ACTIVE_KEY_CAP } from '../../shared/repositories/api-keys.js';
-import { TIER_LIMITS } from '../../shared/tiers.js';
+import { TIER_LIMITS } from '../../shared/access/tiers.js';
 import { SERVICE_VERSION } from '../version.js';
 
 // note: read like version.ts reads package.json; the Docker image copies CHANGELOG.md beside it.

@@ -4,11 +4,11 @@ import type { HTTPStatus } from '@bull-board/api/typings/app';
 import { FastifyAdapter } from '@bull-board/fastify';
 import type { Queue } from 'bullmq';
 import type { FastifyInstance } from 'fastify';
-import { ApiError } from '../../shared/api-error.js';
+import { ApiError } from '../../shared/errors/api-error.js';
 import type { ImportJobData } from '../../shared/import-job/job-data.js';
-import type { Logger } from '../../shared/logger.js';
+import type { Logger } from '../../shared/infra/logger.js';
 import { BOARD_PATH } from './admin-paths.js';
-import { API_ERRORS } from '../../shared/api-errors.js';
+import { API_ERRORS } from '../../shared/errors/api-errors.js';
 
 /**
  * What the board shows of a job's data: who, what and how much, never the rows themselves

@@ -1,7 +1,7 @@
 import type { FastifyError, FastifyInstance, FastifyRequest } from 'fastify';
-import { ApiError } from '../../shared/api-error.js';
-import { apiErrors } from '../../shared/api-errors.js';
-import { isDependencyUnavailable } from '../../shared/dependency-errors.js';
+import { ApiError } from '../../shared/errors/api-error.js';
+import { apiErrors } from '../../shared/errors/api-errors.js';
+import { isDependencyUnavailable } from '../../shared/infra/dependency-errors.js';
 import { importErrorReply } from '../import/import-error-replies.js';
 
 const INVALID_JSON_CODES = new Set(['FST_ERR_CTP_INVALID_JSON_BODY', 'FST_ERR_CTP_EMPTY_JSON_BODY']);

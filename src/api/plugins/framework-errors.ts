@@ -2,8 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
-import type { ApiError } from '../../shared/api-error.js';
-import { apiErrors } from '../../shared/api-errors.js';
+import type { ApiError } from '../../shared/errors/api-error.js';
+import { apiErrors } from '../../shared/errors/api-errors.js';
 
 /**
  * Errors the framework raises before a route runs, in the service's own shape: `{error}` and an

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
-import { markImportStep } from '../../shared/import-steps.js';
-import { apiErrors } from '../../shared/api-errors.js';
+import { markImportStep } from '../../shared/import-job/import-steps.js';
+import { apiErrors } from '../../shared/errors/api-errors.js';
 
 const strictUtf8 = new TextDecoder('utf-8', { fatal: true });
 

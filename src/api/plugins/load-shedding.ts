@@ -1,7 +1,7 @@
 import underPressure from '@fastify/under-pressure';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import type { Config } from '../../shared/config.js';
-import { apiErrors } from '../../shared/api-errors.js';
+import type { Config } from '../../shared/infra/config.js';
+import { apiErrors } from '../../shared/errors/api-errors.js';
 
 /** Only new bulk imports are shed: they are what loads the process; health and the rest still answer. */
 function isBulkImport(request: FastifyRequest): boolean {

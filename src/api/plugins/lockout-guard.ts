@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import type { ApiMetrics } from '../api-metrics.js';
 import { clientIp } from '../client-ip.js';
 import type { AuthLockout } from '../limits/auth-lockout.js';
-import { apiErrors } from '../../shared/api-errors.js';
+import { apiErrors } from '../../shared/errors/api-errors.js';
 
 /**
  * A locked-out IP gets 429 on every `/v1/api/*` request, with a valid key too (decisions B).

@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { generateApiKey } from '../../shared/api-key.js';
+import { generateApiKey } from '../../shared/access/api-key.js';
 import {
   CreateKeyRequestSchema,
   CreateKeyResponseSchema,
@@ -8,10 +8,10 @@ import {
   RevokeKeyResponseSchema,
   SHOWN_ONCE_NOTE,
 } from '../../shared/api-schemas/api-keys.js';
-import { parseCreateKeyRequest } from '../../shared/key-request.js';
+import { parseCreateKeyRequest } from '../../shared/access/key-request.js';
 import { isUuid } from '../../shared/repositories/accounts.js';
 import { ACTIVE_KEY_CAP, createKeyWithinCap, listKeys, revokeKey } from '../../shared/repositories/api-keys.js';
-import { toUnderscoreForm } from '../../shared/scopes.js';
+import { toUnderscoreForm } from '../../shared/access/scopes.js';
 import type { ApiDeps } from '../deps.js';
 import {
   CREATE_KEY_BAD_REQUEST_EXAMPLES,
@@ -33,7 +33,7 @@ import {
 } from '../openapi/responses.js';
 import { documentationOnly, jsonBody, jsonResponse } from '../openapi/route-schema.js';
 import { sessionAuth } from '../auth/session-auth.js';
-import { apiErrors } from '../../shared/api-errors.js';
+import { apiErrors } from '../../shared/errors/api-errors.js';
 
 const CREATE_BODY_LIMIT_BYTES = 16 * 1024;
 

@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { SCOPES } from '../scopes.js';
-import { TIER_LIMITS } from '../tiers.js';
+import { SCOPES } from '../access/scopes.js';
+import { TIER_LIMITS } from '../access/tiers.js';
 
 const API_TIERS = Object.keys(TIER_LIMITS) as [keyof typeof TIER_LIMITS, ...(keyof typeof TIER_LIMITS)[]];
 

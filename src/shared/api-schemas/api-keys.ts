@@ -1,7 +1,7 @@
 import { z } from 'zod';
-import { CreateKeyBodySchema } from '../key-request.js';
+import { CreateKeyBodySchema } from '../access/key-request.js';
 import { ACTIVE_KEY_CAP, KEY_LIST_LIMIT } from '../repositories/api-keys.js';
-import { SCOPES, toUnderscoreForm } from '../scopes.js';
+import { SCOPES, toUnderscoreForm } from '../access/scopes.js';
 
 /** The create response's `note` (decisions C). */
 export const SHOWN_ONCE_NOTE =

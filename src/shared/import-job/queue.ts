@@ -1,5 +1,5 @@
 import { Queue, type ConnectionOptions, type JobsOptions } from 'bullmq';
-import type { Config } from '../config.js';
+import type { Config } from '../infra/config.js';
 import type { BulkResult, ImportJobData } from './job-data.js';
 import type { RowsHandOver } from './rows-hand-over.js';
 

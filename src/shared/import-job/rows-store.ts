@@ -1,5 +1,5 @@
 import { Cluster } from 'ioredis';
-import type { RedisClient } from '../redis.js';
+import type { RedisClient } from '../infra/redis.js';
 
 /**
  * How long a job's rows may wait for a worker. note: far beyond what a job can take (pickup

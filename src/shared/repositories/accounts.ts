@@ -1,4 +1,4 @@
-import type { Sql } from '../db.js';
+import type { Sql } from '../infra/db.js';
 
 export interface Account {
   id: string;

@@ -1,6 +1,6 @@
-import type { Sql } from '../db.js';
+import type { Sql } from '../infra/db.js';
 import type { Account } from './accounts.js';
-import type { Scope } from '../scopes.js';
+import type { Scope } from '../access/scopes.js';
 
 export const ACTIVE_KEY_CAP = 20;
 export const KEY_LIST_LIMIT = 50;

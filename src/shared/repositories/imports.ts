@@ -1,6 +1,6 @@
-import type { Sql, TransactionSql } from '../db.js';
+import type { Sql, TransactionSql } from '../infra/db.js';
 import type { BulkResult, ImportJobData } from '../import-job/job-data.js';
-import { markImportStep } from '../import-steps.js';
+import { markImportStep } from '../import-job/import-steps.js';
 import type { ListingRow } from '../rows/listing-row.js';
 import type { MachineRow } from '../rows/machine-row.js';
 

@@ -2,7 +2,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { afterAll, describe, expect, it } from 'vitest';
 import { PREPARE_THREAD_NICENESS } from '../../../src/api/bulk-body/prepare-thread.js';
 import { BulkBodyPreparer, INLINE_BELOW_BYTES } from '../../../src/api/bulk-body/bulk-body-preparer.js';
-import { prepareBulkBody, requestHash, type BulkBodyOutcome } from '../../../src/shared/prepare-bulk-body.js';
+import { prepareBulkBody, requestHash, type BulkBodyOutcome } from '../../../src/shared/bulk/prepare-bulk-body.js';
 import { validListing, validMachine } from '../../support/fixtures.js';
 
 /** `{"listings": [...]}` of at least `bytes` bytes: valid rows with long descriptions, and one invalid row. */

@@ -4,7 +4,7 @@ import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RowsHandOver } from '../../../src/shared/import-job/rows-hand-over.js';
 import { ImportRowsStore } from '../../../src/shared/import-job/rows-store.js';
-import type { RedisClient } from '../../../src/shared/redis.js';
+import type { RedisClient } from '../../../src/shared/infra/redis.js';
 import { testRedisPrefix } from '../../support/test-database.js';
 import { testRedisClient, testRedisEnv } from '../../support/test-redis.js';
 

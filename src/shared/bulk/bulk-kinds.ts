@@ -1,6 +1,6 @@
 import type { z } from 'zod';
-import { ListingRowSchema } from './rows/listing-row.js';
-import { MachineRowSchema } from './rows/machine-row.js';
+import { ListingRowSchema } from '../rows/listing-row.js';
+import { MachineRowSchema } from '../rows/machine-row.js';
 
 /**
  * The two bulk imports and their limits (spec 4.2, 4.3, 8; decisions A). `rowSchema` validates

@@ -3,11 +3,11 @@ import { readdir } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { ensureDatabase } from '../../src/shared/ensure-database.js';
-import { migrate } from '../../src/shared/migrate.js';
-import { databaseUrl } from '../support/services.js';
+import { ensureDatabase } from '../../../src/shared/infra/ensure-database.js';
+import { migrate } from '../../../src/shared/infra/migrate.js';
+import { databaseUrl } from '../../support/services.js';
 
-const MIGRATIONS_DIR = fileURLToPath(new URL('../../migrations/', import.meta.url));
+const MIGRATIONS_DIR = fileURLToPath(new URL('../../../migrations/', import.meta.url));
 const migrationFiles = (await readdir(MIGRATIONS_DIR)).filter((file) => /^\d+_.+\.sql$/.test(file)).sort();
 
 /** Decisions F: the tables and columns other programs rely on ("other columns may be added"). */

@@ -1,10 +1,10 @@
 import { createHash } from 'node:crypto';
 import secureJson from 'secure-json-parse';
-import { ApiError } from './api-error.js';
+import { ApiError } from '../errors/api-error.js';
 import type { BulkKind } from './bulk-kinds.js';
 import { validateBulkRequest } from './bulk-request.js';
-import { encodeImportRows } from './repositories/imports.js';
-import type { RowError } from './rows/validate-rows.js';
+import { encodeImportRows } from '../repositories/imports.js';
+import type { RowError } from '../rows/validate-rows.js';
 
 /** A bulk body made ready for the queue: what the import needs, without the body itself. */
 export interface PreparedBulkBody {

@@ -1,5 +1,5 @@
 import { ApiError, retryAfterHeaders } from './api-error.js';
-import type { RowError } from './rows/validate-rows.js';
+import type { RowError } from '../rows/validate-rows.js';
 
 /**
  * Every error the API answers, in one table: its status and its text (docs/ and the OpenAPI

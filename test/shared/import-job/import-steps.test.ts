@@ -1,8 +1,8 @@
 import diagnosticsChannel from 'node:diagnostics_channel';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { IMPORT_STEPS, IMPORT_STEPS_CHANNEL, type ImportStepEvent } from '../../src/shared/import-steps.js';
-import { bearer, validListing } from '../support/fixtures.js';
-import { startTestService, type TestService } from '../support/test-service.js';
+import { IMPORT_STEPS, IMPORT_STEPS_CHANNEL, type ImportStepEvent } from '../../../src/shared/import-job/import-steps.js';
+import { bearer, validListing } from '../../support/fixtures.js';
+import { startTestService, type TestService } from '../../support/test-service.js';
 
 /** The moments `npm run bench:phases` times: published by the API and the worker (here in one process). */
 describe('import steps', () => {

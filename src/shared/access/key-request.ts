@@ -1,7 +1,7 @@
 import { z } from 'zod';
-import { fitsCodePoints } from './rows/field-schemas.js';
+import { fitsCodePoints } from '../rows/field-schemas.js';
 import { parseScope, SCOPES, toUnderscoreForm, type Scope } from './scopes.js';
-import { apiErrors } from './api-errors.js';
+import { apiErrors } from '../errors/api-errors.js';
 
 export const KEY_LABEL_MAX = 80;
 

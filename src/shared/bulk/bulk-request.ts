@@ -1,8 +1,8 @@
 import { BULK_KINDS, type BulkKind } from './bulk-kinds.js';
-import type { ListingRow } from './rows/listing-row.js';
-import type { MachineRow } from './rows/machine-row.js';
-import { validateRows, type RowError } from './rows/validate-rows.js';
-import { apiErrors } from './api-errors.js';
+import type { ListingRow } from '../rows/listing-row.js';
+import type { MachineRow } from '../rows/machine-row.js';
+import { validateRows, type RowError } from '../rows/validate-rows.js';
+import { apiErrors } from '../errors/api-errors.js';
 
 export interface RowsByKind {
   machines: MachineRow;

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { RedisClient } from './redis.js';
+import type { RedisClient } from '../infra/redis.js';
 
 /**
  * A value in Redis that every API replica reads on each API-key request, in the same round trip

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig } from '../../src/shared/config.js';
-import { prefixHashTag } from '../../src/shared/redis-target.js';
+import { ConfigError, loadConfig } from '../../../src/shared/infra/config.js';
+import { prefixHashTag } from '../../../src/shared/infra/redis-target.js';
 
 describe('loadConfig: which Redis (REDIS_URL, REDIS_CLUSTER_NODES, REDIS_SENTINELS)', () => {
   it('defaults to one server at redis://127.0.0.1:6379 with the prefix bulk-import', () => {

@@ -1,9 +1,9 @@
 import net, { type Socket } from 'node:net';
 import { afterAll, assert, beforeAll, describe, expect, it } from 'vitest';
 import { inject } from 'vitest';
-import { createSql, type Sql } from '../../src/shared/db.js';
-import { connectWithNoDelay } from '../../src/shared/db-socket.js';
-import { postgresServersAvailable, startPrimaryAndStandby, type PrimaryAndStandby } from '../support/postgres-servers.js';
+import { createSql, type Sql } from '../../../src/shared/infra/db.js';
+import { connectWithNoDelay } from '../../../src/shared/infra/db-socket.js';
+import { postgresServersAvailable, startPrimaryAndStandby, type PrimaryAndStandby } from '../../support/postgres-servers.js';
 
 /**
  * Ports nothing listens on. note: not a free port picked at random: a parallel test file may
