@@ -23,7 +23,7 @@ export function canonicalIp(raw: string): string | undefined {
 /**
  * The client's address: the one Fastify took from X-Forwarded-For under TRUST_PROXY, or the
  * socket's. A forwarded value that is not an IP address is ignored and the socket address
- * counts (decisions H), so a header can neither invent clients nor grow a Redis key.
+ * counts (docs/access.md#client-addresses), so a header can neither invent clients nor grow a Redis key.
  */
 export function clientIp(request: FastifyRequest): string {
   return canonicalIp(request.ip) ?? canonicalIp(request.socket.remoteAddress ?? '') ?? 'unknown';

@@ -15,7 +15,7 @@ declare module 'fastify' {
     inFlightSlot?: InFlightSlot;
   }
   interface FastifyContextConfig {
-    /** the scope an API-key route requires (spec 2.2) */
+    /** the scope an API-key route requires (docs/access.md#scopes) */
     requiredScope?: Scope;
     /** how the route authenticates; API-key routes await the lockout check themselves */
     auth?: 'api-key' | 'session';

@@ -7,7 +7,7 @@ import { createAccount, isUuid, setAccountTier } from '../shared/repositories/ac
 import { signSessionToken } from '../shared/access/session-token.js';
 
 /**
- * Operator CLI (decisions F): each command prints exactly one JSON object on stdout and exits 0,
+ * Operator CLI (docs/contracts.md#operator-cli): each command prints exactly one JSON object on stdout and exits 0,
  * or prints an error on stderr and exits non-zero.
  */
 

@@ -38,7 +38,7 @@ export interface ApiKeyAuthDeps {
 }
 
 /**
- * Authenticates an API-key route before its body is read, in the order of decisions B:
+ * Authenticates an API-key route before its body is read, in the order of docs/access.md#order-of-checks:
  * lockout (429) -> key (401) -> tier (402) -> account quota (429) -> scope (403).
  *
  * A key found in the cache costs one round trip to Redis (one MGET for the IP's lockout and the

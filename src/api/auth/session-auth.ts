@@ -11,8 +11,8 @@ import { requireApiTier } from './account-access.js';
 import { apiErrors } from '../../shared/errors/api-errors.js';
 
 /**
- * Key management authenticates with the app's session token (decisions D), then requires an
- * API tier (spec 4.4). It is not charged to the account's quota, so a leaked key can always be
+ * Key management authenticates with the app's session token (docs/access.md#session-tokens), then requires an
+ * API tier (docs/endpoints.md#key-management). It is not charged to the account's quota, so a leaked key can always be
  * revoked; failures count toward the IP lockout like any 401.
  */
 export interface SessionAuthDeps {

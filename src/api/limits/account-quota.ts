@@ -27,7 +27,7 @@ const DAY_SEC = 24 * 60 * 60;
 const highest = (pick: (limits: { perMinute: number; perDay: number }) => number) => Math.max(...Object.values(TIER_LIMITS).map(pick));
 
 /**
- * Per-account request quotas by tier (spec 8), counted by rate-limiter-flexible in Redis. Both
+ * Per-account request quotas by tier (docs/access.md#rate-limits), counted by rate-limiter-flexible in Redis. Both
  * windows are fixed windows that start with the first request after the previous one ended,
  * which is how RateLimiterRedis counts. The count is per account whatever its tier, and the
  * decision compares it with the tier's limit, so the two windows can be counted together with

@@ -11,9 +11,9 @@ export interface LockoutPolicy {
   lockoutSec: number;
 }
 
-/** API keys and session tokens on `/v1/api/*` (spec 5.7, decisions B). */
+/** API keys and session tokens on `/v1/api/*` (docs/access.md#lockout). */
 export const API_LOCKOUT_POLICY: LockoutPolicy = { failures: 20, windowSec: 5 * 60, lockoutSec: 15 * 60 };
-/** Basic auth of `/admin/queues` and `/metrics`, counted apart (decisions H). */
+/** Basic auth of `/admin/queues` and `/metrics`, counted apart (docs/access.md#lockout). */
 export const ADMIN_LOCKOUT_POLICY: LockoutPolicy = { failures: 10, windowSec: 5 * 60, lockoutSec: 15 * 60 };
 
 /**

@@ -44,11 +44,11 @@ export interface InFlightOptions {
   renewEveryMs: number;
 }
 
-/** note: a slot held by a replica that died frees itself within LEASE_MS (decisions H: within a minute). */
+/** note: a slot held by a replica that died frees itself within LEASE_MS (docs/access.md#in-flight-cap). */
 const DEFAULTS: InFlightOptions = { leaseMs: 45_000, renewEveryMs: 15_000 };
 
 /**
- * The bulk imports each account has in flight, across all API replicas (decisions H): at most
+ * The bulk imports each account has in flight, across all API replicas (docs/access.md#in-flight-cap): at most
  * `max` at once. Counted in Redis under the prefix; each replica renews the leases of the slots
  * it holds, so a replica that dies without releasing them frees them when their leases end.
  */

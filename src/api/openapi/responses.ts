@@ -5,7 +5,7 @@ import { jsonResponse, type Examples, type JsonResponse } from './route-schema.j
 
 /**
  * The error responses routes share, with the headers each carries: `X-Request-Id` always; the
- * four `X-RateLimit-*` on API-key routes once the key is authenticated (decisions B);
+ * four `X-RateLimit-*` on API-key routes once the key is authenticated (docs/access.md#rate-limits);
  * `Retry-After` whenever waiting is the answer.
  */
 export const ALWAYS: readonly ResponseHeaderName[] = ['X-Request-Id'];
@@ -17,7 +17,7 @@ export function errorResponse(description: string, examples: Examples, headers: 
 
 const { apiKeyMissing, apiKeyInvalid, sessionMissing, sessionInvalid, tier, scope, origin, rateMinute, rateDay, lockout } = ERROR_EXAMPLES;
 
-/** 401, 402, 403, 429 of an API-key route (spec 5, decisions B); `scoped` adds the scope's 403. */
+/** 401, 402, 403, 429 of an API-key route (docs/access.md#order-of-checks); `scoped` adds the scope's 403. */
 export function apiKeyAuthErrors(options: { scoped: boolean }) {
   return {
     401: errorResponse('The key is missing, malformed, unknown or revoked. Counts toward the IP lockout.', { apiKeyMissing, apiKeyInvalid }),
@@ -33,7 +33,7 @@ export function apiKeyAuthErrors(options: { scoped: boolean }) {
   };
 }
 
-/** 401, 402, 403 of a key-management route (session token, decisions D). */
+/** 401, 402, 403 of a key-management route (session token, docs/access.md#session-tokens). */
 export function sessionAuthErrors() {
   return {
     401: errorResponse('The session token is missing, malformed, badly signed, expired or of an unknown account. Counts toward the IP lockout.', {

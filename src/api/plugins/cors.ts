@@ -3,8 +3,8 @@ import type { FastifyInstance } from 'fastify';
 import { apiErrors } from '../../shared/errors/api-errors.js';
 
 /**
- * The API is for servers (spec 1): a request that carries an Origin not on the allow-list is
- * refused, preflights included, before anything else runs (decisions E). Allowed origins get the
+ * The API is for servers (docs/access.md#cors): a request that carries an Origin not on the allow-list is
+ * refused, preflights included, before anything else runs (same section). Allowed origins get the
  * usual CORS headers from @fastify/cors.
  */
 export async function registerCors(app: FastifyInstance, allowedOrigins: readonly string[]): Promise<void> {

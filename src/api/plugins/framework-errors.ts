@@ -7,7 +7,7 @@ import { apiErrors } from '../../shared/errors/api-errors.js';
 
 /**
  * Errors the framework raises before a route runs, in the service's own shape: `{error}` and an
- * `X-Request-Id`, never the URL or a framework code (decisions H). Fastify would otherwise answer
+ * `X-Request-Id`, never the URL or a framework code (docs/errors.md#framework-errors). Fastify would otherwise answer
  * with its own body, echoing the path.
  */
 export function frameworkErrors(error: FastifyError, request: FastifyRequest, reply: FastifyReply): void {

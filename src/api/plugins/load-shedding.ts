@@ -9,7 +9,7 @@ function isBulkImport(request: FastifyRequest): boolean {
 }
 
 /**
- * Load shedding (decisions H): while this process's event loop lags or its heap is above the
+ * Load shedding (docs/access.md#load-shedding): while this process's event loop lags or its heap is above the
  * limits (OVERLOAD_EVENT_LOOP_DELAY_MS, OVERLOAD_HEAP_USED_MB, sampled every second by
  * @fastify/under-pressure), new bulk imports get 503 before anything else is done for them,
  * the body included. note: a backstop; the per-account in-flight cap keeps one partner's burst

@@ -5,7 +5,7 @@ import type { AuthLockout } from '../limits/auth-lockout.js';
 import { apiErrors } from '../../shared/errors/api-errors.js';
 
 /**
- * A locked-out IP gets 429 on every `/v1/api/*` request, with a valid key too (decisions B).
+ * A locked-out IP gets 429 on every `/v1/api/*` request, with a valid key too (docs/access.md#lockout).
  * Runs first among the auth steps; `/v1/health` is never locked out. API-key routes check the
  * lockout themselves, first thing, in the same Redis command as the auth version.
  *

@@ -108,7 +108,7 @@ async function prepareImport(
 }
 
 /**
- * `POST /v1/api/machines/bulk` and `POST /v1/api/listings/bulk` (spec 4.2, 4.3): authenticate
+ * `POST /v1/api/machines/bulk` and `POST /v1/api/listings/bulk` (docs/endpoints.md#bulk-imports): authenticate
  * (hook, before the body is read), validate every row, hand the valid ones to a worker in one
  * job, await it, reply 201. With an Idempotency-Key a repeat never inserts again.
  */

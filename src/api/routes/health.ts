@@ -39,7 +39,7 @@ const schema = {
 };
 
 /**
- * `GET /v1/health` (spec 4.5, decisions E): no key, no limits; 503 naming the failing check.
+ * `GET /v1/health` (docs/endpoints.md#health): no key, no limits; 503 naming the failing check.
  * note: Redis is probed with a read of one of the service's keys rather than PING, which a
  * cluster client would send to any node instead of the master holding the service's slot.
  */

@@ -84,7 +84,7 @@ const revokeSchema = {
   },
 };
 
-/** Key management with the session token (spec 4.4, decisions C). */
+/** Key management with the session token (docs/endpoints.md#key-management, docs/access.md#api-keys). */
 export async function keyRoutes(app: FastifyInstance, deps: ApiDeps): Promise<void> {
   const { sql } = deps;
   const onRequest = sessionAuth(deps);
@@ -94,7 +94,7 @@ export async function keyRoutes(app: FastifyInstance, deps: ApiDeps): Promise<vo
     return { keys };
   });
 
-  // note: parseCreateKeyRequest checks the body, for the 400 texts of decisions C.
+  // note: parseCreateKeyRequest checks the body, for the 400 texts of docs/access.md#api-keys.
   app.post('/v1/api/keys', { schema: createSchema, validatorCompiler: documentationOnly, onRequest, bodyLimit: CREATE_BODY_LIMIT_BYTES }, async (request, reply) => {
     const { label, scopes } = parseCreateKeyRequest(request.body);
     const generated = generateApiKey();

@@ -20,7 +20,7 @@ const schema = {
   },
 };
 
-/** `GET /v1/api/me`: the account and the key in use (spec 4.1); scopes in colon form. */
+/** `GET /v1/api/me`: the account and the key in use (docs/endpoints.md#get-v1apime); scopes in colon form. */
 export async function meRoutes(app: FastifyInstance, deps: ApiDeps): Promise<void> {
   app.get('/v1/api/me', { schema, config: { auth: 'api-key' }, onRequest: apiKeyAuth(deps) }, async (request) => {
     const key = request.apiKey!;

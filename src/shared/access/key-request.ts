@@ -8,7 +8,7 @@ export const KEY_LABEL_MAX = 80;
 /**
  * C0 and C1 control characters, DEL, and the bidirectional controls (U+061C, U+200E, U+200F,
  * U+202A-U+202E, U+2066-U+2069). note: a label is shown in the app and in terminals; these would
- * move the cursor, clear the screen or reverse the text around them (decisions H).
+ * move the cursor, clear the screen or reverse the text around them (docs/access.md#api-keys).
  */
 // eslint-disable-next-line no-control-regex -- matching control characters is the point
 const CONTROL_CHARACTERS = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/;
@@ -43,7 +43,7 @@ export interface CreateKeyRequest {
 }
 
 /**
- * `POST /v1/api/keys` body (decisions C). Any unknown scope is refused by name: a typo must not
+ * `POST /v1/api/keys` body (docs/access.md#api-keys). Any unknown scope is refused by name: a typo must not
  * silently give a weaker key. Duplicates and the two spellings of a scope are merged.
  */
 export function parseCreateKeyRequest(body: unknown): CreateKeyRequest {

@@ -1,4 +1,4 @@
-/** Every scope a key can hold (spec 2.2), in the canonical colon form. */
+/** Every scope a key can hold (docs/access.md#scopes), in the canonical colon form. */
 export const SCOPES = ['listings:write', 'listings:read', 'jobs:read', 'earnings:read', 'webhooks'] as const;
 export type Scope = (typeof SCOPES)[number];
 

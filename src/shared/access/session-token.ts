@@ -26,7 +26,7 @@ const JWT_SHAPE = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/;
 const CLOCK_SKEW_SEC = 60;
 
 /**
- * Verifies a session token (decisions D, H): HS256, `sub`, `exp` and `iat` required, not expired,
+ * Verifies a session token (docs/access.md#session-tokens): HS256, `sub`, `exp` and `iat` required, not expired,
  * not issued in the future, and a lifetime (`exp - iat`) of at most `maxTtlSec`, so a token
  * minted to live for years is refused however it was made.
  */

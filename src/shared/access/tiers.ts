@@ -1,4 +1,4 @@
-/** Tiers with API access and their per-account request quotas (spec 8). */
+/** Tiers with API access and their per-account request quotas (docs/access.md#rate-limits). */
 export const TIER_LIMITS = {
   enterprise: { perMinute: 300, perDay: 100_000 },
   global: { perMinute: 1_000, perDay: 500_000 },

@@ -4,7 +4,7 @@ import { TIER_LIMITS } from '../access/tiers.js';
 
 const API_TIERS = Object.keys(TIER_LIMITS) as [keyof typeof TIER_LIMITS, ...(keyof typeof TIER_LIMITS)[]];
 
-/** `GET /v1/api/me` (spec 2.1): the account that owns the key, and the key. */
+/** `GET /v1/api/me` (docs/endpoints.md#get-v1apime): the account that owns the key, and the key. */
 export const MeResponseSchema = z
   .object({
     id: z.guid().meta({ description: 'Account id.' }),

@@ -3,7 +3,7 @@ import { CreateKeyBodySchema } from '../access/key-request.js';
 import { ACTIVE_KEY_CAP, KEY_LIST_LIMIT } from '../repositories/api-keys.js';
 import { SCOPES, toUnderscoreForm } from '../access/scopes.js';
 
-/** The create response's `note` (decisions C). */
+/** The create response's `note` (docs/endpoints.md#key-management). */
 export const SHOWN_ONCE_NOTE =
   'This is the only time the full API key is shown. Store it securely (for example in a secrets manager); it cannot be retrieved again. Only its prefix is kept.';
 
@@ -11,7 +11,7 @@ const KeyIdSchema = z.guid().meta({ description: 'The key\'s id.' });
 const KeyPrefixSchema = z.string().regex(/^[0-9a-f]{8}$/).meta({ description: 'The 8 hex characters after `svc_live_`; the only part of a key that is stored readable.' });
 const UNDERSCORE_SCOPES = SCOPES.map(toUnderscoreForm) as [string, ...string[]];
 
-/** A key as listed (spec 2.2): never the full key. Timestamps are ISO 8601 in UTC. */
+/** A key as listed (docs/endpoints.md#key-management): never the full key. Timestamps are ISO 8601 in UTC. */
 export const KeyRecordSchema = z
   .object({
     id: KeyIdSchema,
@@ -40,7 +40,7 @@ export const CreateKeyResponseSchema = z
       id: KeyIdSchema,
       label: z.string(),
       key_prefix: KeyPrefixSchema,
-      scopes: z.array(z.enum(UNDERSCORE_SCOPES)).meta({ description: 'In underscore form (spec 2.2).' }),
+      scopes: z.array(z.enum(UNDERSCORE_SCOPES)).meta({ description: 'In underscore form.' }),
       created_at: z.date(),
     }),
     note: z.string().meta({ description: 'Says that the full key is shown only once and must be stored securely.' }),

@@ -3,7 +3,7 @@ import { BULK_KINDS, type BulkKind } from '../bulk/bulk-kinds.js';
 import { BulkResultSchema } from '../import-job/job-data.js';
 
 /**
- * The bulk request bodies (spec 4.2, 4.3) built from the row schemas the API validates with.
+ * The bulk request bodies (docs/endpoints.md#bulk-imports) built from the row schemas the API validates with.
  * note: the envelope and every row are checked by validateBulkRequest, row by row, so that a
  * failing row is skipped and reported instead of failing the request; these schemas document
  * what a valid row is.

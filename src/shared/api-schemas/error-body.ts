@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { BulkResultSchema } from '../import-job/job-data.js';
 
 /**
- * Every error response: `{error: "<text>", ...fields}` (spec 7, decisions A-E). One shape for all
+ * Every error response: `{error: "<text>", ...fields}` (docs/errors.md#shape). One shape for all
  * statuses, so the fields are optional and each status uses the ones its text names.
  *
  * note: responses are serialized through this schema, so a field missing here would be dropped

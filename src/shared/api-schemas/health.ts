@@ -2,7 +2,7 @@ import { z } from 'zod';
 
 const CheckSchema = z.enum(['ok', 'down']);
 
-/** `GET /v1/health` (spec 4.5, decisions E): 200 when both dependencies answer, 503 otherwise. */
+/** `GET /v1/health` (docs/endpoints.md#health): 200 when both dependencies answer, 503 otherwise. */
 export const HealthResponseSchema = z
   .object({
     status: z.enum(['ok', 'degraded']),

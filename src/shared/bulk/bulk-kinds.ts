@@ -3,7 +3,7 @@ import { ListingRowSchema } from '../rows/listing-row.js';
 import { MachineRowSchema } from '../rows/machine-row.js';
 
 /**
- * The two bulk imports and their limits (spec 4.2, 4.3, 8; decisions A). `rowSchema` validates
+ * The two bulk imports and their limits (docs/endpoints.md#bulk-imports, docs/rows.md). `rowSchema` validates
  * and normalises a request row.
  */
 export const BULK_KINDS = {

@@ -18,7 +18,7 @@ export interface ValidatedBulkRequest<K extends BulkKind> {
 
 /**
  * Checks the envelope (`{machines: [...]}` / `{listings: [...]}`) and validates every row.
- * Throws the 400s of decisions A; nothing has been written when it throws.
+ * Throws the 400s of docs/rows.md#the-request; nothing has been written when it throws.
  */
 export function validateBulkRequest<K extends BulkKind>(kind: K, body: unknown): ValidatedBulkRequest<K> {
   const { maxRows, rowSchema } = BULK_KINDS[kind];

@@ -3,7 +3,7 @@ import { PG_DUPLICATE_DATABASE, PG_UNIQUE_VIOLATION } from './db.js';
 
 /**
  * Creates the database named in the URL when it does not exist and the server allows it
- * (decisions F). Connects to the server's `postgres` database to do so.
+ * (docs/contracts.md#scripts). Connects to the server's `postgres` database to do so.
  */
 export async function ensureDatabase(databaseUrl: string): Promise<{ created: boolean }> {
   const url = new URL(databaseUrl);

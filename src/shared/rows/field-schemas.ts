@@ -79,12 +79,12 @@ function cleanText(value: string): string | FieldIssue {
   return text.includes('\u0000') ? HAS_NUL : text;
 }
 
-/** Required, trimmed, non-blank; optionally truncated to the stored length (decisions A). */
+/** Required, trimmed, non-blank; optionally truncated to the stored length (docs/rows.md#each-row). */
 const tooLongIssue = (maxLength: number) => new FieldIssue(`must be at most ${maxLength} characters`);
 
 /**
- * Required, trimmed, non-blank; optionally truncated to the stored length (decisions A), or
- * refused beyond `maxLength` (decisions H).
+ * Required, trimmed, non-blank; optionally truncated to the stored length (docs/rows.md#each-row), or
+ * refused beyond `maxLength` (docs/rows.md#row-sizes).
  */
 export function requiredText(options: { truncateTo?: number; maxLength?: number } = {}) {
   const { truncateTo, maxLength } = options;
@@ -122,7 +122,7 @@ export function optionalText(options: { truncateTo?: number; maxLength?: number 
 
 /**
  * Optional array of strings; a non-string entry fails the row; only the first `keep` are stored.
- * `maxEntries` and `entryMaxLength` (decisions H) fail the row beyond them; the length is checked
+ * `maxEntries` and `entryMaxLength` (docs/rows.md#row-sizes) fail the row beyond them; the length is checked
  * on the entries that are kept.
  */
 export function optionalStringArray(options: { keep?: number; maxEntries?: number; entryMaxLength?: number } = {}) {

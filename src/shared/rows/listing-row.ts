@@ -16,7 +16,7 @@ export const LISTING_CATEGORIES = [
   'fashion', 'electronics', 'automotive', 'rc_drones', 'education', 'outdoor', 'other',
 ] as const;
 
-/** Stored lengths and kept counts (spec 8). */
+/** Stored lengths and kept counts (docs/rows.md#listings). */
 export const LISTING_LIMITS = {
   title: 120,
   description: 2_000,
@@ -24,13 +24,13 @@ export const LISTING_LIMITS = {
   color: 40,
   photosKept: 8,
   tagsKept: 10,
-  /** decisions H */
+  /** docs/rows.md#row-sizes */
   tag: 80,
   photoUrl: 2_048,
 } as const;
 
 /**
- * One row of `POST /v1/api/listings/bulk` (spec 2.4, decisions A). Parsing yields the row as it is
+ * One row of `POST /v1/api/listings/bulk` (docs/rows.md#listings). Parsing yields the row as it is
  * stored: trimmed, truncated, defaults applied, unknown fields dropped.
  */
 export const ListingRowSchema = z
@@ -41,7 +41,7 @@ export const ListingRowSchema = z
     description: requiredText({ truncateTo: LISTING_LIMITS.description }).meta({
       description: `Trimmed; stored up to ${LISTING_LIMITS.description} characters (longer text is truncated).`,
     }),
-    // note: currency before price_cents, so reasons read as decisions A shows them.
+    // note: currency before price_cents, so reasons read as docs/rows.md#each-row shows them.
     currency: requiredLiteral('USD').meta({ description: 'Exactly `USD`; never defaulted.' }),
     // note: the whole-number rule is a refinement, which JSON Schema cannot see; `type` says it.
     price_cents: wholeNumberInRange().meta({ type: 'integer', description: 'Price in US cents: a JSON whole number, not a string.' }),

@@ -3,16 +3,16 @@ import { optionalBoolean, optionalStringArray, optionalText, requiredText } from
 
 export const MACHINE_LIMITS = {
   nickname: 80,
-  /** machine categories are not enumerated by the spec; decisions A caps them at 80 characters */
+  /** machine categories are not enumerated; they are capped at 80 characters */
   category: 80,
-  /** template_id, manufacturer, model, model_number (decisions H) */
+  /** template_id, manufacturer, model, model_number (docs/rows.md#row-sizes) */
   identifier: 200,
   capabilities: 100,
   capability: 80,
 } as const;
 
 /**
- * One row of `POST /v1/api/machines/bulk` (spec 2.3, decisions A): the fields of the app's CSV
+ * One row of `POST /v1/api/machines/bulk` (docs/rows.md#machines): the fields of the app's CSV
  * import. Every created machine starts with verification status `pending`.
  */
 export const MachineRowSchema = z.object({

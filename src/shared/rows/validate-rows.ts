@@ -34,7 +34,7 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-/** Validates every row up front; a failing row never stops the others (spec 4.2 rule 1). */
+/** Validates every row up front; a failing row never stops the others (docs/rows.md#each-row). */
 export function validateRows<Schema extends z.ZodType>(schema: Schema, input: readonly unknown[]): RowValidation<z.output<Schema>> {
   const rows: z.output<Schema>[] = [];
   const errors: RowError[] = [];
