@@ -33,7 +33,12 @@ export function openapiDocument(): NonNullable<FastifyDynamicSwaggerOptions['ope
       title: 'Bulk Import API',
       version: SERVICE_VERSION,
       description: `${INTRODUCTION}\n\n# Changelog\n\n${changelog}`,
+      // note: the API is offered to partners under their marketplace agreement, not an open licence.
+      license: { name: 'Proprietary: for partners under their marketplace agreement', identifier: 'LicenseRef-Proprietary' },
+      contact: { name: 'The Bulk Import API team (vulnerabilities: see SECURITY.md in the repository)' },
     },
+    // note: relative: the document describes the server that serves it, wherever it is deployed.
+    servers: [{ url: '/', description: 'The server this document was fetched from' }],
     tags: [
       { name: 'Account', description: 'The account and key in use.' },
       { name: 'Bulk imports', description: 'Machines and listings, 1 to 500 or 200 rows a request.' },
