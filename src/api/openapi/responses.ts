@@ -1,4 +1,11 @@
-import { ErrorBodySchema } from '../../shared/api-schemas/error-body.js';
+import type { z } from 'zod';
+import {
+  ErrorBodySchema,
+  RequestIdErrorSchema,
+  RetryLaterErrorSchema,
+  TierErrorSchema,
+  TooLargeErrorSchema,
+} from '../../shared/api-schemas/error-body.js';
 import { RATE_LIMIT_HEADER_NAMES, type ResponseHeaderName } from '../../shared/api-schemas/headers.js';
 import { ERROR_EXAMPLES, tooLargeExample } from './examples.js';
 import { jsonResponse, type Examples, type JsonResponse } from './route-schema.js';
@@ -11,8 +18,13 @@ import { jsonResponse, type Examples, type JsonResponse } from './route-schema.j
 export const ALWAYS: readonly ResponseHeaderName[] = ['X-Request-Id'];
 export const AUTHENTICATED: readonly ResponseHeaderName[] = [...ALWAYS, ...RATE_LIMIT_HEADER_NAMES];
 
-export function errorResponse(description: string, examples: Examples, headers: readonly ResponseHeaderName[] = ALWAYS): JsonResponse {
-  return jsonResponse(ErrorBodySchema, { description, headers, examples });
+export function errorResponse(
+  description: string,
+  examples: Examples,
+  headers: readonly ResponseHeaderName[] = ALWAYS,
+  schema: z.ZodType = ErrorBodySchema,
+): JsonResponse {
+  return jsonResponse(schema, { description, headers, examples });
 }
 
 const { apiKeyMissing, apiKeyInvalid, sessionMissing, sessionInvalid, tier, scope, origin, rateMinute, rateDay, lockout } = ERROR_EXAMPLES;
@@ -21,7 +33,7 @@ const { apiKeyMissing, apiKeyInvalid, sessionMissing, sessionInvalid, tier, scop
 export function apiKeyAuthErrors(options: { scoped: boolean }) {
   return {
     401: errorResponse('The key is missing, malformed, unknown or revoked. Counts toward the IP lockout.', { apiKeyMissing, apiKeyInvalid }),
-    402: errorResponse('The account is not on an Enterprise or Global subscription.', { tier }),
+    402: errorResponse('The account is not on an Enterprise or Global subscription.', { tier }, ALWAYS, TierErrorSchema),
     403: options.scoped
       ? errorResponse('The key lacks the required scope (named in underscore form), or a browser sent an Origin that is not allowed.', { scope, origin }, AUTHENTICATED)
       : errorResponse('A browser sent an Origin that is not allowed.', { origin }),
@@ -29,6 +41,7 @@ export function apiKeyAuthErrors(options: { scoped: boolean }) {
       'The account\'s per-minute or per-day limit is reached (all its keys share them), or this IP is locked out after 20 failed authentications in 5 minutes. Nothing was done; retry after `Retry-After` seconds.',
       { rateMinute, rateDay, lockout },
       [...AUTHENTICATED, 'Retry-After'],
+      RetryLaterErrorSchema,
     ),
   };
 }
@@ -40,20 +53,22 @@ export function sessionAuthErrors() {
       sessionMissing,
       sessionInvalid,
     }),
-    402: errorResponse('The account is not on an Enterprise or Global subscription.', { tier }),
+    402: errorResponse('The account is not on an Enterprise or Global subscription.', { tier }, ALWAYS, TierErrorSchema),
     403: errorResponse('A browser sent an Origin that is not allowed.', { origin }),
   };
 }
 
 export function lockedOutResponse(): JsonResponse {
-  return errorResponse('This IP is locked out after 20 failed authentications in 5 minutes; retry after `Retry-After` seconds.', { lockout }, [
-    ...ALWAYS,
-    'Retry-After',
-  ]);
+  return errorResponse(
+    'This IP is locked out after 20 failed authentications in 5 minutes; retry after `Retry-After` seconds.',
+    { lockout },
+    [...ALWAYS, 'Retry-After'],
+    RetryLaterErrorSchema,
+  );
 }
 
 export function tooLargeResponse(limitBytes: number, headers: readonly ResponseHeaderName[] = ALWAYS): JsonResponse {
-  return errorResponse('The body is over the endpoint\'s limit; nothing was read or written.', { tooLarge: tooLargeExample(limitBytes) }, headers);
+  return errorResponse('The body is over the endpoint\'s limit; nothing was read or written.', { tooLarge: tooLargeExample(limitBytes) }, headers, TooLargeErrorSchema);
 }
 
 export function unsupportedMediaTypeResponse(headers: readonly ResponseHeaderName[] = ALWAYS): JsonResponse {
@@ -63,11 +78,11 @@ export function unsupportedMediaTypeResponse(headers: readonly ResponseHeaderNam
 export function unavailableResponse(headers: readonly ResponseHeaderName[] = ALWAYS): JsonResponse {
   return errorResponse('A dependency (PostgreSQL or Redis) is unavailable. Nothing was written; retry after `Retry-After` seconds.', {
     storeUnavailable: ERROR_EXAMPLES.storeUnavailable,
-  }, [...headers, 'Retry-After']);
+  }, [...headers, 'Retry-After'], RetryLaterErrorSchema);
 }
 
 export function internalErrorResponse(headers: readonly ResponseHeaderName[] = ALWAYS): JsonResponse {
   return errorResponse('An unexpected failure. A GET is safe to retry; after a bulk import, retry with the same `Idempotency-Key` (or check what was created).', {
     internal: ERROR_EXAMPLES.internal,
-  }, headers);
+  }, headers, RequestIdErrorSchema);
 }

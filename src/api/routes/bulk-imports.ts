@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { BULK_BODY_SCHEMAS, BulkResponseSchema } from '../../shared/api-schemas/bulk.js';
+import { BulkRequestErrorSchema, RequestIdErrorSchema, RetryLaterErrorSchema } from '../../shared/api-schemas/error-body.js';
 import { IdempotencyKeyHeaderSchema } from '../../shared/api-schemas/headers.js';
 import { BULK_KINDS, BULK_KIND_NAMES, type BulkKind } from '../../shared/bulk/bulk-kinds.js';
 import { revivedApiError } from '../../shared/errors/api-errors.js';
@@ -47,12 +48,14 @@ function bulkSchema(kind: BulkKind) {
         'Nothing was written: the body is not JSON, not an object with the array, has no rows or too many, or no row is valid; or the `Idempotency-Key` is malformed.',
         bulkBadRequestExamples(kind),
         AUTHENTICATED,
+        BulkRequestErrorSchema,
       ),
       ...apiKeyAuthErrors({ scoped: true }),
       429: errorResponse(
         'The account\'s per-minute or per-day limit is reached, or it already has `ACCOUNT_MAX_IN_FLIGHT` imports in flight (10 by default, across all replicas), or this IP is locked out after 20 failed authentications in 5 minutes. Nothing was done; retry after `Retry-After` seconds.',
         { rateMinute, rateDay, tooManyConcurrent, lockout },
         [...AUTHENTICATED, 'Retry-After'],
+        RetryLaterErrorSchema,
       ),
       413: tooLargeResponse(bodyLimitBytes, AUTHENTICATED),
       415: unsupportedMediaTypeResponse(AUTHENTICATED),
@@ -64,11 +67,13 @@ function bulkSchema(kind: BulkKind) {
         'Nothing was written; retry after `Retry-After` seconds, with the same `Idempotency-Key`.',
         { workersUnavailable, importFailed, storeUnavailable, overloaded },
         [...AUTHENTICATED, 'Retry-After'],
+        RetryLaterErrorSchema,
       ),
       504: errorResponse(
         'The import is still running and its outcome is not known yet. Retry with the same `Idempotency-Key`: you get its real result, never a second copy.',
         { stillRunning },
         AUTHENTICATED,
+        RequestIdErrorSchema,
       ),
     },
   };

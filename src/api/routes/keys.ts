@@ -34,6 +34,7 @@ import {
 import { documentationOnly, jsonBody, jsonResponse } from '../openapi/route-schema.js';
 import { sessionAuth } from '../auth/session-auth.js';
 import { apiErrors } from '../../shared/errors/api-errors.js';
+import { MaybeRetryLaterErrorSchema } from '../../shared/api-schemas/error-body.js';
 
 const CREATE_BODY_LIMIT_BYTES = 16 * 1024;
 
@@ -67,6 +68,7 @@ const createSchema = {
       `The account already has ${ACTIVE_KEY_CAP} active keys (revoke one first), or this IP is locked out after 20 failed authentications in 5 minutes.`,
       { keyCap: ERROR_EXAMPLES.keyCap, lockout: ERROR_EXAMPLES.lockout },
       [...ALWAYS, 'Retry-After'],
+      MaybeRetryLaterErrorSchema,
     ),
   },
 };

@@ -2,29 +2,55 @@ import { z } from 'zod';
 import { BulkResultSchema } from '../import-job/job-data.js';
 
 /**
- * Every error response: `{error: "<text>", ...fields}` (docs/errors.md#shape). One shape for all
- * statuses, so the fields are optional and each status uses the ones its text names.
+ * The error responses: `{error: "<text>", ...fields}` (docs/errors.md#shape), one schema per
+ * shape, so that a client generated from the document can tell a 402 by its `upgrade_url` or a
+ * 400 by its `received`. Each status of each route answers with one of these.
  *
- * note: responses are serialized through this schema, so a field missing here would be dropped
- * from every error body; the constraints stay loose enough that no real body can fail them.
+ * note: responses are serialized through these schemas: a field a body carries must be here, and
+ * a field required here must be in every body of the statuses that use the schema.
  */
-export const ErrorBodySchema = z
-  .object({
-    error: z.string().meta({ description: 'What went wrong, in words meant for a person.' }),
-    errors: BulkResultSchema.shape.errors.optional().meta({
-      description: '400 `no valid rows`: the reason of every row, by its index in the request array.',
-    }),
-    received: z.number().int().nonnegative().optional().meta({ description: '400 `Too many rows`: the number of rows sent.' }),
-    limit_bytes: z.number().int().nonnegative().optional().meta({ description: '413: the endpoint\'s body limit in bytes.' }),
-    retry_after_sec: z.number().int().nonnegative().optional().meta({
-      description: '429 and 503: seconds to wait before retrying; the same value as the `Retry-After` header.',
-    }),
-    current_tier: z.string().optional().meta({ description: '402: the account\'s subscription tier.' }),
-    upgrade_url: z.string().optional().meta({ description: '402: where the subscription can be upgraded.' }),
-    request_id: z.string().optional().meta({
-      description: '500 and 504: the request\'s id (also in `X-Request-Id`); quote it when asking for help.',
-    }),
-  })
-  .meta({ id: 'Error', description: 'An error: `error` always, other fields as the status says.' });
+const errorText = z.string().meta({ description: 'What went wrong, in words meant for a person.' });
+const retryAfterSec = z.number().int().nonnegative().meta({
+  description: 'Seconds to wait before retrying; the same value as the `Retry-After` header.',
+});
+const requestId = z.string().meta({ description: 'The request\'s id (also in `X-Request-Id`); quote it when asking for help.' });
 
-export type ErrorBody = z.infer<typeof ErrorBodySchema>;
+export const ErrorBodySchema = z.object({ error: errorText }).meta({ id: 'Error', description: 'An error: what went wrong.' });
+
+export const BulkRequestErrorSchema = z
+  .object({
+    error: errorText,
+    errors: BulkResultSchema.shape.errors.optional().meta({
+      description: '`no valid rows`: the reason of every row, by its index in the request array.',
+    }),
+    received: z.number().int().nonnegative().optional().meta({ description: '`Too many rows`: the number of rows sent.' }),
+  })
+  .meta({ id: 'BulkRequestError', description: 'A bulk request refused as a whole; nothing was written.' });
+
+export const TierErrorSchema = z
+  .object({
+    error: errorText,
+    current_tier: z.string().meta({ description: 'The account\'s subscription tier.' }),
+    upgrade_url: z.string().meta({ description: 'Where the subscription can be upgraded.' }),
+  })
+  .meta({ id: 'TierError', description: 'The account is not on a subscription with API access.' });
+
+export const TooLargeErrorSchema = z
+  .object({
+    error: errorText,
+    limit_bytes: z.number().int().nonnegative().meta({ description: 'The endpoint\'s body limit in bytes.' }),
+  })
+  .meta({ id: 'TooLargeError', description: 'The body is over the endpoint\'s limit.' });
+
+export const RetryLaterErrorSchema = z
+  .object({ error: errorText, retry_after_sec: retryAfterSec })
+  .meta({ id: 'RetryLaterError', description: 'Nothing was done; retry after `retry_after_sec` seconds.' });
+
+/** A 429 that is either a wait (lockout) or a refusal to wait out (the active-key cap). */
+export const MaybeRetryLaterErrorSchema = z
+  .object({ error: errorText, retry_after_sec: retryAfterSec.optional() })
+  .meta({ id: 'MaybeRetryLaterError', description: 'Refused; when `retry_after_sec` is given, retry after that many seconds.' });
+
+export const RequestIdErrorSchema = z
+  .object({ error: errorText, request_id: requestId })
+  .meta({ id: 'RequestIdError', description: 'The request\'s outcome is unexpected or not known yet; `request_id` identifies it.' });
