@@ -225,6 +225,25 @@ describe('GET /v1/openapi.json', () => {
     expect(validates(where, { inserted: 1, skipped: 0, errors: [], extra: true }).valid).toBe(false);
   });
 
+  it.each([
+    ['listings', 'a blank title', { title: '   ' }],
+    ['listings', 'an http:// photo URL', { photo_urls: ['http://cdn.example.com/a.jpg'] }],
+    ['listings', 'a relative photo URL', { photo_urls: ['/a.jpg'] }],
+    ['listings', 'a photo URL of 2,049 characters', { photo_urls: [`https://cdn.example.com/${'p'.repeat(2_025)}`] }],
+    ['machines', 'a category of 81 characters', { category: 'c'.repeat(81) }],
+    ['machines', 'a blank model', { model: '\t ' }],
+  ] as const)('declares a %s body with %s invalid, as the service finds it', (kind, _what, change) => {
+    const where = pointer('paths', `/v1/api/${kind}/bulk`, 'post', 'requestBody', 'content', 'application/json', 'schema');
+    const row = kind === 'listings' ? validListing() : validMachine();
+    expect(validates(where, { [kind]: [row] }).valid).toBe(true);
+    expect(validates(where, { [kind]: [{ ...row, ...change }] }).valid).toBe(false);
+  });
+
+  it('declares a padded https URL valid, as the service trims it', () => {
+    const where = pointer('paths', '/v1/api/listings/bulk', 'post', 'requestBody', 'content', 'application/json', 'schema');
+    expect(validates(where, { listings: [validListing({ photo_urls: ['  HTTPS://cdn.example.com/a.jpg?x=1 '] })] }).valid).toBe(true);
+  });
+
   it('shows only request examples that match the body schema (tools replay them as valid requests)', () => {
     let checked = 0;
     for (const { path, method, operation } of operations(doc)) {

@@ -98,7 +98,8 @@ export function requiredText(options: { truncateTo?: number; maxLength?: number 
       if (tooLong !== undefined && !fitsCodePoints(text, maxLength!)) return tooLong;
       return truncateTo === undefined ? text : truncateCodePoints(text, truncateTo);
     },
-    { minLength: 1, ...(maxLength === undefined ? {} : { maxLength }) },
+    // note: `pattern` as the document's way of saying "not blank": the text is trimmed first.
+    { minLength: 1, pattern: '\\S', ...(maxLength === undefined ? {} : { maxLength }) },
   );
 }
 
@@ -151,6 +152,8 @@ export function optionalStringArray(options: { keep?: number; maxEntries?: numbe
 // "https:\\cdn.x" and embedded tabs, which other consumers of the stored URL would not.
 // eslint-disable-next-line no-control-regex -- control characters are exactly what it refuses
 const HTTPS_URL_SHAPE = /^https:\/\/([^\s\\/?#\x00-\x1f\x7f]+)(?:[/?#][^\s\\\x00-\x1f\x7f]*)?$/i;
+/** HTTPS_URL_SHAPE for the document: JSON Schema patterns have no flags, and the value is trimmed first. */
+const HTTPS_URL_JSON_PATTERN = `^\\s*[Hh][Tt][Tt][Pp][Ss]:\\/\\/${HTTPS_URL_SHAPE.source.slice('^https:\\/\\/'.length, -1)}\\s*$`;
 
 /**
  * Whether an authority (`host`, `user@host:port`) parses, by authority. note: the WHATWG parser
@@ -194,7 +197,7 @@ export function httpsUrlList(keep: number, maxLength: number) {
           if (url.length > maxLength) return tooLong;
           return isHttpsUrl(url) ? url : NOT_HTTPS_URL;
         },
-        { maxLength },
+        { maxLength, pattern: HTTPS_URL_JSON_PATTERN },
       ),
       { error: typeError('must be an array of https:// URLs') },
     )
