@@ -23,8 +23,9 @@ export function errorResponse(
   examples: Examples,
   headers: readonly ResponseHeaderName[] = ALWAYS,
   schema: z.ZodType = ErrorBodySchema,
+  sometimes: readonly ResponseHeaderName[] = [],
 ): JsonResponse {
-  return jsonResponse(schema, { description, headers, examples });
+  return jsonResponse(schema, { description, headers, sometimes, examples });
 }
 
 const { apiKeyMissing, apiKeyInvalid, sessionMissing, sessionInvalid, tier, scope, origin, rateMinute, rateDay, lockout } = ERROR_EXAMPLES;

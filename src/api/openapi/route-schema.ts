@@ -20,16 +20,19 @@ export type Examples = Record<string, Example>;
 export interface JsonResponse {
   description: string;
   headers: readonly ResponseHeaderName[];
+  /** of `headers`, those some answers of this status do not carry (see transforms.ts, isAlwaysSent) */
+  sometimes?: readonly ResponseHeaderName[];
   content: { 'application/json': { schema: z.ZodType; examples: Examples } };
 }
 
 export function jsonResponse(
   schema: z.ZodType,
-  doc: { description: string; headers?: readonly ResponseHeaderName[]; examples: Examples },
+  doc: { description: string; headers?: readonly ResponseHeaderName[]; sometimes?: readonly ResponseHeaderName[]; examples: Examples },
 ): JsonResponse {
   return {
     description: doc.description,
     headers: doc.headers ?? [],
+    ...(doc.sometimes ? { sometimes: doc.sometimes } : {}),
     content: { 'application/json': { schema, examples: doc.examples } },
   };
 }

@@ -1,7 +1,7 @@
 import type { SwaggerTransform, SwaggerTransformObject } from '@fastify/swagger';
 import { createJsonSchemaTransform, createJsonSchemaTransformObject } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { RESPONSE_HEADERS, type ResponseHeaderName } from '../../shared/api-schemas/headers.js';
+import { RATE_LIMIT_HEADER_NAMES, RESPONSE_HEADERS, type ResponseHeaderName } from '../../shared/api-schemas/headers.js';
 import { isJsonResponse } from './route-schema.js';
 
 /** The partner API: every route under it is documented; operator endpoints and /docs are not. */
@@ -10,9 +10,23 @@ export const DOCUMENTED_PREFIX = '/v1/';
 const zodTransform = createJsonSchemaTransform({});
 const zodTransformObject = createJsonSchemaTransformObject({});
 
-function headerSchema(name: ResponseHeaderName): Record<string, unknown> {
+/** Marks, inside a header's schema, a header the response always carries; shareHeaders turns it into `required`. */
+const ALWAYS_SENT = 'x-always-sent';
+
+function headerSchema(name: ResponseHeaderName, always: boolean): Record<string, unknown> {
   const { $schema: _dialect, ...schema } = z.toJSONSchema(RESPONSE_HEADERS[name], { target: 'draft-2020-12', io: 'output' });
-  return schema;
+  return always ? { ...schema, [ALWAYS_SENT]: true } : schema;
+}
+
+/**
+ * Whether every answer of `status` carries the header: `Idempotent-Replayed` only on a replay;
+ * the rate-limit headers on every success, but on an error only when the key was known before it
+ * (a lockout or an overloaded process refuses first); others as the route declares.
+ */
+function isAlwaysSent(name: ResponseHeaderName, status: string, sometimes: readonly ResponseHeaderName[]): boolean {
+  if (name === 'Idempotent-Replayed' || sometimes.includes(name)) return false;
+  if ((RATE_LIMIT_HEADER_NAMES as readonly string[]).includes(name)) return Number(status) < 400;
+  return true;
 }
 
 /**
@@ -29,7 +43,7 @@ export const transformRoute: SwaggerTransform = (document) => {
   for (const [status, response] of Object.entries(declared)) {
     const target = transformed[status];
     if (!isJsonResponse(response) || target === undefined) continue;
-    target.headers = Object.fromEntries(response.headers.map((name) => [name, headerSchema(name)]));
+    target.headers = Object.fromEntries(response.headers.map((name) => [name, headerSchema(name, isAlwaysSent(name, status, response.sometimes ?? []))]));
     const media = target.content['application/json'];
     if (media) media.examples = response.content['application/json'].examples;
   }
@@ -69,13 +83,23 @@ const HEADER_REF = '#/components/headers/';
 
 type Operation = { responses?: Record<string, { headers?: Record<string, Json> }> };
 
-/** Each response header once, in `components.headers`, referred to from every response that sends it. */
+/**
+ * Each header a response always carries once, `required`, in `components.headers`, referred to
+ * from every response that always sends it; a header only some answers carry stays in the
+ * response, not required.
+ */
 function shareHeaders(paths: Record<string, Record<string, Operation>>): Record<string, Json> {
   const shared: Record<string, Json> = {};
   for (const operation of Object.values(paths).flatMap((item) => Object.values(item))) {
     for (const response of Object.values(operation.responses ?? {})) {
       for (const [name, header] of Object.entries(response.headers ?? {})) {
-        shared[name] ??= header;
+        const { schema, ...rest } = header as { schema: Record<string, unknown> };
+        const { [ALWAYS_SENT]: always, ...plainSchema } = schema;
+        if (always !== true) {
+          response.headers![name] = { ...rest, schema: plainSchema };
+          continue;
+        }
+        shared[name] ??= { ...rest, required: true, schema: plainSchema };
         response.headers![name] = { $ref: `${HEADER_REF}${name}` };
       }
     }

@@ -69,6 +69,8 @@ const createSchema = {
       { keyCap: ERROR_EXAMPLES.keyCap, lockout: ERROR_EXAMPLES.lockout },
       [...ALWAYS, 'Retry-After'],
       MaybeRetryLaterErrorSchema,
+      // note: the active-key cap is not waited out: only the lockout carries Retry-After.
+      ['Retry-After'],
     ),
   },
 };
