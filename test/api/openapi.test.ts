@@ -251,6 +251,15 @@ describe('GET /v1/openapi.json', () => {
     expect(validates(where, { listings: [validListing({ photo_urls: ['  HTTPS://cdn.example.com/a.jpg?x=1 '] })] }).valid).toBe(true);
   });
 
+  it('gives every operation an id, a summary and a description', () => {
+    for (const { path, method, operation } of operations(doc)) {
+      const op = operation as { operationId?: string; summary?: string; description?: string };
+      expect(op.operationId, `${method} ${path}`).toEqual(expect.any(String));
+      expect(op.summary, `${method} ${path}`).toEqual(expect.any(String));
+      expect(op.description?.length, `${method} ${path}`).toBeGreaterThan(10);
+    }
+  });
+
   it('shows only request examples that match the body schema (tools replay them as valid requests)', () => {
     let checked = 0;
     for (const { path, method, operation } of operations(doc)) {

@@ -46,6 +46,7 @@ const listSchema = {
   ...common,
   operationId: 'listKeys',
   summary: 'List the account\'s keys',
+  description: 'The account\'s keys, revoked ones included, newest first, at most 50; never a full key.',
   response: {
     200: jsonResponse(KeyListResponseSchema, { description: 'Never a full key.', headers: ALWAYS, examples: KEY_LIST_EXAMPLES }),
     ...sessionErrors(),
