@@ -1,22 +1,17 @@
 import { randomUUID } from 'node:crypto';
 import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bearer, validListing } from '../support/fixtures.js';
-import { bodyOfSize as bodyOfKindOfSize, bulkEndpoint, type Snapshot } from '../support/bulk-endpoint.js';
+import { validListing } from '../support/fixtures.js';
+import { bulkEndpoint, type Snapshot } from '../support/bulk-endpoint.js';
 import { startTestService, type TestAccount, type TestService } from '../support/test-service.js';
 
-const BODY_LIMIT_BYTES = 2_097_152;
 const DRAGON = '\u{1F409}'; // one code point, two UTF-16 units
 
 function photos(count: number, name = 'photo'): string[] {
   return Array.from({ length: count }, (_, i) => `https://cdn.example.test/${name}-${i}.jpg`);
 }
 
-/** A body of exactly `bytes` bytes. */
-function bodyOfSize(bytes: number): string {
-  return bodyOfKindOfSize('listings', validListing({ title: `Padded ${randomUUID()}` }), bytes);
-}
-
+/** What only listings do; what both bulk endpoints promise is in bulk-endpoint-contract.test.ts. */
 describe('POST /v1/api/listings/bulk', () => {
   let service: TestService;
   let kit: ReturnType<typeof bulkEndpoint>;
@@ -32,7 +27,6 @@ describe('POST /v1/api/listings/bulk', () => {
 
   const partner: ReturnType<typeof bulkEndpoint>['partner'] = (...args) => kit.partner(...args);
   const post: ReturnType<typeof bulkEndpoint>['post'] = (...args) => kit.post(...args);
-  const postRaw: ReturnType<typeof bulkEndpoint>['postRaw'] = (...args) => kit.postRaw(...args);
   const snapshot = () => kit.snapshot();
 
   async function listingsOf(account: TestAccount) {
@@ -179,7 +173,7 @@ describe('POST /v1/api/listings/bulk', () => {
       });
     });
 
-    it('stores a cut title exactly as decisions A defines it: trimmed, then cut, even when the cut ends on a space', async () => {
+    it('stores a cut title exactly as docs/rows.md defines it: trimmed, then cut, even when the cut ends on a space', async () => {
       const { account, key } = await partner();
       // trimmed: 119 a's, a space, "tail" (124 code points); cut to 120: 119 a's and the space
       const res = await post(key, { listings: [validListing({ title: ` ${'a'.repeat(119)} tail` })] });
@@ -291,64 +285,6 @@ describe('POST /v1/api/listings/bulk', () => {
       expect(await snapshot()).toEqual(before);
     }
 
-    it.each([
-      ['a truncated document', '{"listings": ['],
-      ['unquoted keys', '{listings: []}'],
-      ['single quotes', "{'listings': []}"],
-      ['plain text', 'listings please'],
-      ['a trailing comma', `{"listings": [${JSON.stringify(validListing())},]}`],
-      ['an empty body', ''],
-    ])('400 Invalid JSON body for %s', async (_case, body) => {
-      before = await snapshot();
-      await expectRefused(await postRaw(key, body), 400, { error: 'Invalid JSON body' });
-    });
-
-    it.each(['text/plain', 'application/xml', 'application/x-www-form-urlencoded'])(
-      '415 for a %s body, even one that holds valid JSON',
-      async (contentType) => {
-        before = await snapshot();
-        const res = await service.request({
-          method: 'POST',
-          url: kit.path,
-          headers: { ...bearer(key), 'content-type': contentType },
-          payload: JSON.stringify({ listings: [validListing()] }),
-        });
-        await expectRefused(res, 415, { error: 'Content-Type must be application/json' });
-      },
-    );
-
-    it.each([
-      ['null', 'null'],
-      ['an array', JSON.stringify([validListing()])],
-      ['a string', '"listings"'],
-      ['a number', '42'],
-      ['a boolean', 'true'],
-      ['an object without listings', '{}'],
-      ['listings null', '{"listings": null}'],
-      ['listings an object', JSON.stringify({ listings: { 0: validListing() } })],
-      ['listings a string', '{"listings": "[]"}'],
-      ['listings a number', '{"listings": 3}'],
-      ['rows under "machines"', JSON.stringify({ machines: [validListing()] })],
-      ['rows under "Listings"', JSON.stringify({ Listings: [validListing()] })],
-    ])('400 for a body that is %s', async (_case, body) => {
-      before = await snapshot();
-      await expectRefused(await postRaw(key, body), 400, { error: 'Body must be an object with a "listings" array' });
-    });
-
-    it('400 for an empty array', async () => {
-      before = await snapshot();
-      await expectRefused(await post(key, { listings: [] }), 400, { error: 'No rows: send 1 to 200 listings' });
-    });
-
-    it.each([201, 500])('400 with received for %d rows, valid ones included', async (count) => {
-      before = await snapshot();
-      const listings = Array.from({ length: count }, () => validListing());
-      await expectRefused(await post(key, { listings }), 400, {
-        error: 'Too many rows: at most 200 listings per request',
-        received: count,
-      });
-    });
-
     it('400 no valid rows, with every row\'s error', async () => {
       before = await snapshot();
       const res = await post(key, {
@@ -365,86 +301,5 @@ describe('POST /v1/api/listings/bulk', () => {
       });
     });
 
-    it('400 no valid rows for a single non-object row', async () => {
-      before = await snapshot();
-      await expectRefused(await post(key, { listings: [null] }), 400, {
-        error: 'no valid rows',
-        errors: [{ index: 0, reason: 'row must be an object' }],
-      });
-    });
-
-    it('413 for a body one byte over 2,097,152 bytes', async () => {
-      before = await snapshot();
-      await expectRefused(await postRaw(key, bodyOfSize(BODY_LIMIT_BYTES + 1)), 413, {
-        error: 'Request body too large',
-        limit_bytes: BODY_LIMIT_BYTES,
-      });
-    });
-
-    it('accepts a body of exactly 2,097,152 bytes', async () => {
-      const res = await postRaw(key, bodyOfSize(BODY_LIMIT_BYTES));
-      expect(res.statusCode).toBe(201);
-      expect(res.json()).toEqual({ inserted: 1, skipped: 0, errors: [] });
-    });
-  });
-
-  describe('security', () => {
-    it.each([
-      [['listings:read']],
-      [['jobs:read', 'earnings:read', 'webhooks']],
-    ])('403 for a key with scopes %j, and nothing written', async (scopes) => {
-      const { key } = await partner({}, scopes);
-      const before = await snapshot();
-      const res = await post(key, { listings: [validListing()] });
-      expect(res.statusCode).toBe(403);
-      expect(res.json()).toEqual({ error: 'Missing required scope: listings_write' });
-      expect(res.headers['x-ratelimit-limit-minute']).toBe('300');
-      expect(await snapshot()).toEqual(before);
-    });
-
-    it.each([
-      ['invalid JSON', '{"listings": ['],
-      ['an empty array', '{"listings": []}'],
-      ['a body over the limit', bodyOfSize(BODY_LIMIT_BYTES + 1)],
-    ])('checks the scope before the body: 403, not 4xx for %s', async (_case, body) => {
-      const { key } = await partner({}, ['listings:read']);
-      const before = await snapshot();
-      const res = await postRaw(key, body);
-      expect(res.statusCode).toBe(403);
-      expect(res.json()).toEqual({ error: 'Missing required scope: listings_write' });
-      expect(await snapshot()).toEqual(before);
-    });
-
-    it('keeps each account\'s rows to itself', async () => {
-      const a = await partner({ name: 'Account A' });
-      const b = await partner({ name: 'Account B' });
-      const resA = await post(a.key, {
-        listings: [
-          validListing({ title: 'A one' }),
-          validListing({ title: 'A two', account_id: b.account.id }),
-          validListing({ title: 'A three' }),
-        ],
-      });
-      const resB = await post(b.key, { listings: [validListing({ title: 'B one' }), validListing({ title: 'B two' })] });
-      expect(resA.statusCode).toBe(201);
-      expect(resB.statusCode).toBe(201);
-
-      const rowsA = await listingsOf(a.account);
-      const rowsB = await listingsOf(b.account);
-      expect(rowsA.map((row) => [row.title, row.maker_name])).toEqual([
-        ['A one', 'Account A'], ['A three', 'Account A'], ['A two', 'Account A'],
-      ]);
-      expect(rowsB.map((row) => [row.title, row.maker_name])).toEqual([['B one', 'Account B'], ['B two', 'Account B']]);
-      const importsB = await service.sql`select inserted from imports where account_id = ${b.account.id}`;
-      expect(importsB.map((row) => row.inserted)).toEqual([2]);
-    });
-
-    it('writes rows sent with a second key of the same account to that account', async () => {
-      const { account } = await partner();
-      const secondKey = await service.createKey(account, ['listings_write'], 'second key');
-      const res = await post(secondKey, { listings: [validListing({ title: 'via second key' })] });
-      expect(res.statusCode).toBe(201);
-      expect((await listingsOf(account)).map((row) => row.title)).toEqual(['via second key']);
-    });
   });
 });

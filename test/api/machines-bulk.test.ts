@@ -13,6 +13,7 @@ function bodyOfSize(bytes: number): string {
   return bodyOfKindOfSize('machines', validMachine({ template_id: `padded-${randomUUID()}` }), bytes);
 }
 
+/** What only machines do; what both bulk endpoints promise is in bulk-endpoint-contract.test.ts. */
 describe('POST /v1/api/machines/bulk', () => {
   let service: TestService;
   let kit: ReturnType<typeof bulkEndpoint>;
@@ -201,27 +202,6 @@ describe('POST /v1/api/machines/bulk', () => {
       expect(jobIds).toEqual([imports[0]?.job_id, imports[0]?.job_id]);
     });
 
-    it('carries the X-RateLimit-* headers and X-Request-Id on a 201', async () => {
-      const { account, key } = await partner();
-      const first = await post(key, { machines: [validMachine()] });
-      const second = await post(key, { machines: [validMachine()] });
-      for (const res of [first, second]) {
-        expect(res.statusCode).toBe(201);
-        expect(res.headers['x-ratelimit-limit-minute']).toBe('300');
-        expect(res.headers['x-ratelimit-limit-day']).toBe('100000');
-        expect(res.headers['x-ratelimit-remaining-minute']).toMatch(/^\d+$/);
-        expect(res.headers['x-ratelimit-remaining-day']).toMatch(/^\d+$/);
-      }
-      expect(first.headers['x-ratelimit-remaining-minute']).toBe('299');
-      expect(second.headers['x-ratelimit-remaining-minute']).toBe('298');
-      expect(second.headers['x-ratelimit-remaining-day']).toBe('99998');
-
-      const requestIds = [first.headers['x-request-id'], second.headers['x-request-id']];
-      expect(requestIds[0]).toEqual(expect.any(String));
-      expect(requestIds[0]).not.toBe(requestIds[1]);
-      const recorded = await service.sql`select request_id from imports where account_id = ${account.id}`;
-      expect(recorded.map((row) => row.request_id).sort()).toEqual([...requestIds].sort());
-    });
   });
 
   describe('refused requests write nothing', () => {
@@ -237,46 +217,6 @@ describe('POST /v1/api/machines/bulk', () => {
       expect(res.json()).toEqual(body);
       expect(await snapshot()).toEqual(before);
     }
-
-    it.each([
-      ['a truncated document', '{"machines": ['],
-      ['unquoted keys', '{machines: []}'],
-      ['plain text', 'machines please'],
-      ['a trailing comma', `{"machines": [${JSON.stringify(validMachine())},]}`],
-      ['an empty body', ''],
-    ])('400 Invalid JSON body for %s', async (_case, body) => {
-      before = await snapshot();
-      await expectRefused(await postRaw(key, body), 400, { error: 'Invalid JSON body' });
-    });
-
-    it.each([
-      ['null', 'null'],
-      ['an array', JSON.stringify([validMachine()])],
-      ['a string', '"machines"'],
-      ['a number', '7'],
-      ['an object without machines', '{}'],
-      ['machines null', '{"machines": null}'],
-      ['machines an object', JSON.stringify({ machines: { 0: validMachine() } })],
-      ['machines a string', '{"machines": "[]"}'],
-      ['rows under "listings"', JSON.stringify({ listings: [validMachine()] })],
-    ])('400 for a body that is %s', async (_case, body) => {
-      before = await snapshot();
-      await expectRefused(await postRaw(key, body), 400, { error: 'Body must be an object with a "machines" array' });
-    });
-
-    it('400 for an empty array', async () => {
-      before = await snapshot();
-      await expectRefused(await post(key, { machines: [] }), 400, { error: 'No rows: send 1 to 500 machines' });
-    });
-
-    it.each([501, 1_200])('400 with received for %d rows, valid ones included', async (count) => {
-      before = await snapshot();
-      const machines = Array.from({ length: count }, () => validMachine());
-      await expectRefused(await post(key, { machines }), 400, {
-        error: 'Too many rows: at most 500 machines per request',
-        received: count,
-      });
-    });
 
     it('400 no valid rows, with every row\'s error', async () => {
       before = await snapshot();
@@ -294,14 +234,6 @@ describe('POST /v1/api/machines/bulk', () => {
       });
     });
 
-    it('413 for a body one byte over 1,048,576 bytes', async () => {
-      before = await snapshot();
-      await expectRefused(await postRaw(key, bodyOfSize(BODY_LIMIT_BYTES + 1)), 413, {
-        error: 'Request body too large',
-        limit_bytes: BODY_LIMIT_BYTES,
-      });
-    });
-
     it('413 for a listings-sized body of 2,000,000 bytes', async () => {
       before = await snapshot();
       await expectRefused(await postRaw(key, bodyOfSize(2_000_000)), 413, {
@@ -310,58 +242,5 @@ describe('POST /v1/api/machines/bulk', () => {
       });
     });
 
-    it('accepts a body of exactly 1,048,576 bytes', async () => {
-      const res = await postRaw(key, bodyOfSize(BODY_LIMIT_BYTES));
-      expect(res.statusCode).toBe(201);
-      expect(res.json()).toEqual({ inserted: 1, skipped: 0, errors: [] });
-    });
-  });
-
-  describe('security', () => {
-    it.each([
-      [['listings:read']],
-      [['jobs:read', 'earnings:read', 'webhooks']],
-    ])('403 for a key with scopes %j, and nothing written', async (scopes) => {
-      const { key } = await partner({}, scopes);
-      const before = await snapshot();
-      const res = await post(key, { machines: [validMachine()] });
-      expect(res.statusCode).toBe(403);
-      expect(res.json()).toEqual({ error: 'Missing required scope: listings_write' });
-      expect(res.headers['x-ratelimit-limit-minute']).toBe('300');
-      expect(await snapshot()).toEqual(before);
-    });
-
-    it.each([
-      ['invalid JSON', '{"machines": ['],
-      ['too many rows', JSON.stringify({ machines: Array.from({ length: 501 }, () => validMachine()) })],
-      ['a body over the limit', bodyOfSize(BODY_LIMIT_BYTES + 1)],
-    ])('checks the scope before the body: 403, not 4xx for %s', async (_case, body) => {
-      const { key } = await partner({}, ['listings:read']);
-      const before = await snapshot();
-      const res = await postRaw(key, body);
-      expect(res.statusCode).toBe(403);
-      expect(res.json()).toEqual({ error: 'Missing required scope: listings_write' });
-      expect(await snapshot()).toEqual(before);
-    });
-
-    it('keeps each account\'s rows to itself', async () => {
-      const a = await partner();
-      const b = await partner();
-      const resA = await post(a.key, {
-        machines: [
-          validMachine({ template_id: 'a-1' }),
-          validMachine({ template_id: 'a-2', account_id: b.account.id }),
-          validMachine({ template_id: 'a-3' }),
-        ],
-      });
-      const resB = await post(b.key, { machines: [validMachine({ template_id: 'b-1' }), validMachine({ template_id: 'b-2' })] });
-      expect(resA.statusCode).toBe(201);
-      expect(resB.statusCode).toBe(201);
-
-      expect((await machinesOf(a.account)).map((row) => row.template_id)).toEqual(['a-1', 'a-2', 'a-3']);
-      expect((await machinesOf(b.account)).map((row) => row.template_id)).toEqual(['b-1', 'b-2']);
-      const importsB = await service.sql`select inserted from imports where account_id = ${b.account.id}`;
-      expect(importsB.map((row) => row.inserted)).toEqual([2]);
-    });
   });
 });
