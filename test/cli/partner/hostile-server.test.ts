@@ -4,25 +4,15 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { networkInterfaces, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { PassThrough } from 'node:stream';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { main } from '../../../src/cli/partner/main.js';
+import { runPartnerCli, WELL_FORMED_KEY } from '../../support/partner-cli.js';
 
-const KEY = `svc_live_0123abcd_${'0'.repeat(32)}`;
+const KEY = WELL_FORMED_KEY;
 /** What a terminal would act on, raw: ESC, CR, C1 CSI, right-to-left override. */
 // eslint-disable-next-line no-control-regex -- matching control characters is the point
 const RAW_CONTROLS = /[\u001b\r\u009b\u202e]/;
 
-async function run(args: string[]) {
-  const stdout = new PassThrough();
-  const stderr = new PassThrough() as unknown as NodeJS.WriteStream;
-  let out = '';
-  let err = '';
-  stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
-  (stderr as unknown as PassThrough).on('data', (chunk: Buffer) => (err += chunk.toString()));
-  const code = await main(args, {}, { stdout, stderr });
-  return { code, stdout: out, stderr: err };
-}
+const run = (args: string[]) => runPartnerCli(args);
 
 /** A local HTTP server that answers every request with `answer` and counts what it got. */
 async function server(answer: (req: IncomingMessage, res: ServerResponse) => void, host = '127.0.0.1'): Promise<{ url: string; port: number; requests: () => number; server: Server }> {

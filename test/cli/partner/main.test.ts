@@ -1,23 +1,12 @@
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { PassThrough } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { main } from '../../../src/cli/partner/main.js';
+import { runPartnerCli, WELL_FORMED_KEY } from '../../support/partner-cli.js';
 import { freePort } from '../../support/processes.js';
 
-const KEY = `svc_live_0123abcd_${'0'.repeat(32)}`;
-
-async function run(args: string[], env: NodeJS.ProcessEnv = {}) {
-  const stdout = new PassThrough();
-  const stderr = new PassThrough() as unknown as NodeJS.WriteStream;
-  let out = '';
-  let err = '';
-  stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
-  (stderr as unknown as PassThrough).on('data', (chunk: Buffer) => (err += chunk.toString()));
-  const code = await main(args, env, { stdout, stderr });
-  return { code, stdout: out, stderr: err };
-}
+const KEY = WELL_FORMED_KEY;
+const run = runPartnerCli;
 
 const listingLine = (title: string, price = '2500') => `${title},A fine print,${price},USD,miniatures,PLA,https://cdn.example.test/${title}.jpg,a|b`;
 const HEADER = 'title,description,price_cents,currency,category,material,photo_urls,tags';
