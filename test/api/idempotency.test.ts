@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { QueueEvents, type Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
-import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { INLINE_BELOW_BYTES } from '../../src/api/bulk-body/bulk-body-preparer.js';
 import { IMPORT_QUEUE_NAME, createImportQueue } from '../../src/shared/import-job/queue.js';
@@ -10,44 +9,13 @@ import { startWorker, type RunningWorker } from '../../src/worker/worker.js';
 import { bearer, validListing, validMachine } from '../support/fixtures.js';
 import { keysMatching, testRedisEnv } from '../support/test-redis.js';
 import { startTestService, type TestAccount, type TestService } from '../support/test-service.js';
+import { newPartner, postBulk, storedFor } from '../support/bulk-endpoint.js';
 
 const LISTINGS = '/v1/api/listings/bulk';
 const MACHINES = '/v1/api/machines/bulk';
 const REPLAYED = 'idempotent-replayed';
 const INVALID_KEY_BODY = { error: 'Idempotency-Key must be 1 to 255 printable ASCII characters' };
 const MISMATCH_BODY = { error: 'Idempotency-Key was already used with a different request body' };
-
-interface Stored {
-  listings: number;
-  machines: number;
-  imports: number;
-  idempotencyKeys: number;
-}
-
-interface Partner {
-  account: TestAccount;
-  key: string;
-}
-
-function post(service: TestService, path: string, key: string, payload: object, idempotencyKey?: string): Promise<LightMyRequestResponse> {
-  const headers: Record<string, string> = bearer(key);
-  if (idempotencyKey !== undefined) headers['idempotency-key'] = idempotencyKey;
-  return service.request({ method: 'POST', url: path, headers, payload });
-}
-
-async function partner(service: TestService): Promise<Partner> {
-  const account = await service.createAccount();
-  return { account, key: await service.createKey(account) };
-}
-
-async function storedFor(service: TestService, account: TestAccount): Promise<Stored> {
-  const [counts] = await service.sql<Stored[]>`
-    select (select count(*)::int from listings where account_id = ${account.id}) as listings,
-           (select count(*)::int from machines where account_id = ${account.id}) as machines,
-           (select count(*)::int from imports where account_id = ${account.id}) as imports,
-           (select count(*)::int from idempotency_keys where account_id = ${account.id}) as "idempotencyKeys"`;
-  return counts!;
-}
 
 async function jobsIn(queue: Queue): Promise<number> {
   return Object.values(await queue.getJobCounts()).reduce((sum, n) => sum + n, 0);
@@ -69,11 +37,11 @@ describe('POST /v1/api/listings/bulk and /v1/api/machines/bulk with an Idempoten
 
   describe('replay', () => {
     it('replays the first 201 and its body with Idempotent-Replayed: true, and inserts once', async () => {
-      const { account, key } = await partner(service);
+      const { account, key } = await newPartner(service);
       const body = twoListings();
 
-      const first = await post(service, LISTINGS, key, body, 'order-2024-0001');
-      const repeat = await post(service, LISTINGS, key, body, 'order-2024-0001');
+      const first = await postBulk(service, 'listings', key, body, 'order-2024-0001');
+      const repeat = await postBulk(service, 'listings', key, body, 'order-2024-0001');
 
       expect(first.statusCode).toBe(201);
       expect(first.json()).toEqual({ inserted: 2, skipped: 1, errors: [{ index: 1, reason: 'currency: must be exactly USD' }] });
@@ -85,14 +53,14 @@ describe('POST /v1/api/listings/bulk and /v1/api/machines/bulk with an Idempoten
     });
 
     it('replays a large body, read on a worker thread, and refuses another large body under the same key', async () => {
-      const { account, key } = await partner(service);
+      const { account, key } = await newPartner(service);
       const large = (description: string) => ({ listings: Array.from({ length: 150 }, () => validListing({ description: description.repeat(4_000) })) });
       expect(Buffer.byteLength(JSON.stringify(large('a')))).toBeGreaterThan(INLINE_BELOW_BYTES);
 
       const body = large('a');
-      const first = await post(service, LISTINGS, key, body, 'large-1');
-      const repeat = await post(service, LISTINGS, key, body, 'large-1');
-      const other = await post(service, LISTINGS, key, large('b'), 'large-1');
+      const first = await postBulk(service, 'listings', key, body, 'large-1');
+      const repeat = await postBulk(service, 'listings', key, body, 'large-1');
+      const other = await postBulk(service, 'listings', key, large('b'), 'large-1');
 
       expect(first.statusCode).toBe(201);
       expect(first.json()).toEqual({ inserted: 150, skipped: 0, errors: [] });
@@ -104,11 +72,11 @@ describe('POST /v1/api/listings/bulk and /v1/api/machines/bulk with an Idempoten
     });
 
     it('replays on the machines endpoint too', async () => {
-      const { account, key } = await partner(service);
+      const { account, key } = await newPartner(service);
       const body = { machines: [validMachine(), validMachine({ model: ' ' })] };
 
-      const first = await post(service, MACHINES, key, body, 'machines-run-7');
-      const repeat = await post(service, MACHINES, key, body, 'machines-run-7');
+      const first = await postBulk(service, 'machines', key, body, 'machines-run-7');
+      const repeat = await postBulk(service, 'machines', key, body, 'machines-run-7');
 
       expect(first.statusCode).toBe(201);
       expect(first.headers[REPLAYED]).toBeUndefined();
@@ -119,12 +87,12 @@ describe('POST /v1/api/listings/bulk and /v1/api/machines/bulk with an Idempoten
     });
 
     it('replays a third and fourth repeat the same way', async () => {
-      const { account, key } = await partner(service);
+      const { account, key } = await newPartner(service);
       const body = twoListings();
-      const first = await post(service, LISTINGS, key, body, 'again-and-again');
+      const first = await postBulk(service, 'listings', key, body, 'again-and-again');
 
       for (let i = 0; i < 3; i += 1) {
-        const repeat = await post(service, LISTINGS, key, body, 'again-and-again');
+        const repeat = await postBulk(service, 'listings', key, body, 'again-and-again');
         expect(repeat.statusCode).toBe(201);
         expect(repeat.headers[REPLAYED]).toBe('true');
         expect(repeat.body).toBe(first.body);
@@ -133,11 +101,11 @@ describe('POST /v1/api/listings/bulk and /v1/api/machines/bulk with an Idempoten
     });
 
     it('runs two requests with different keys as two imports', async () => {
-      const { account, key } = await partner(service);
+      const { account, key } = await newPartner(service);
       const body = twoListings();
 
-      const one = await post(service, LISTINGS, key, body, 'key-one');
-      const two = await post(service, LISTINGS, key, body, 'key-two');
+      const one = await postBulk(service, 'listings', key, body, 'key-one');
+      const two = await postBulk(service, 'listings', key, body, 'key-two');
 
       expect(one.statusCode).toBe(201);
       expect(two.statusCode).toBe(201);
@@ -146,12 +114,12 @@ describe('POST /v1/api/listings/bulk and /v1/api/machines/bulk with an Idempoten
     });
 
     it('replays to another key of the same account (the key string is scoped to the account, not the API key)', async () => {
-      const { account, key } = await partner(service);
+      const { account, key } = await newPartner(service);
       const secondKey = await service.createKey(account);
       const body = twoListings();
 
-      const first = await post(service, LISTINGS, key, body, 'shared-by-keys');
-      const repeat = await post(service, LISTINGS, secondKey, body, 'shared-by-keys');
+      const first = await postBulk(service, 'listings', key, body, 'shared-by-keys');
+      const repeat = await postBulk(service, 'listings', secondKey, body, 'shared-by-keys');
 
       expect(repeat.statusCode).toBe(201);
       expect(repeat.headers[REPLAYED]).toBe('true');
@@ -162,11 +130,11 @@ describe('POST /v1/api/listings/bulk and /v1/api/machines/bulk with an Idempoten
 
   describe('same key, different request', () => {
     it('answers 422 for another body and inserts nothing', async () => {
-      const { account, key } = await partner(service);
-      const first = await post(service, LISTINGS, key, twoListings(), 'reused');
+      const { account, key } = await newPartner(service);
+      const first = await postBulk(service, 'listings', key, twoListings(), 'reused');
       expect(first.statusCode).toBe(201);
 
-      const other = await post(service, LISTINGS, key, { listings: [validListing({ title: 'Something else' })] }, 'reused');
+      const other = await postBulk(service, 'listings', key, { listings: [validListing({ title: 'Something else' })] }, 'reused');
 
       expect(other.statusCode).toBe(422);
       expect(other.json()).toEqual(MISMATCH_BODY);
@@ -175,12 +143,12 @@ describe('POST /v1/api/listings/bulk and /v1/api/machines/bulk with an Idempoten
     });
 
     it('keeps replaying the first body after a refused mismatch', async () => {
-      const { key } = await partner(service);
+      const { key } = await newPartner(service);
       const body = twoListings();
-      const first = await post(service, LISTINGS, key, body, 'still-mine');
-      await post(service, LISTINGS, key, { listings: [validListing()] }, 'still-mine');
+      const first = await postBulk(service, 'listings', key, body, 'still-mine');
+      await postBulk(service, 'listings', key, { listings: [validListing()] }, 'still-mine');
 
-      const repeat = await post(service, LISTINGS, key, body, 'still-mine');
+      const repeat = await postBulk(service, 'listings', key, body, 'still-mine');
 
       expect(repeat.statusCode).toBe(201);
       expect(repeat.headers[REPLAYED]).toBe('true');
@@ -188,11 +156,11 @@ describe('POST /v1/api/listings/bulk and /v1/api/machines/bulk with an Idempoten
     });
 
     it('answers 422 for the same key on the machines endpoint after listings, and inserts no machine', async () => {
-      const { account, key } = await partner(service);
-      const first = await post(service, LISTINGS, key, twoListings(), 'cross-endpoint');
+      const { account, key } = await newPartner(service);
+      const first = await postBulk(service, 'listings', key, twoListings(), 'cross-endpoint');
       expect(first.statusCode).toBe(201);
 
-      const machines = await post(service, MACHINES, key, { machines: [validMachine()] }, 'cross-endpoint');
+      const machines = await postBulk(service, 'machines', key, { machines: [validMachine()] }, 'cross-endpoint');
 
       expect(machines.statusCode).toBe(422);
       expect(machines.json()).toEqual(MISMATCH_BODY);
@@ -200,13 +168,13 @@ describe('POST /v1/api/listings/bulk and /v1/api/machines/bulk with an Idempoten
     });
 
     it('answers 422 when the very same body text goes to the other endpoint under the same key', async () => {
-      const { account, key } = await partner(service);
+      const { account, key } = await newPartner(service);
       // Each endpoint reads only its own array, so this one body is valid on both.
       const body = { listings: [validListing()], machines: [validMachine()] };
-      const first = await post(service, MACHINES, key, body, 'cross-endpoint-2');
+      const first = await postBulk(service, 'machines', key, body, 'cross-endpoint-2');
       expect(first.statusCode).toBe(201);
 
-      const listings = await post(service, LISTINGS, key, body, 'cross-endpoint-2');
+      const listings = await postBulk(service, 'listings', key, body, 'cross-endpoint-2');
 
       expect(listings.statusCode).toBe(422);
       expect(listings.json()).toEqual(MISMATCH_BODY);
@@ -216,12 +184,12 @@ describe('POST /v1/api/listings/bulk and /v1/api/machines/bulk with an Idempoten
 
   describe('scope', () => {
     it("gives account B using account A's key string its own fresh import", async () => {
-      const a = await partner(service);
-      const b = await partner(service);
+      const a = await newPartner(service);
+      const b = await newPartner(service);
       const body = twoListings();
 
-      const first = await post(service, LISTINGS, a.key, body, 'same-string-two-accounts');
-      const other = await post(service, LISTINGS, b.key, body, 'same-string-two-accounts');
+      const first = await postBulk(service, 'listings', a.key, body, 'same-string-two-accounts');
+      const other = await postBulk(service, 'listings', b.key, body, 'same-string-two-accounts');
 
       expect(first.statusCode).toBe(201);
       expect(other.statusCode).toBe(201);
@@ -232,11 +200,11 @@ describe('POST /v1/api/listings/bulk and /v1/api/machines/bulk with an Idempoten
     });
 
     it("gives account B a fresh import with its own body, not a 422, when A used the key string with another body", async () => {
-      const a = await partner(service);
-      const b = await partner(service);
-      await post(service, LISTINGS, a.key, twoListings(), 'b-does-not-see-a');
+      const a = await newPartner(service);
+      const b = await newPartner(service);
+      await postBulk(service, 'listings', a.key, twoListings(), 'b-does-not-see-a');
 
-      const other = await post(service, LISTINGS, b.key, { listings: [validListing()] }, 'b-does-not-see-a');
+      const other = await postBulk(service, 'listings', b.key, { listings: [validListing()] }, 'b-does-not-see-a');
 
       expect(other.statusCode).toBe(201);
       expect(other.json()).toEqual({ inserted: 1, skipped: 0, errors: [] });
@@ -246,10 +214,10 @@ describe('POST /v1/api/listings/bulk and /v1/api/machines/bulk with an Idempoten
 
   describe('concurrent repeats', () => {
     it('answers 10 parallel requests with one key all 201 with identical bodies and inserts the rows once', async () => {
-      const { account, key } = await partner(service);
+      const { account, key } = await newPartner(service);
       const body = twoListings();
 
-      const replies = await Promise.all(Array.from({ length: 10 }, () => post(service, LISTINGS, key, body, 'parallel-10')));
+      const replies = await Promise.all(Array.from({ length: 10 }, () => postBulk(service, 'listings', key, body, 'parallel-10')));
 
       expect(replies.map((r) => r.statusCode)).toEqual(Array(10).fill(201));
       expect(new Set(replies.map((r) => r.body)).size).toBe(1);
@@ -258,10 +226,10 @@ describe('POST /v1/api/listings/bulk and /v1/api/machines/bulk with an Idempoten
     });
 
     it('marks every one of 10 parallel replies but the one that ran as replayed', async () => {
-      const { account, key } = await partner(service);
+      const { account, key } = await newPartner(service);
       const body = twoListings();
 
-      const replies = await Promise.all(Array.from({ length: 10 }, () => post(service, LISTINGS, key, body, 'parallel-headers')));
+      const replies = await Promise.all(Array.from({ length: 10 }, () => postBulk(service, 'listings', key, body, 'parallel-headers')));
 
       expect(replies.map((r) => r.statusCode)).toEqual(Array(10).fill(201));
       expect(replies.map((r) => r.headers[REPLAYED] ?? 'absent').sort()).toEqual(['absent', ...Array(9).fill('true')]);
@@ -271,14 +239,14 @@ describe('POST /v1/api/listings/bulk and /v1/api/machines/bulk with an Idempoten
 
   describe('refused requests store nothing', () => {
     it('lets a request that got 400 (no valid rows) be retried with the same key, which then inserts', async () => {
-      const { account, key } = await partner(service);
+      const { account, key } = await newPartner(service);
 
-      const refused = await post(service, LISTINGS, key, { listings: [validListing({ currency: 'EUR' })] }, 'fix-and-retry');
+      const refused = await postBulk(service, 'listings', key, { listings: [validListing({ currency: 'EUR' })] }, 'fix-and-retry');
       expect(refused.statusCode).toBe(400);
       expect(refused.json()).toMatchObject({ error: 'no valid rows' });
       expect(await storedFor(service, account)).toEqual({ listings: 0, machines: 0, imports: 0, idempotencyKeys: 0 });
 
-      const retry = await post(service, LISTINGS, key, { listings: [validListing()] }, 'fix-and-retry');
+      const retry = await postBulk(service, 'listings', key, { listings: [validListing()] }, 'fix-and-retry');
 
       expect(retry.statusCode).toBe(201);
       expect(retry.json()).toEqual({ inserted: 1, skipped: 0, errors: [] });
@@ -291,16 +259,16 @@ describe('POST /v1/api/listings/bulk and /v1/api/machines/bulk with an Idempoten
       ['a body without the listings array', { machines: [validMachine()] }],
       ['201 rows', { listings: Array.from({ length: 201 }, () => validListing()) }],
     ])('stores no key for a 400 on %s', async (_name, body) => {
-      const { account, key } = await partner(service);
+      const { account, key } = await newPartner(service);
 
-      const refused = await post(service, LISTINGS, key, body, 'refused-400');
+      const refused = await postBulk(service, 'listings', key, body, 'refused-400');
 
       expect(refused.statusCode).toBe(400);
       expect(await storedFor(service, account)).toEqual({ listings: 0, machines: 0, imports: 0, idempotencyKeys: 0 });
     });
 
     it('stores no key for invalid JSON', async () => {
-      const { account, key } = await partner(service);
+      const { account, key } = await newPartner(service);
 
       const refused = await service.request({
         method: 'POST',
@@ -314,7 +282,7 @@ describe('POST /v1/api/listings/bulk and /v1/api/machines/bulk with an Idempoten
     });
 
     it('stores no key for a 413', async () => {
-      const { account, key } = await partner(service);
+      const { account, key } = await newPartner(service);
       const body = JSON.stringify({ machines: [{ ...validMachine(), padding: 'x'.repeat(1_048_576) }] });
 
       const refused = await service.request({
@@ -339,9 +307,9 @@ describe('POST /v1/api/listings/bulk and /v1/api/machines/bulk with an Idempoten
       ['a control character (U+0001)', 'order\u00011'],
       ['DEL (U+007F)', 'order\u007f1'],
     ])('answers 400 for %s and writes nothing', async (_name, value) => {
-      const { account, key } = await partner(service);
+      const { account, key } = await newPartner(service);
 
-      const res = await post(service, LISTINGS, key, twoListings(), value);
+      const res = await postBulk(service, 'listings', key, twoListings(), value);
 
       expect(res.statusCode).toBe(400);
       expect(res.json()).toEqual(INVALID_KEY_BODY);
@@ -349,9 +317,9 @@ describe('POST /v1/api/listings/bulk and /v1/api/machines/bulk with an Idempoten
     });
 
     it('answers 400 on the machines endpoint too', async () => {
-      const { account, key } = await partner(service);
+      const { account, key } = await newPartner(service);
 
-      const res = await post(service, MACHINES, key, { machines: [validMachine()] }, 'x'.repeat(300));
+      const res = await postBulk(service, 'machines', key, { machines: [validMachine()] }, 'x'.repeat(300));
 
       expect(res.statusCode).toBe(400);
       expect(res.json()).toEqual(INVALID_KEY_BODY);
@@ -364,11 +332,11 @@ describe('POST /v1/api/listings/bulk and /v1/api/machines/bulk with an Idempoten
       ['every printable ASCII character', Array.from({ length: 95 }, (_, i) => String.fromCharCode(0x20 + i)).join('')],
       ['a UUID', randomUUID()],
     ])('accepts a key of %s, and replays it', async (_name, value) => {
-      const { account, key } = await partner(service);
+      const { account, key } = await newPartner(service);
       const body = twoListings();
 
-      const first = await post(service, LISTINGS, key, body, value);
-      const repeat = await post(service, LISTINGS, key, body, value);
+      const first = await postBulk(service, 'listings', key, body, value);
+      const repeat = await postBulk(service, 'listings', key, body, value);
 
       expect(first.statusCode).toBe(201);
       expect(repeat.statusCode).toBe(201);
@@ -386,13 +354,13 @@ describe('POST /v1/api/listings/bulk and /v1/api/machines/bulk with an Idempoten
     }
 
     it('treats a key used more than 24 hours ago as new: inserts again, no replay header', async () => {
-      const { account, key } = await partner(service);
+      const { account, key } = await newPartner(service);
       const body = twoListings();
-      const first = await post(service, LISTINGS, key, body, 'yesterday');
+      const first = await postBulk(service, 'listings', key, body, 'yesterday');
       expect(first.statusCode).toBe(201);
       await ageKey(account, 'yesterday', 25);
 
-      const again = await post(service, LISTINGS, key, body, 'yesterday');
+      const again = await postBulk(service, 'listings', key, body, 'yesterday');
 
       expect(again.statusCode).toBe(201);
       expect(again.headers[REPLAYED]).toBeUndefined();
@@ -401,11 +369,11 @@ describe('POST /v1/api/listings/bulk and /v1/api/machines/bulk with an Idempoten
     });
 
     it('accepts another body under a key used more than 24 hours ago', async () => {
-      const { account, key } = await partner(service);
-      await post(service, LISTINGS, key, twoListings(), 'reuse-after-expiry');
+      const { account, key } = await newPartner(service);
+      await postBulk(service, 'listings', key, twoListings(), 'reuse-after-expiry');
       await ageKey(account, 'reuse-after-expiry', 25);
 
-      const other = await post(service, LISTINGS, key, { listings: [validListing()] }, 'reuse-after-expiry');
+      const other = await postBulk(service, 'listings', key, { listings: [validListing()] }, 'reuse-after-expiry');
 
       expect(other.statusCode).toBe(201);
       expect(other.json()).toEqual({ inserted: 1, skipped: 0, errors: [] });
@@ -413,12 +381,12 @@ describe('POST /v1/api/listings/bulk and /v1/api/machines/bulk with an Idempoten
     });
 
     it('still replays a key used 23 hours ago', async () => {
-      const { account, key } = await partner(service);
+      const { account, key } = await newPartner(service);
       const body = twoListings();
-      await post(service, LISTINGS, key, body, 'earlier-today');
+      await postBulk(service, 'listings', key, body, 'earlier-today');
       await ageKey(account, 'earlier-today', 23);
 
-      const repeat = await post(service, LISTINGS, key, body, 'earlier-today');
+      const repeat = await postBulk(service, 'listings', key, body, 'earlier-today');
 
       expect(repeat.statusCode).toBe(201);
       expect(repeat.headers[REPLAYED]).toBe('true');
@@ -451,10 +419,10 @@ describe('POST /v1/api/listings/bulk: a repeat while the first request is still 
   });
 
   it('waits for the first run and replies with its result; both 201 with identical bodies, rows once', async () => {
-    const { account, key } = await partner(service);
+    const { account, key } = await newPartner(service);
     const body = twoListings();
 
-    const first = post(service, LISTINGS, key, body, 'slow-first');
+    const first = postBulk(service, 'listings', key, body, 'slow-first');
     await vi.waitFor(async () => expect((await queue.getJobCounts('waiting')).waiting).toBe(1), { timeout: 5_000, interval: 20 });
     const [jobId] = (await queue.getWaiting()).map((job) => job.id);
     // The repeat re-adds the waiting job under the same id; BullMQ reports that as 'duplicated',
@@ -462,7 +430,7 @@ describe('POST /v1/api/listings/bulk: a repeat while the first request is still 
     const duplicated = new Promise<void>((resolve) => {
       events.on('duplicated', (args) => args.jobId === jobId && resolve());
     });
-    const repeat = post(service, LISTINGS, key, body, 'slow-first');
+    const repeat = postBulk(service, 'listings', key, body, 'slow-first');
     await duplicated;
     expect(await storedFor(service, account)).toEqual({ listings: 0, machines: 0, imports: 0, idempotencyKeys: 1 });
 
@@ -503,10 +471,10 @@ describe('POST /v1/api/listings/bulk when no worker picks the job up (IMPORT_PIC
   }
 
   it('answers 503 with Retry-After: 30 and leaves no job, and no rows, in the queue', async () => {
-    const { account, key } = await partner(service);
+    const { account, key } = await newPartner(service);
     const jobsBefore = await jobsIn(queue);
 
-    const res = await post(service, LISTINGS, key, twoListings());
+    const res = await postBulk(service, 'listings', key, twoListings());
 
     expect(res.statusCode).toBe(503);
     expect(res.json()).toEqual({ error: 'Import workers unavailable; nothing was written', retry_after_sec: 30 });
@@ -517,9 +485,9 @@ describe('POST /v1/api/listings/bulk when no worker picks the job up (IMPORT_PIC
   });
 
   it('never writes the withdrawn import, also after a worker starts', async () => {
-    const { account, key } = await partner(service);
+    const { account, key } = await newPartner(service);
     const jobsBefore = await jobsIn(queue);
-    const res = await post(service, LISTINGS, key, twoListings(), 'withdrawn');
+    const res = await postBulk(service, 'listings', key, twoListings(), 'withdrawn');
     expect(res.statusCode).toBe(503);
 
     await withWorker(async () => {
@@ -532,12 +500,12 @@ describe('POST /v1/api/listings/bulk when no worker picks the job up (IMPORT_PIC
   });
 
   it('runs a retry with the same Idempotency-Key after the 503 once a worker runs: 201, rows once', async () => {
-    const { account, key } = await partner(service);
+    const { account, key } = await newPartner(service);
     const body = twoListings();
-    const refused = await post(service, LISTINGS, key, body, 'retry-after-503');
+    const refused = await postBulk(service, 'listings', key, body, 'retry-after-503');
     expect(refused.statusCode).toBe(503);
 
-    const retry = await withWorker(() => post(service, LISTINGS, key, body, 'retry-after-503'));
+    const retry = await withWorker(() => postBulk(service, 'listings', key, body, 'retry-after-503'));
 
     expect(retry.statusCode).toBe(201);
     expect(retry.json()).toEqual({ inserted: 2, skipped: 1, errors: [{ index: 1, reason: 'currency: must be exactly USD' }] });
@@ -549,19 +517,19 @@ describe('POST /v1/api/listings/bulk when no worker picks the job up (IMPORT_PIC
   // note: on one server the rows and the job leave together, and BullMQ reports a closed
   // connection without saying whether its command left.
   it.runIf(oneServer)('answers 504 and keeps the key claimed when adding the job failed after it may have left (it may yet run); a retry runs that same job: rows once', async () => {
-    const { account, key } = await partner(service);
+    const { account, key } = await newPartner(service);
     const body = twoListings();
     // The queue's connection is closed under the add, as in a Redis failover.
     const producer = service.deps.queue.opts.connection as RedisClient;
     producer.disconnect();
-    const unknown = await post(service, LISTINGS, key, body, 'add-failed');
+    const unknown = await postBulk(service, 'listings', key, body, 'add-failed');
     await producer.connect();
     expect(unknown.statusCode).toBe(504);
     expect(unknown.json()).toEqual({ error: 'Import is still running; check before retrying', request_id: expect.any(String) });
     const [claim] = await service.sql<{ job_id: string }[]>`select job_id from idempotency_keys where account_id = ${account.id}`;
     expect(claim).toBeDefined();
 
-    const retry = await withWorker(() => post(service, LISTINGS, key, body, 'add-failed'));
+    const retry = await withWorker(() => postBulk(service, 'listings', key, body, 'add-failed'));
 
     expect(retry.statusCode).toBe(201);
     expect(await storedFor(service, account)).toEqual({ listings: 2, machines: 0, imports: 1, idempotencyKeys: 1 });
@@ -571,7 +539,7 @@ describe('POST /v1/api/listings/bulk when no worker picks the job up (IMPORT_PIC
 
   // note: drives one server's connection; a cluster client has one per node.
   it.runIf(oneServer)('answers 503 "nothing written" and releases the key when the job never left (the connection was down), so a retry runs afresh', async () => {
-    const { account, key } = await partner(service);
+    const { account, key } = await newPartner(service);
     const body = twoListings();
     const producer = service.deps.queue.opts.connection as Redis;
     const retryStrategy = producer.options.retryStrategy;
@@ -580,7 +548,7 @@ describe('POST /v1/api/listings/bulk when no worker picks the job up (IMPORT_PIC
     producer.stream.destroy();
     try {
       await vi.waitFor(() => expect(producer.status).toBe('reconnecting'));
-      const refused = await post(service, LISTINGS, key, body, 'never-sent');
+      const refused = await postBulk(service, 'listings', key, body, 'never-sent');
       expect(refused.statusCode).toBe(503);
       expect(refused.json()).toEqual({ error: 'Service temporarily unavailable', retry_after_sec: 5 });
       expect(refused.headers['retry-after']).toBe('5');
@@ -590,7 +558,7 @@ describe('POST /v1/api/listings/bulk when no worker picks the job up (IMPORT_PIC
     }
     await vi.waitFor(() => expect(producer.status).toBe('ready'), { timeout: 10_000 });
 
-    const retry = await withWorker(() => post(service, LISTINGS, key, body, 'never-sent'));
+    const retry = await withWorker(() => postBulk(service, 'listings', key, body, 'never-sent'));
 
     expect(retry.statusCode).toBe(201);
     expect(await storedFor(service, account)).toEqual({ listings: 2, machines: 0, imports: 1, idempotencyKeys: 1 });
@@ -599,28 +567,28 @@ describe('POST /v1/api/listings/bulk when no worker picks the job up (IMPORT_PIC
   // note: on a cluster the job is added only once its rows are stored, so a closed connection
   // stops the import before the job can leave.
   it.runIf(!oneServer)('on a cluster, answers 503 "nothing written" and releases the key when the rows could not be stored', async () => {
-    const { account, key } = await partner(service);
+    const { account, key } = await newPartner(service);
     const body = twoListings();
     const producer = service.deps.queue.opts.connection as RedisClient;
     producer.disconnect();
-    const refused = await post(service, LISTINGS, key, body, 'rows-not-stored');
+    const refused = await postBulk(service, 'listings', key, body, 'rows-not-stored');
     await producer.connect();
     expect(refused.statusCode).toBe(503);
     expect(refused.json()).toEqual({ error: 'Service temporarily unavailable', retry_after_sec: 5 });
     expect(await storedFor(service, account)).toMatchObject({ imports: 0, idempotencyKeys: 0 });
 
-    const retry = await withWorker(() => post(service, LISTINGS, key, body, 'rows-not-stored'));
+    const retry = await withWorker(() => postBulk(service, 'listings', key, body, 'rows-not-stored'));
 
     expect(retry.statusCode).toBe(201);
     expect(await storedFor(service, account)).toEqual({ listings: 2, machines: 0, imports: 1, idempotencyKeys: 1 });
   });
 
   it('answers 503 on the machines endpoint too', async () => {
-    const { account, key } = await partner(service);
+    const { account, key } = await newPartner(service);
     // note: earlier tests' finished jobs stay in Redis for a while; none may be added here.
     const jobsBefore = await jobsIn(queue);
 
-    const res = await post(service, MACHINES, key, { machines: [validMachine()] }, randomUUID());
+    const res = await postBulk(service, 'machines', key, { machines: [validMachine()] }, randomUUID());
 
     expect(res.statusCode).toBe(503);
     expect(res.json()).toEqual({ error: 'Import workers unavailable; nothing was written', retry_after_sec: 30 });

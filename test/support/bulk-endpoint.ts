@@ -4,7 +4,7 @@ import { expect } from 'vitest';
 import type { BulkKind } from '../../src/shared/bulk/bulk-kinds.js';
 import { createImportQueue } from '../../src/shared/import-job/queue.js';
 import { bearer } from './fixtures.js';
-import type { TestService } from './test-service.js';
+import type { TestAccount, TestService } from './test-service.js';
 
 /** What a refused request must leave unchanged: the tables and the queue. */
 export interface Snapshot {
@@ -12,6 +12,36 @@ export interface Snapshot {
   machines: number;
   imports: number;
   jobs: number;
+}
+
+/** What one account has stored, by table. */
+export interface Stored {
+  listings: number;
+  machines: number;
+  imports: number;
+  idempotencyKeys: number;
+}
+
+/** A bulk import by `key`, with an `Idempotency-Key` when one is given. */
+export function postBulk(service: TestService, kind: BulkKind, key: string, payload: object, idempotencyKey?: string): Promise<LightMyRequestResponse> {
+  const headers: Record<string, string> = bearer(key);
+  if (idempotencyKey !== undefined) headers['idempotency-key'] = idempotencyKey;
+  return service.request({ method: 'POST', url: `/v1/api/${kind}/bulk`, headers, payload });
+}
+
+/** A new account of the default tier with one key of the given scopes (default: listings:write). */
+export async function newPartner(service: TestService, input: Parameters<TestService['createAccount']>[0] = {}, scopes?: string[]): Promise<{ account: TestAccount; key: string }> {
+  const account = await service.createAccount(input);
+  return { account, key: await service.createKey(account, scopes) };
+}
+
+export async function storedFor(service: TestService, account: TestAccount): Promise<Stored> {
+  const [counts] = await service.sql<Stored[]>`
+    select (select count(*)::int from listings where account_id = ${account.id}) as listings,
+           (select count(*)::int from machines where account_id = ${account.id}) as machines,
+           (select count(*)::int from imports where account_id = ${account.id}) as imports,
+           (select count(*)::int from idempotency_keys where account_id = ${account.id}) as "idempotencyKeys"`;
+  return counts!;
 }
 
 /** A `{<kind>: [row]}` body of exactly `bytes` bytes, padded through a field the schema drops. */
@@ -36,10 +66,8 @@ export function bulkEndpoint(service: TestService, kind: BulkKind) {
 
   return {
     path,
-    async partner(input: Parameters<TestService['createAccount']>[0] = {}, scopes?: string[]) {
-      const account = await service.createAccount(input);
-      const key = await service.createKey(account, scopes);
-      return { account, key };
+    partner(input: Parameters<TestService['createAccount']>[0] = {}, scopes?: string[]) {
+      return newPartner(service, input, scopes);
     },
     post(key: string, payload: object, headers: Record<string, string> = {}): Promise<LightMyRequestResponse> {
       return request(key, { headers, payload });
