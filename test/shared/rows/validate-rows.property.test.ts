@@ -1,0 +1,107 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { ApiError } from '../../../src/shared/errors/api-error.js';
+import { BULK_KINDS, type BulkKind } from '../../../src/shared/bulk/bulk-kinds.js';
+import { validateBulkRequest } from '../../../src/shared/bulk/bulk-request.js';
+import { ListingRowSchema } from '../../../src/shared/rows/listing-row.js';
+import { validateRows } from '../../../src/shared/rows/validate-rows.js';
+import { validListing, validMachine } from '../../support/fixtures.js';
+import { LISTING_FIELDS, MACHINE_FIELDS, SERVER_OWNED_FIELDS, anyFieldValue, rowArbitraries, isStoredHttpsUrl, STORED_SCHEMAS, RULES } from '../../support/hostile-rows.js';
+
+/** Property tests of row validation, without HTTP; the HTTP side is test/api/hostile-input.test.ts. */
+describe('row validation (validateRows)', () => {
+  describe.each<[BulkKind, number]>([
+    ['listings', 3_000],
+    ['machines', 3_000],
+  ])('%s rows', (kind, numRuns) => {
+    const schema = BULK_KINDS[kind].rowSchema;
+    const { rows: rowsArb } = rowArbitraries(kind, anyFieldValue);
+
+    it('never throws, and partitions the indices into valid rows (in order) and sorted errors', () => {
+      fc.assert(
+        fc.property(rowsArb, (input) => {
+          const { rows, errors } = validateRows(schema, input);
+          expect(rows.length + errors.length).toBe(input.length);
+          const failing = errors.map((e) => e.index);
+          expect(failing).toEqual([...new Set(failing)].sort((a, b) => a - b));
+          expect(failing.every((i) => Number.isInteger(i) && i >= 0 && i < input.length)).toBe(true);
+          expect(errors.every((e) => typeof e.reason === 'string' && e.reason.length > 0)).toBe(true);
+          // The valid rows are exactly the other indices, in request order.
+          const passing = input.map((_, i) => i).filter((i) => !failing.includes(i));
+          expect(passing.map((i) => validateRows(schema, [input[i]]).rows[0])).toEqual(rows);
+        }),
+        { numRuns },
+      );
+    });
+
+    it('yields only rows that satisfy the stored-row schema and the database rules', () => {
+      fc.assert(
+        fc.property(rowsArb, (input) => {
+          for (const row of validateRows(schema, input).rows) {
+            expect(STORED_SCHEMAS[kind].safeParse(row).success).toBe(true);
+            expect(RULES[kind](row as Record<string, unknown>)).toEqual([]);
+          }
+        }),
+        { numRuns },
+      );
+    });
+
+    if (kind === 'listings') {
+      it('keeps only photo URLs that read as https:// URLs to any consumer, not only to the WHATWG parser', () => {
+        fc.assert(
+          fc.property(rowsArb, (input) => {
+            for (const row of validateRows(ListingRowSchema, input).rows) {
+              expect(row.photo_urls.filter((url) => !isStoredHttpsUrl(url))).toEqual([]);
+            }
+          }),
+          { numRuns },
+        );
+      });
+    }
+
+    it('names only the replaced field in the reason when one field of a valid row is replaced, and ignores unknown fields', () => {
+      const base: Record<string, unknown> = kind === 'listings' ? validListing() : validMachine();
+      const baseline = validateRows(schema, [base]).rows;
+      const fields: readonly string[] = kind === 'listings' ? LISTING_FIELDS : MACHINE_FIELDS;
+      fc.assert(
+        fc.property(fc.constantFrom(...fields, ...SERVER_OWNED_FIELDS), anyFieldValue, fc.boolean(), (field, value, remove) => {
+          const row = { ...base };
+          if (remove) delete row[field];
+          else row[field] = value;
+          const { rows, errors } = validateRows(schema, [row]);
+          if (!fields.includes(field)) {
+            expect(rows).toEqual(baseline);
+            return;
+          }
+          for (const { reason } of errors) {
+            for (const part of reason.split('; ')) expect(part.startsWith(`${field}:`) || part.startsWith(`${field}[`), reason).toBe(true);
+          }
+        }),
+        { numRuns },
+      );
+    });
+  });
+
+  it('validateBulkRequest either returns a partition of the rows or throws a 400 ApiError', () => {
+    const listings = rowArbitraries('listings', anyFieldValue);
+    const machines = rowArbitraries('machines', anyFieldValue);
+    const bodyArb = fc.oneof(
+      fc.anything({ maxDepth: 3 }),
+      fc.record({ listings: fc.oneof(listings.rows, fc.anything({ maxDepth: 2 })) }),
+      fc.record({ machines: fc.oneof(machines.rows, fc.anything({ maxDepth: 2 })) }),
+    );
+    fc.assert(
+      fc.property(fc.constantFrom<BulkKind>('listings', 'machines'), bodyArb, (kind, body) => {
+        try {
+          const result = validateBulkRequest(kind, body);
+          expect(result.rows.length).toBeGreaterThan(0);
+          expect(result.rows.length + result.errors.length).toBe(result.total);
+        } catch (error) {
+          expect(error).toBeInstanceOf(ApiError);
+          expect((error as ApiError).statusCode).toBe(400);
+        }
+      }),
+      { numRuns: 3_000 },
+    );
+  });
+});
