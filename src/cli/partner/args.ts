@@ -41,6 +41,8 @@ export interface CliOptions {
   /** set unless --dry-run */
   apiKey?: string;
   baseUrl?: string;
+  /** where `baseUrl` came from, as messages name it */
+  baseUrlOrigin?: '--base-url' | 'BULK_IMPORT_BASE_URL';
   /** --insecure let a plain http:// base URL to another host through: warn about it */
   insecureHttp: boolean;
   report?: { path: string; format: ReportFormat };
@@ -115,6 +117,8 @@ export function parseCliArgs(argv: string[], env: NodeJS.ProcessEnv): CliOptions
   const dryRun = values['dry-run'];
   const apiKey = values['api-key'] ?? env.BULK_IMPORT_API_KEY;
   const baseUrl = values['base-url'] ?? env.BULK_IMPORT_BASE_URL;
+  // note: named in messages, so a URL set long ago in the environment is not mistaken for an option.
+  const baseUrlOrigin = values['base-url'] === undefined ? 'BULK_IMPORT_BASE_URL' : '--base-url';
   if (!dryRun) {
     if (apiKey === undefined || apiKey === '') throw new UsageError('an API key is required: --api-key or BULK_IMPORT_API_KEY');
     // note: checked here because every malformed key the server sees counts toward the IP lockout.
@@ -125,7 +129,7 @@ export function parseCliArgs(argv: string[], env: NodeJS.ProcessEnv): CliOptions
       throw new UsageError(`the base URL must be an http:// or https:// URL (got ${JSON.stringify(baseUrl)})`);
     }
     if (sendsKeyInTheClear(baseUrl) && !values.insecure) {
-      throw new UsageError(`--base-url ${baseUrl} sends your API key unencrypted; use https://, or --insecure to send it anyway`);
+      throw new UsageError(`${baseUrlOrigin} ${baseUrl} sends your API key unencrypted; use https://, or --insecure to send it anyway`);
     }
   }
 
@@ -134,7 +138,7 @@ export function parseCliArgs(argv: string[], env: NodeJS.ProcessEnv): CliOptions
     file,
     format,
     dryRun,
-    ...(dryRun ? {} : { apiKey, baseUrl }),
+    ...(dryRun ? {} : { apiKey, baseUrl, baseUrlOrigin }),
     insecureHttp: !dryRun && sendsKeyInTheClear(baseUrl!),
     ...(report ? { report } : {}),
     idempotency: !values['no-idempotency'],

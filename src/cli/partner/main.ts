@@ -97,7 +97,7 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv, io: CliIo): P
 
   const opts = options;
   // note: not silenced by --quiet: it is about where the key goes.
-  if (opts.insecureHttp) io.stderr.write(`warning: ${printable(`--base-url ${opts.baseUrl!} is plain http://: your API key crosses the network unencrypted (--insecure)`)}\n`);
+  if (opts.insecureHttp) io.stderr.write(`warning: ${printable(`${opts.baseUrlOrigin!} ${opts.baseUrl!} is plain http://: your API key crosses the network unencrypted (--insecure)`)}\n`);
   const startedAt = Date.now();
   const kindSpec = BULK_KINDS[opts.kind];
   const fields = rowFields(kindSpec.rowSchema);

@@ -1,5 +1,5 @@
 import { once } from 'node:events';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { networkInterfaces, tmpdir } from 'node:os';
@@ -8,9 +8,9 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { runPartnerCli, WELL_FORMED_KEY } from '../../support/partner-cli.js';
 
 const KEY = WELL_FORMED_KEY;
-/** What a terminal would act on, raw: ESC, CR, C1 CSI, right-to-left override. */
+/** What a terminal would act on, raw: C0 but the line feeds the CLI ends its lines with, DEL, C1, bidi controls. */
 // eslint-disable-next-line no-control-regex -- matching control characters is the point
-const RAW_CONTROLS = /[\u001b\r\u009b\u202e]/;
+const RAW_CONTROLS = /[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/;
 
 const run = (args: string[]) => runPartnerCli(args);
 
@@ -81,17 +81,53 @@ describe('bulk-import against hostile input and servers', () => {
       // note: still JSON, and it still says exactly what the server said.
       expect(JSON.parse(second.stdout)).toMatchObject({ completed: false, error: `403 ${reason}` });
     });
+
+    it("in row reasons that quote the input file (JSON.parse's message repeats the line), while the --report file keeps them exact", async () => {
+      const file = join(dir, 'quoted.ndjson');
+      await writeFile(file, `${MACHINE}\u001b[2J\u202eoops\n`);
+      const shown = await run(['machines', file, '--dry-run']);
+      expect(shown.code).toBe(1);
+      expect(shown.stderr).toMatch(/line 2: invalid JSON: .*"\\u001b\[2J\\u202eoops"/);
+      expect(shown.stderr + shown.stdout).not.toMatch(RAW_CONTROLS);
+
+      const report = join(dir, 'quoted-report.json');
+      const reported = await run(['machines', file, '--dry-run', '--report', report]);
+      expect(reported.code).toBe(1);
+      const [failure] = JSON.parse(await readFile(report, 'utf8'));
+      expect(failure).toMatchObject({ line: 2, reason: expect.stringContaining('"\u001b[2J\u202eoops"') });
+    });
+
+    it("but writes a server's row reason to the --report file exactly as the server gave it", async () => {
+      const reason = 'bad\u001b[2J\r\nfake: all rows imported\u202e\u009b';
+      const rows = await started(json(201, { inserted: 0, skipped: 1, errors: [{ index: 0, reason }] }));
+      const report = join(dir, 'server-report.csv');
+      const result = await run(['machines', machinesFile, '--api-key', KEY, '--base-url', rows.url, '--report', report]);
+      expect(result.code).toBe(1);
+      expect(result.stderr + result.stdout).not.toMatch(RAW_CONTROLS);
+      expect(await readFile(report, 'utf8')).toBe(`line,reason\n1,"${reason}"\n`);
+    });
+
+    it('in the Location of a redirect (a C1 CSI, which a server can send as the byte 0x9b)', async () => {
+      const redirecting = await started(json(308, {}, { location: 'https://other.example/\u009b31mv1' }));
+      const result = await run(['machines', machinesFile, '--api-key', KEY, '--base-url', redirecting.url]);
+      expect(result.code).toBe(2);
+      expect(result.stderr).toContain('redirect to https://other.example/\\u009b31mv1; bulk-import never follows redirects');
+      expect(result.stderr + result.stdout).not.toMatch(RAW_CONTROLS);
+    });
   });
 
   it.each([307, 308, 301])('stops at a %i redirect to another server, which never hears of the rows, and counts nothing as imported', async (status) => {
     const elsewhere = await started(json(201, { inserted: 1, skipped: 0, errors: [] }));
     const redirecting = await started(json(status, {}, { location: `${elsewhere.url}/v1/api/machines/bulk` }));
-    const result = await run(['machines', machinesFile, '--api-key', KEY, '--base-url', redirecting.url, '--json']);
+    const report = join(dir, `redirect-${status}.json`);
+    const result = await run(['machines', machinesFile, '--api-key', KEY, '--base-url', redirecting.url, '--json', '--report', report]);
     expect(result.code).toBe(2);
-    expect(result.stderr).toContain(`the server answered ${status} with a redirect to ${elsewhere.url}/v1/api/machines/bulk; bulk-import never follows redirects (check --base-url)`);
+    const message = `the server answered ${status} with a redirect to ${elsewhere.url}/v1/api/machines/bulk; bulk-import never follows redirects (check --base-url)`;
+    expect(result.stderr).toContain(message);
     expect(redirecting.requests()).toBe(1);
     expect(elsewhere.requests()).toBe(0);
-    expect(JSON.parse(result.stdout)).toMatchObject({ inserted: 0, completed: false });
+    expect(JSON.parse(result.stdout)).toMatchObject({ inserted: 0, failed: 1, completed: false });
+    expect(JSON.parse(await readFile(report, 'utf8'))).toEqual([{ line: 1, reason: `not imported: ${message}` }]);
   });
 
   describe('plain http://', () => {
@@ -124,6 +160,18 @@ describe('bulk-import against hostile input and servers', () => {
       expect(result.code).toBe(0);
       expect(target.requests()).toBe(1);
       expect(result.stderr).toContain(`warning: --base-url ${baseUrl} is plain http://: your API key crosses the network unencrypted (--insecure)`);
+    });
+
+    it('to a host name set in BULK_IMPORT_BASE_URL goes ahead with --insecure and says where the URL came from', async () => {
+      // note: .invalid never resolves (RFC 6761): the request is attempted and fails before any byte is sent.
+      const baseUrl = 'http://bulk-import-cli-test.invalid';
+      const result = await runPartnerCli(['machines', machinesFile, '--insecure', '--quiet', '--retries', '1', '--timeout', '5'], {
+        BULK_IMPORT_API_KEY: KEY,
+        BULK_IMPORT_BASE_URL: baseUrl,
+      });
+      expect(result.stderr).toContain(`warning: BULK_IMPORT_BASE_URL ${baseUrl} is plain http://: your API key crosses the network unencrypted (--insecure)`);
+      expect(result.stderr).toMatch(/gave up after 1 attempts/);
+      expect(result.code).toBe(2);
     });
 
     it('over https:// is never questioned', async () => {

@@ -93,6 +93,21 @@ describe('sendBatch', () => {
     await expect(h.send()).rejects.toMatchObject({ message: `${status} Invalid API key`, batchState: 'not-written' });
   });
 
+  it.each([300, 301, 302, 303, 304, 307, 308])('%d (a redirect) is fatal at once: never retried, never counted as imported', async (status) => {
+    const h = harness([reply(status, {}, { location: 'https://other.example/v1/api/listings/bulk' })]);
+    await expect(h.send()).rejects.toMatchObject({
+      message: `the server answered ${status} with a redirect to https://other.example/v1/api/listings/bulk; bulk-import never follows redirects (check --base-url)`,
+      batchState: 'not-written',
+    });
+    expect(h.keys).toHaveLength(1);
+    expect(h.sleeps).toEqual([]);
+  });
+
+  it('says a redirect points nowhere when it has no Location, and that the batch may be written after an unknown outcome', async () => {
+    await expect(harness([reply(302)]).send()).rejects.toThrow('the server answered 302 with a redirect to nowhere;');
+    await expect(harness([dropped, reply(307, {}, { location: '/elsewhere' })]).send()).rejects.toMatchObject({ batchState: 'unknown' });
+  });
+
   it('rejects the batch on another 4xx, with the per-row errors of a 400', async () => {
     expect(await harness([reply(413, { error: 'Request body too large' })]).send()).toEqual({ type: 'rejected', reason: '413 Request body too large' });
     const errors = [{ index: 0, reason: 'title: required' }];
