@@ -55,8 +55,8 @@ async function accountsCreate(sql: Sql, config: Config, args: string[]): Promise
   });
   return {
     id: account.id,
-    display_name: account.display_name,
-    subscription_tier: account.subscription_tier,
+    display_name: account.displayName,
+    subscription_tier: account.subscriptionTier,
     session_token: await signSessionToken(account.id, config.sessionSecret, DEFAULT_SESSION_TTL_SEC),
   };
 }
@@ -81,7 +81,7 @@ async function accountsSetTier(sql: Sql, config: Config, args: string[]): Promis
   } finally {
     redis.disconnect();
   }
-  return { id: account.id, subscription_tier: account.subscription_tier };
+  return { id: account.id, subscription_tier: account.subscriptionTier };
 }
 
 async function sessionsCreate(sql: Sql, config: Config, args: string[]): Promise<object> {

@@ -84,11 +84,11 @@ describe('operator CLI (admin)', () => {
       const row = await findAccount(sql, output.id as string);
       expect(row).toEqual({
         id: output.id,
-        display_name: 'Acme Prints',
-        subscription_tier: 'enterprise',
-        is_owner: true,
-        has_completed_onboarding: true,
-        avatar_url: 'https://x.test/a.png',
+        displayName: 'Acme Prints',
+        subscriptionTier: 'enterprise',
+        isOwner: true,
+        hasCompletedOnboarding: true,
+        avatarUrl: 'https://x.test/a.png',
       });
       expect(await verifySessionToken(output.session_token as string, CLI_SESSION_SECRET, 604_800)).toEqual({ ok: true, accountId: output.id });
     });
@@ -102,8 +102,8 @@ describe('operator CLI (admin)', () => {
       const output = parseOutput(await runCli(env, ['accounts', 'set-tier', account.id, 'global']));
 
       expect(output).toEqual({ id: account.id, subscription_tier: 'global' });
-      expect((await findAccount(sql, account.id))?.subscription_tier).toBe('global');
-      expect((await findAccount(sql, bystander.id))?.subscription_tier).toBe('pro');
+      expect((await findAccount(sql, account.id))?.subscriptionTier).toBe('global');
+      expect((await findAccount(sql, bystander.id))?.subscriptionTier).toBe('pro');
     });
   });
 
@@ -164,7 +164,7 @@ describe('operator CLI (admin)', () => {
     it('leaves the accounts as they were', async () => {
       const [{ count }] = await sql<[{ count: number }]>`select count(*)::int as count from accounts`;
       expect(count).toBe(accountsBefore);
-      expect((await findAccount(sql, known.id))?.subscription_tier).toBe('pro');
+      expect((await findAccount(sql, known.id))?.subscriptionTier).toBe('pro');
     });
   });
 });

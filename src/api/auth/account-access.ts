@@ -4,7 +4,7 @@ import { hasApiAccess, type ApiTier } from '../../shared/access/tiers.js';
 
 /** Only Enterprise and Global accounts may use the API (docs/access.md#tiers): 402 with its body. */
 export function requireApiTier(account: Account, upgradeUrl: string): ApiTier {
-  const tier = account.subscription_tier;
+  const tier = account.subscriptionTier;
   if (!hasApiAccess(tier)) {
     throw apiErrors.tierRequired(tier, upgradeUrl);
   }

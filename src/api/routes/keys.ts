@@ -96,7 +96,17 @@ export async function keyRoutes(app: FastifyInstance, deps: ApiDeps): Promise<vo
 
   app.get('/v1/api/keys', { schema: listSchema, onRequest }, async (request) => {
     const keys = await listKeys(sql, request.sessionAccount!.id);
-    return { keys };
+    return {
+      keys: keys.map((k) => ({
+        id: k.id,
+        label: k.label,
+        key_prefix: k.keyPrefix,
+        scopes: k.scopes,
+        is_revoked: k.isRevoked,
+        last_used_at: k.lastUsedAt,
+        created_at: k.createdAt,
+      })),
+    };
   });
 
   // note: parseCreateKeyRequest checks the body, for the 400 texts of docs/access.md#api-keys.
@@ -118,9 +128,9 @@ export async function keyRoutes(app: FastifyInstance, deps: ApiDeps): Promise<vo
       metadata: {
         id: created.id,
         label: created.label,
-        key_prefix: created.key_prefix,
+        key_prefix: created.keyPrefix,
         scopes: created.scopes.map(toUnderscoreForm),
-        created_at: created.created_at,
+        created_at: created.createdAt,
       },
       note: SHOWN_ONCE_NOTE,
     });
@@ -133,6 +143,6 @@ export async function keyRoutes(app: FastifyInstance, deps: ApiDeps): Promise<vo
     // note: after the commit, before the reply: every replica drops its cached keys, so the
     // revoked key fails on the very next request wherever it lands.
     await deps.authVersion.bump();
-    return { revoked: { id: revoked.id, key_prefix: revoked.key_prefix, is_revoked: true } };
+    return { revoked: { id: revoked.id, key_prefix: revoked.keyPrefix, is_revoked: true } };
   });
 }

@@ -27,10 +27,10 @@ export async function meRoutes(app: FastifyInstance, deps: ApiDeps): Promise<voi
     const { account } = key;
     return {
       id: account.id,
-      display_name: account.display_name,
-      subscription_tier: account.subscription_tier,
-      is_owner: account.is_owner,
-      has_completed_onboarding: account.has_completed_onboarding,
+      display_name: account.displayName,
+      subscription_tier: account.subscriptionTier,
+      is_owner: account.isOwner,
+      has_completed_onboarding: account.hasCompletedOnboarding,
       key: { prefix: key.keyPrefix, scopes: key.scopes },
     };
   });

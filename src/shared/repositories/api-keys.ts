@@ -8,12 +8,15 @@ export const KEY_LIST_LIMIT = 50;
 export interface ApiKeyRecord {
   id: string;
   label: string;
-  key_prefix: string;
+  keyPrefix: string;
   scopes: Scope[];
-  is_revoked: boolean;
-  last_used_at: Date | null;
-  created_at: Date;
+  isRevoked: boolean;
+  lastUsedAt: Date | null;
+  createdAt: Date;
 }
+
+// note: a constant of this file, never input, so sql.unsafe is safe with it.
+const KEY_COLUMNS = 'id, label, key_prefix as "keyPrefix", scopes, is_revoked as "isRevoked", last_used_at as "lastUsedAt", created_at as "createdAt"';
 
 export interface AuthenticatedKey {
   keyId: string;
@@ -26,15 +29,16 @@ export interface AuthenticatedKey {
 /** The active key with this hash, with its account; undefined when unknown or revoked. */
 export async function findActiveKeyByHash(sql: Sql, keyHash: Buffer): Promise<AuthenticatedKey | undefined> {
   const [row] = await sql<
-    (Account & { key_id: string; key_prefix: string; scopes: Scope[]; last_used_at: Date | null })[]
+    (Account & { keyId: string; keyPrefix: string; scopes: Scope[]; lastUsedAt: Date | null })[]
   >`
-    select k.id as key_id, k.key_prefix, k.scopes, k.last_used_at,
-           a.id, a.display_name, a.subscription_tier, a.is_owner, a.has_completed_onboarding, a.avatar_url
+    select k.id as "keyId", k.key_prefix as "keyPrefix", k.scopes, k.last_used_at as "lastUsedAt",
+           a.id, a.display_name as "displayName", a.subscription_tier as "subscriptionTier", a.is_owner as "isOwner",
+           a.has_completed_onboarding as "hasCompletedOnboarding", a.avatar_url as "avatarUrl"
     from api_keys k join accounts a on a.id = k.account_id
     where k.key_hash = ${keyHash} and not k.is_revoked`;
   if (!row) return undefined;
-  const { key_id, key_prefix, scopes, last_used_at, ...account } = row;
-  return { keyId: key_id, keyPrefix: key_prefix, scopes, lastUsedAt: last_used_at, account };
+  const { keyId, keyPrefix, scopes, lastUsedAt, ...account } = row;
+  return { keyId, keyPrefix, scopes, lastUsedAt, account };
 }
 
 /**
@@ -68,14 +72,14 @@ export async function createKeyWithinCap(sql: Sql, input: NewApiKey): Promise<Ap
     const [record] = await tx<ApiKeyRecord[]>`
       insert into api_keys (account_id, label, key_prefix, key_hash, scopes)
       values (${input.accountId}, ${input.label}, ${input.keyPrefix}, ${input.keyHash}, ${input.scopes})
-      returning id, label, key_prefix, scopes, is_revoked, last_used_at, created_at`;
+      returning ${tx.unsafe(KEY_COLUMNS)}`;
     return record as ApiKeyRecord;
   });
 }
 
 export async function listKeys(sql: Sql, accountId: string): Promise<ApiKeyRecord[]> {
   return sql<ApiKeyRecord[]>`
-    select id, label, key_prefix, scopes, is_revoked, last_used_at, created_at
+    select ${sql.unsafe(KEY_COLUMNS)}
     from api_keys where account_id = ${accountId}
     order by created_at desc, id desc
     limit ${KEY_LIST_LIMIT}`;
@@ -86,6 +90,6 @@ export async function revokeKey(sql: Sql, accountId: string, keyId: string): Pro
   const [record] = await sql<ApiKeyRecord[]>`
     update api_keys set is_revoked = true, revoked_at = coalesce(revoked_at, now())
     where id = ${keyId} and account_id = ${accountId}
-    returning id, label, key_prefix, scopes, is_revoked, last_used_at, created_at`;
+    returning ${sql.unsafe(KEY_COLUMNS)}`;
   return record;
 }

@@ -74,8 +74,8 @@ export async function writeImport(
   hooks: { beforeCommit?: () => Promise<void> } = {},
 ): Promise<BulkResult> {
   return sql.begin(async (tx) => {
-    const [account] = await tx<{ display_name: string; avatar_url: string | null }[]>`
-      select display_name, avatar_url from accounts where id = ${input.accountId}`;
+    const [account] = await tx<{ displayName: string; avatarUrl: string | null }[]>`
+      select display_name as "displayName", avatar_url as "avatarUrl" from accounts where id = ${input.accountId}`;
     if (!account) throw new AccountGoneError(`account ${input.accountId} no longer exists`);
 
     const result: BulkResult = { inserted: input.rowCount, skipped: input.errors.length, errors: input.errors };
@@ -104,7 +104,7 @@ export async function writeImport(
       const c = LISTING_RECORD;
       written = await tx`
         insert into listings (account_id, import_job_id, maker_name, maker_photo_url, ${tx.unsafe(c.names)})
-        select ${input.accountId}, ${input.jobId}, ${account.display_name}, ${account.avatar_url}, ${tx.unsafe(c.fromRecord)}
+        select ${input.accountId}, ${input.jobId}, ${account.displayName}, ${account.avatarUrl}, ${tx.unsafe(c.fromRecord)}
         from jsonb_to_recordset(${rows}::text::jsonb) as r(${tx.unsafe(c.definition)})`;
     } else {
       const c = MACHINE_RECORD;
