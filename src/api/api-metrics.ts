@@ -1,6 +1,6 @@
 import type { Queue } from 'bullmq';
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
-import type { BulkKind } from '../shared/bulk/bulk-kinds.js';
+import type { BulkKind } from '../shared/rows/bulk-kinds.js';
 import type { Logger } from '../shared/infra/logger.js';
 import { createMetricsRegistry } from '../shared/infra/metrics-registry.js';
 

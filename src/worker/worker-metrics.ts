@@ -3,7 +3,7 @@ import { once } from 'node:events';
 import type { AddressInfo } from 'node:net';
 import type { Job } from 'bullmq';
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
-import { BULK_KIND_NAMES } from '../shared/bulk/bulk-kinds.js';
+import { BULK_KIND_NAMES } from '../shared/rows/bulk-kinds.js';
 import type { BulkResult, ImportJobData } from '../shared/import-job/job-data.js';
 import type { Logger } from '../shared/infra/logger.js';
 import { createMetricsRegistry } from '../shared/infra/metrics-registry.js';

@@ -1,6 +1,6 @@
 import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BULK_KINDS, type BulkKind } from '../../src/shared/bulk/bulk-kinds.js';
+import { BULK_KINDS, type BulkKind } from '../../src/shared/rows/bulk-kinds.js';
 import { bearer, validListing, validMachine } from '../support/fixtures.js';
 import { bodyOfSize, bulkEndpoint, type Snapshot } from '../support/bulk-endpoint.js';
 import { startTestService, type TestAccount, type TestService } from '../support/test-service.js';

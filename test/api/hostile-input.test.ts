@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LightMyRequestResponse } from 'fastify';
 import { ApiError } from '../../src/shared/errors/api-error.js';
-import type { BulkKind } from '../../src/shared/bulk/bulk-kinds.js';
+import type { BulkKind } from '../../src/shared/rows/bulk-kinds.js';
 import { validateBulkRequest } from '../../src/shared/bulk/bulk-request.js';
 import { bearer, validListing, validMachine } from '../support/fixtures.js';
 import { startTestService, type TestAccount, type TestService } from '../support/test-service.js';

@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createSql, type Sql } from '../../src/shared/infra/db.js';
-import { encodeImportRows, ImportRowsGoneError, writeImport, type ImportWrite } from '../../src/shared/repositories/imports.js';
+import { ImportRowsGoneError, writeImport, type ImportWrite } from '../../src/shared/repositories/imports.js';
+import { encodeImportRows } from '../../src/shared/import-job/rows-hand-over.js';
 import { ListingRowSchema } from '../../src/shared/rows/listing-row.js';
 import { validListing } from '../support/fixtures.js';
 import { createTestDatabase, type TestDatabase } from '../support/test-database.js';

@@ -1,7 +1,7 @@
 import type { Queue } from 'bullmq';
 import type { InjectOptions, LightMyRequestResponse } from 'fastify';
 import { expect } from 'vitest';
-import type { BulkKind } from '../../src/shared/bulk/bulk-kinds.js';
+import type { BulkKind } from '../../src/shared/rows/bulk-kinds.js';
 import { createImportQueue } from '../../src/shared/import-job/queue.js';
 import { bearer } from './fixtures.js';
 import type { TestAccount, TestService } from './test-service.js';

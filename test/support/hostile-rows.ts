@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import type { BulkKind } from '../../src/shared/bulk/bulk-kinds.js';
+import type { BulkKind } from '../../src/shared/rows/bulk-kinds.js';
 import { codePointLength, POSTGRES_INT_MAX } from '../../src/shared/rows/field-schemas.js';
 import { LISTING_CATEGORIES } from '../../src/shared/rows/listing-row.js';
 import { StoredListingSchema, StoredMachineSchema } from './stored-rows.js';

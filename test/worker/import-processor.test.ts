@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { BulkResult, ImportJobData } from '../../src/shared/import-job/job-data.js';
 import { IMPORT_JOB_OPTIONS } from '../../src/shared/import-job/queue.js';
 import { ImportRowsStore } from '../../src/shared/import-job/rows-store.js';
-import { encodeImportRows } from '../../src/shared/repositories/imports.js';
+import { encodeImportRows } from '../../src/shared/import-job/rows-hand-over.js';
 import { ListingRowSchema, type ListingRow } from '../../src/shared/rows/listing-row.js';
 import { validListing } from '../support/fixtures.js';
 import { startTestService, type TestAccount, type TestService } from '../support/test-service.js';

@@ -1,6 +1,6 @@
 import { availableParallelism } from 'node:os';
 import { Piscina } from 'piscina';
-import type { BulkKind } from '../../shared/bulk/bulk-kinds.js';
+import type { BulkKind } from '../../shared/rows/bulk-kinds.js';
 import { prepareBulkBody, type BulkBodyOutcome } from '../../shared/bulk/prepare-bulk-body.js';
 import type { PrepareTask } from './prepare-thread.js';
 

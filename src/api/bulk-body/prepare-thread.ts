@@ -1,5 +1,5 @@
 import { setPriority } from 'node:os';
-import type { BulkKind } from '../../shared/bulk/bulk-kinds.js';
+import type { BulkKind } from '../../shared/rows/bulk-kinds.js';
 import { prepareBulkBody, type BulkBodyOutcome } from '../../shared/bulk/prepare-bulk-body.js';
 
 /**

@@ -1,7 +1,7 @@
 import { ApiError } from '../../shared/errors/api-error.js';
 import { apiErrors } from '../../shared/errors/api-errors.js';
 import { SHOWN_ONCE_NOTE } from '../../shared/api-schemas/api-keys.js';
-import { BULK_KINDS, type BulkKind } from '../../shared/bulk/bulk-kinds.js';
+import { BULK_KINDS, type BulkKind } from '../../shared/rows/bulk-kinds.js';
 import { validateBulkRequest } from '../../shared/bulk/bulk-request.js';
 import { parseCreateKeyRequest } from '../../shared/access/key-request.js';
 import { ACTIVE_KEY_CAP } from '../../shared/repositories/api-keys.js';

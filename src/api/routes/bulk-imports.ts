@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { BULK_BODY_SCHEMAS, BulkResponseSchema } from '../../shared/api-schemas/bulk.js';
 import { BulkRequestErrorSchema, RequestIdErrorSchema, RetryLaterErrorSchema } from '../../shared/api-schemas/error-body.js';
 import { IdempotencyKeyHeaderSchema } from '../../shared/api-schemas/headers.js';
-import { BULK_KINDS, BULK_KIND_NAMES, type BulkKind } from '../../shared/bulk/bulk-kinds.js';
+import { BULK_KINDS, BULK_KIND_NAMES, type BulkKind } from '../../shared/rows/bulk-kinds.js';
 import { revivedApiError } from '../../shared/errors/api-errors.js';
 import { RowsHandOver } from '../../shared/import-job/rows-hand-over.js';
 import type { NewImport } from '../../shared/import-job/queue.js';

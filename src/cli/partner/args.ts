@@ -1,6 +1,6 @@
 import { parseArgs } from 'node:util';
 import { isWellFormedApiKey } from '../../shared/access/api-key.js';
-import { BULK_KIND_NAMES, type BulkKind } from '../../shared/bulk/bulk-kinds.js';
+import { BULK_KIND_NAMES, type BulkKind } from '../../shared/rows/bulk-kinds.js';
 import { isLoopbackHost } from './loopback.js';
 import { reportFormatOfPath, type ReportFormat } from './report.js';
 import { DEFAULT_RETRY_POLICY } from './send-batch.js';

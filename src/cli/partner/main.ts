@@ -2,7 +2,7 @@ import { createReadStream, readFileSync } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import type { Readable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { BULK_KINDS } from '../../shared/bulk/bulk-kinds.js';
+import { BULK_KINDS } from '../../shared/rows/bulk-kinds.js';
 import { ApiClient } from './api-client.js';
 import { parseCliArgs, USAGE, UsageError, type CliOptions } from './args.js';
 import { countRecords } from './count-records.js';

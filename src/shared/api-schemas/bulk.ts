@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { BULK_KINDS, type BulkKind } from '../bulk/bulk-kinds.js';
+import { BULK_KINDS, type BulkKind } from '../rows/bulk-kinds.js';
 import { BulkResultSchema } from '../import-job/job-data.js';
 
 /**

@@ -1,4 +1,4 @@
-import { BULK_KINDS, type BulkKind } from './bulk-kinds.js';
+import { BULK_KINDS, type BulkKind } from '../rows/bulk-kinds.js';
 import type { ListingRow } from '../rows/listing-row.js';
 import type { MachineRow } from '../rows/machine-row.js';
 import { validateRows, type RowError } from '../rows/validate-rows.js';

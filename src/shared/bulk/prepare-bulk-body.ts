@@ -1,9 +1,9 @@
 import { createHash } from 'node:crypto';
 import secureJson from 'secure-json-parse';
 import { ApiError } from '../errors/api-error.js';
-import type { BulkKind } from './bulk-kinds.js';
+import type { BulkKind } from '../rows/bulk-kinds.js';
 import { validateBulkRequest } from './bulk-request.js';
-import { encodeImportRows } from '../repositories/imports.js';
+import { encodeImportRows } from '../import-job/rows-hand-over.js';
 import type { RowError } from '../rows/validate-rows.js';
 
 /** A bulk body made ready for the queue: what the import needs, without the body itself. */

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { BULK_KIND_NAMES } from '../bulk/bulk-kinds.js';
+import { BULK_KIND_NAMES } from '../rows/bulk-kinds.js';
 
 /** One row the API refused, by its position in the request. */
 export const RowErrorSchema = z.object({ index: z.number().int().nonnegative(), reason: z.string() });

@@ -1,3 +1,14 @@
+import type { ListingRow } from '../rows/listing-row.js';
+import type { MachineRow } from '../rows/machine-row.js';
+
+/**
+ * The rows of one import as the insert statement reads them: one JSON array of the normalised
+ * rows, whose keys are the row columns (repositories/imports.ts reads them with jsonb_to_recordset).
+ */
+export function encodeImportRows(rows: readonly (ListingRow | MachineRow)[]): string {
+  return JSON.stringify(rows);
+}
+
 /**
  * The valid rows of an import as one JSON array (encodeImportRows), exactly what the insert
  * statement reads, handed over once to the queue. note: text, not objects: the worker passes it

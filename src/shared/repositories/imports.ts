@@ -43,14 +43,6 @@ const MACHINE_RECORD = sqlColumns({
   capabilities: 'text[]', is_skill_station: 'boolean',
 } satisfies Record<keyof MachineRow, string>);
 
-/**
- * The rows of one import as the insert statement reads them: one JSON array of the normalised
- * rows, whose keys are the record columns above.
- */
-export function encodeImportRows(rows: readonly (ListingRow | MachineRow)[]): string {
-  return JSON.stringify(rows);
-}
-
 function sqlColumns(types: Record<string, string>) {
   const names = Object.keys(types);
   return {

@@ -9,7 +9,7 @@ import { startWorker, type RunningWorker } from '../../../src/worker/worker.js';
 import { RowsHandOver } from '../../../src/shared/import-job/rows-hand-over.js';
 import type { NewImport } from '../../../src/shared/import-job/queue.js';
 import { ImportRowsStore } from '../../../src/shared/import-job/rows-store.js';
-import { encodeImportRows } from '../../../src/shared/repositories/imports.js';
+import { encodeImportRows } from '../../../src/shared/import-job/rows-hand-over.js';
 import { ListingRowSchema } from '../../../src/shared/rows/listing-row.js';
 import { validListing } from '../../support/fixtures.js';
 import { startTestService, type TestAccount, type TestService } from '../../support/test-service.js';

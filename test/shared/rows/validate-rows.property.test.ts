@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { ApiError } from '../../../src/shared/errors/api-error.js';
-import { BULK_KINDS, type BulkKind } from '../../../src/shared/bulk/bulk-kinds.js';
+import { BULK_KINDS, type BulkKind } from '../../../src/shared/rows/bulk-kinds.js';
 import { validateBulkRequest } from '../../../src/shared/bulk/bulk-request.js';
 import { ListingRowSchema } from '../../../src/shared/rows/listing-row.js';
 import { validateRows } from '../../../src/shared/rows/validate-rows.js';

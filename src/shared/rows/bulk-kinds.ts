@@ -1,6 +1,6 @@
 import type { z } from 'zod';
-import { ListingRowSchema } from '../rows/listing-row.js';
-import { MachineRowSchema } from '../rows/machine-row.js';
+import { ListingRowSchema } from './listing-row.js';
+import { MachineRowSchema } from './machine-row.js';
 
 /**
  * The two bulk imports and their limits (docs/endpoints.md#bulk-imports, docs/rows.md). `rowSchema` validates
