@@ -8,7 +8,7 @@ import { createRedis, type RedisClient } from '../../src/shared/infra/redis.js';
 import { startWorker, type RunningWorker } from '../../src/worker/worker.js';
 import { bearer, validListing, validMachine } from '../support/fixtures.js';
 import { keysMatching, testRedisEnv } from '../support/test-redis.js';
-import { startTestService, type TestAccount, type TestService } from '../support/test-service.js';
+import { startTestService, withLateWorker, type TestAccount, type TestService } from '../support/test-service.js';
 import { newPartner, postBulk, storedFor } from '../support/bulk-endpoint.js';
 
 const LISTINGS = '/v1/api/listings/bulk';
@@ -460,15 +460,7 @@ describe('POST /v1/api/listings/bulk when no worker picks the job up (IMPORT_PIC
     await service?.close();
   });
 
-  /** Runs `fn` with a worker on the service's queue, closing the worker afterwards. */
-  async function withWorker<T>(fn: () => Promise<T>): Promise<T> {
-    const worker = await startWorker(service.config, service.deps.log.child({ part: 'late-worker' }));
-    try {
-      return await fn();
-    } finally {
-      await worker.close();
-    }
-  }
+  const withWorker = <T>(fn: () => Promise<T>): Promise<T> => withLateWorker(service, fn);
 
   it('answers 503 with Retry-After: 30 and leaves no job, and no rows, in the queue', async () => {
     const { account, key } = await newPartner(service);

@@ -3,12 +3,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AccountInFlight } from '../../src/api/limits/in-flight-slots.js';
 import { createLogger } from '../../src/shared/infra/logger.js';
 import { loadConfig } from '../../src/shared/infra/config.js';
-import { startWorker } from '../../src/worker/worker.js';
 import { bearer, validListing } from '../support/fixtures.js';
 import { rawRequest, requestHead } from '../support/raw-http.js';
 import { testRedisPrefix } from '../support/test-database.js';
 import { testRedisClient } from '../support/test-redis.js';
-import { startTestService, type ApiReplica, type TestService } from '../support/test-service.js';
+import { startTestService, withLateWorker, type ApiReplica, type TestService } from '../support/test-service.js';
 
 const TOO_MANY = { error: 'Too many concurrent requests', retry_after_sec: 1 };
 const silentLog = createLogger(loadConfig({ LOG_LEVEL: 'silent' }), 'test');
@@ -73,14 +72,7 @@ describe('POST /v1/api/*/bulk with ACCOUNT_MAX_IN_FLIGHT=2', () => {
   const listings = (key: string, on: Pick<TestService, 'request'> = service) =>
     on.request({ method: 'POST', url: '/v1/api/listings/bulk', headers: bearer(key), payload: { listings: [validListing()] } });
 
-  async function withWorker<T>(fn: () => Promise<T>): Promise<T> {
-    const worker = await startWorker(service.config, service.deps.log.child({ part: 'late-worker' }));
-    try {
-      return await fn();
-    } finally {
-      await worker.close();
-    }
-  }
+  const withWorker = <T>(fn: () => Promise<T>): Promise<T> => withLateWorker(service, fn);
 
   it('answers the third concurrent import of an account, on either replica, 429 "Too many concurrent requests" with Retry-After: 1, counted against the quota', async () => {
     const account = await service.createAccount();

@@ -37,6 +37,19 @@ export interface TestService {
   close(): Promise<void>;
 }
 
+/**
+ * Runs `fn` with a worker started late on the service's queue (a service started without one),
+ * closing the worker afterwards.
+ */
+export async function withLateWorker<T>(service: Pick<TestService, 'config' | 'deps'>, fn: () => Promise<T>): Promise<T> {
+  const worker = await startWorker(service.config, service.deps.log.child({ part: 'late-worker' }));
+  try {
+    return await fn();
+  } finally {
+    await worker.close();
+  }
+}
+
 export interface ApiReplica {
   request(options: InjectOptions): Promise<LightMyRequestResponse>;
   close(): Promise<void>;
