@@ -9,8 +9,6 @@ declare module 'fastify' {
     apiKey?: AuthenticatedKey;
     /** set by the session-token hook */
     sessionAccount?: Account;
-    /** the JSON body's bytes as received */
-    rawBody?: Buffer;
     /** the account's in-flight import slot this request holds (bulk imports) */
     inFlightSlot?: InFlightSlot;
   }

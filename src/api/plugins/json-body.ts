@@ -7,8 +7,9 @@ const strictUtf8 = new TextDecoder('utf-8', { fatal: true });
 /**
  * The API reads JSON only (any other Content-Type is a 415). JSON bodies are read as bytes, decoded as strict UTF-8 (RFC 8259 8.1: malformed bytes are a
  * 400, not silently replaced by U+FFFD), then parsed by Fastify's own parser with its
- * prototype-poisoning guards. The raw bytes stay on the request: the Idempotency-Key compares
- * them, and hashing bytes cannot fail on a deeply nested document as re-serialising could.
+ * prototype-poisoning guards. The bulk routes take the bytes as they are and read them the same way
+ * in prepareBulkBody, which also hashes them for the Idempotency-Key (hashing bytes cannot fail on
+ * a deeply nested document as re-serialising could).
  */
 export function registerJsonBodyParser(app: FastifyInstance): void {
   const parseJsonText = app.getDefaultJsonParser('error', 'error');
@@ -29,9 +30,6 @@ export function registerJsonBodyParser(app: FastifyInstance): void {
       done(apiErrors.invalidJson(), undefined);
       return;
     }
-    // note: kept only when an Idempotency-Key will compare it, so a 2 MB body is not held twice
-    // while its import runs.
-    if (request.headers['idempotency-key'] !== undefined) request.rawBody = bytes;
     void parseJsonText(request, text, done);
   });
 }
