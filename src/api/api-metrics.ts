@@ -1,6 +1,7 @@
 import type { Queue } from 'bullmq';
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import type { BulkKind } from '../shared/rows/bulk-kinds.js';
+import type { BulkResult } from '../shared/import-job/job-data.js';
 import type { Logger } from '../shared/infra/logger.js';
 import { createMetricsRegistry } from '../shared/infra/metrics-registry.js';
 
@@ -17,7 +18,8 @@ export interface ApiMetrics {
   rows: Counter<'kind' | 'outcome'>;
   rateLimited: Counter<'window'>;
   authLockouts: Counter;
-  recordRows(kind: BulkKind, inserted: number, skipped: number): void;
+  /** the rows of an import's 201 (not of a replay or a dry run) */
+  recordRows(kind: BulkKind, result: BulkResult): void;
 }
 
 export function createApiMetrics(queue: Pick<Queue, 'getJobCounts'>, log: Logger): ApiMetrics {
@@ -25,7 +27,7 @@ export function createApiMetrics(queue: Pick<Queue, 'getJobCounts'>, log: Logger
   const registers = [registry];
   const rows = new Counter({
     name: 'bulk_import_rows_total',
-    help: 'Rows in 201 replies to bulk imports, by kind and outcome (inserted or skipped); Idempotency-Key replays are not counted',
+    help: 'Rows in 201 replies to bulk imports, by kind and outcome (inserted, updated, unchanged or skipped); Idempotency-Key replays and dry runs are not counted',
     labelNames: ['kind', 'outcome'] as const,
     registers,
   });
@@ -66,8 +68,11 @@ export function createApiMetrics(queue: Pick<Queue, 'getJobCounts'>, log: Logger
       help: 'Requests refused with 429 because their IP is locked out after failed authentications',
       registers,
     }),
-    recordRows(kind, inserted, skipped) {
+    recordRows(kind, { inserted, updated, unchanged, skipped }) {
       rows.inc({ kind, outcome: 'inserted' }, inserted);
+      // note: only imports that matched external ids have these outcomes; others add no series.
+      if (updated !== undefined) rows.inc({ kind, outcome: 'updated' }, updated);
+      if (unchanged !== undefined) rows.inc({ kind, outcome: 'unchanged' }, unchanged);
       rows.inc({ kind, outcome: 'skipped' }, skipped);
     },
   };

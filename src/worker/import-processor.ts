@@ -9,10 +9,11 @@ import { AccountGoneError, ImportRowCountError, ImportRowsGoneError, writeImport
 import type { FaultHooks } from './fault-injection.js';
 
 /**
- * SQLSTATE classes of errors the same rows would meet again: data exceptions (bad JSON, a
- * value of the wrong type) and integrity violations (a table constraint). Retrying cannot help.
+ * SQLSTATE classes of errors the same rows would meet again: cardinality violations (one
+ * external id twice in a job), data exceptions (bad JSON, a value of the wrong type) and
+ * integrity violations (a table constraint). Retrying cannot help.
  */
-const PERMANENT_SQLSTATE_CLASSES = ['22', '23'];
+const PERMANENT_SQLSTATE_CLASSES = ['21', '22', '23'];
 
 function isPermanent(error: unknown): boolean {
   if (error instanceof AccountGoneError || error instanceof ImportRowCountError) return true;
@@ -64,8 +65,16 @@ export function createImportProcessor(sql: Sql, rowsStore: ImportRowsStore, log:
     // note: not awaited; the job's result does not depend on it, and a key left behind expires.
     void forgetRows(jobId, jobLog);
     jobLog.info(
-      { kind: data.kind, accountId: data.accountId, inserted: result.inserted, skipped: result.skipped, ms: Math.round(performance.now() - started) },
-      'import written',
+      {
+        kind: data.kind,
+        accountId: data.accountId,
+        inserted: result.inserted,
+        updated: result.updated,
+        unchanged: result.unchanged,
+        skipped: result.skipped,
+        ms: Math.round(performance.now() - started),
+      },
+      data.dryRun ? 'dry run checked and rolled back' : 'import written',
     );
     return result;
   };

@@ -45,7 +45,7 @@ export function createWorkerMetrics(concurrency: number): WorkerMetrics {
     }),
     rowsWritten: new Counter({
       name: 'bulk_import_worker_rows_written_total',
-      help: 'Rows of the import jobs this worker completed, by kind',
+      help: 'Rows the import jobs this worker completed created or updated, by kind (dry runs not counted)',
       labelNames: ['kind'] as const,
       registers: [registry],
     }),
@@ -68,7 +68,8 @@ export function measureJobs(processor: Processor, metrics: WorkerMetrics): Proce
     try {
       const result = await processor(job);
       stopTimer({ outcome: 'completed' });
-      metrics.rowsWritten.inc({ kind }, result.inserted);
+      // note: a dry run rolled its rows back; an update writes a row as an insert does.
+      if (job.data?.dryRun !== true) metrics.rowsWritten.inc({ kind }, result.inserted + (result.updated ?? 0));
       return result;
     } catch (error) {
       stopTimer({ outcome: 'failed' });

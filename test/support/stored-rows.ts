@@ -16,6 +16,7 @@ const requiredText = (max?: number) => text(max).refine((s) => s.length > 0);
 const nullableText = (max?: number) => text(max).nullable();
 
 export const StoredListingSchema = z.strictObject({
+  external_id: requiredText(100).optional(),
   title: requiredText(LISTING_LIMITS.title),
   description: requiredText(LISTING_LIMITS.description),
   currency: z.literal('USD'),
@@ -32,6 +33,7 @@ export const StoredListingSchema = z.strictObject({
 }) satisfies z.ZodType<ListingRow>;
 
 export const StoredMachineSchema = z.strictObject({
+  external_id: requiredText(100).optional(),
   template_id: requiredText(),
   category: requiredText(MACHINE_LIMITS.category),
   manufacturer: requiredText(),

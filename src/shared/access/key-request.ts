@@ -1,17 +1,10 @@
 import { z } from 'zod';
 import { fitsCodePoints } from '../rows/field-schemas.js';
+import { CONTROL_CHARACTERS } from '../rows/control-characters.js';
 import { parseScope, SCOPES, toUnderscoreForm, type Scope } from './scopes.js';
 import { apiErrors } from '../errors/api-errors.js';
 
 export const KEY_LABEL_MAX = 80;
-
-/**
- * C0 and C1 control characters, DEL, and the bidirectional controls (U+061C, U+200E, U+200F,
- * U+202A-U+202E, U+2066-U+2069). note: a label is shown in the app and in terminals; these would
- * move the cursor, clear the screen or reverse the text around them (docs/access.md#api-keys).
- */
-// eslint-disable-next-line no-control-regex -- matching control characters is the point
-const CONTROL_CHARACTERS = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/;
 
 /**
  * The shape of the body. note: the route checks it itself (parseCreateKeyRequest), for the 400

@@ -14,6 +14,13 @@ export interface ValidatedBulkRequest<K extends BulkKind> {
   total: number;
   rows: RowsByKind[K][];
   errors: RowError[];
+  /** some row carries an `external_id`: rows are matched on it (docs/rows.md#external-id) */
+  matchExternalIds: boolean;
+}
+
+/** A row that sends an `external_id` other than null, valid or not. */
+function carriesExternalId(row: unknown): boolean {
+  return typeof row === 'object' && row !== null && (row as Record<string, unknown>)['external_id'] != null;
 }
 
 /**
@@ -36,5 +43,5 @@ export function validateBulkRequest<K extends BulkKind>(kind: K, body: unknown):
   if (rows.length === 0) {
     throw apiErrors.noValidRows(errors);
   }
-  return { kind, total: input.length, rows: rows as RowsByKind[K][], errors };
+  return { kind, total: input.length, rows: rows as RowsByKind[K][], errors, matchExternalIds: input.some(carriesExternalId) };
 }

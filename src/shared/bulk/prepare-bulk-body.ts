@@ -11,6 +11,8 @@ export interface PreparedBulkBody {
   total: number;
   errors: RowError[];
   rowCount: number;
+  /** some row carries an `external_id` (ValidatedBulkRequest) */
+  matchExternalIds: boolean;
   /** the valid rows, encoded as the insert reads them (encodeImportRows), as UTF-8 bytes */
   rows: Uint8Array;
   /** requestHash of the body, when asked for (an Idempotency-Key compares it) */
@@ -48,10 +50,10 @@ export function prepareBulkBody(kind: BulkKind, bytes: Uint8Array, withHash: boo
     return { ok: false, stage: 'json', statusCode: 400, body: { error: 'Invalid JSON body' } };
   }
   try {
-    const { total, rows, errors } = validateBulkRequest(kind, parsed);
+    const { total, rows, errors, matchExternalIds } = validateBulkRequest(kind, parsed);
     const hash = withHash ? requestHash(kind, bytes) : undefined;
     const encoded = Buffer.from(encodeImportRows(rows), 'utf8');
-    return { ok: true, prepared: { total, errors, rowCount: rows.length, rows: encoded, ...(hash ? { hash } : {}) } };
+    return { ok: true, prepared: { total, errors, rowCount: rows.length, matchExternalIds, rows: encoded, ...(hash ? { hash } : {}) } };
   } catch (error) {
     if (error instanceof ApiError) return { ok: false, stage: 'rows', statusCode: error.statusCode, body: error.body };
     throw error;

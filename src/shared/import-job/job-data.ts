@@ -19,12 +19,25 @@ export const ImportJobDataSchema = z.object({
   errors: z.array(RowErrorSchema),
   /** how many valid rows the job writes */
   rowCount: z.number().int().positive(),
+  /**
+   * some row of the request carried `external_id`: rows are matched on it and the result counts
+   * `updated` and `unchanged` (docs/rows.md#external-id). note: defaults keep a job from an older
+   * API replica valid during a rolling deploy.
+   */
+  matchExternalIds: z.boolean().default(false),
+  /** run the whole write, then roll it back (docs/endpoints.md#dry-run) */
+  dryRun: z.boolean().default(false),
 });
-export type ImportJobData = z.infer<typeof ImportJobDataSchema>;
+/** A job's data as the API adds it; the flags may be left out (false). */
+export type ImportJobData = z.input<typeof ImportJobDataSchema>;
 
 /** What an import job returns, and what the API answers with its 201. */
 export const BulkResultSchema = z.object({
   inserted: z.number().int().nonnegative(),
+  /** only when rows were matched on `external_id`: rows that existed and were changed */
+  updated: z.number().int().nonnegative().optional(),
+  /** only when rows were matched on `external_id`: rows that existed and were already as sent */
+  unchanged: z.number().int().nonnegative().optional(),
   skipped: z.number().int().nonnegative(),
   errors: z.array(RowErrorSchema),
 });

@@ -10,6 +10,7 @@ import {
   requiredText,
   wholeNumberInRange,
 } from './field-schemas.js';
+import { externalId } from './external-id.js';
 
 export const LISTING_CATEGORIES = [
   'miniatures', 'home_decor', 'cosplay', 'jewelry', 'gadgets', 'art', 'gifts', 'replacement',
@@ -35,6 +36,7 @@ export const LISTING_LIMITS = {
  */
 export const ListingRowSchema = z
   .object({
+    external_id: externalId(),
     title: requiredText({ truncateTo: LISTING_LIMITS.title }).meta({
       description: `Trimmed; stored up to ${LISTING_LIMITS.title} characters (longer text is truncated).`,
     }),

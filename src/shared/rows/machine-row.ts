@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { optionalBoolean, optionalStringArray, optionalText, requiredText } from './field-schemas.js';
+import { externalId } from './external-id.js';
 
 export const MACHINE_LIMITS = {
   nickname: 80,
@@ -16,6 +17,7 @@ export const MACHINE_LIMITS = {
  * import. Every created machine starts with verification status `pending`.
  */
 export const MachineRowSchema = z.object({
+  external_id: externalId(),
   template_id: requiredText({ maxLength: MACHINE_LIMITS.identifier }),
   category: requiredText({ maxLength: MACHINE_LIMITS.category }).meta({
     description: `Any non-blank text of at most ${MACHINE_LIMITS.category} characters.`,
