@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { z } from 'zod';
-import { BULK_BODY_SCHEMAS, BulkResponseSchema } from '../../shared/api-schemas/bulk.js';
+import { BULK_BODY_SCHEMAS, BulkDryRunResponseSchema, BulkResponseSchema } from '../../shared/api-schemas/bulk.js';
 import { BulkRequestErrorSchema, RequestIdErrorSchema, RetryLaterErrorSchema } from '../../shared/api-schemas/error-body.js';
 import { IdempotencyKeyHeaderSchema } from '../../shared/api-schemas/headers.js';
 import { BULK_KINDS, BULK_KIND_NAMES, type BulkKind } from '../../shared/rows/bulk-kinds.js';
@@ -12,7 +12,9 @@ import type { BulkBodyPreparer } from '../bulk-body/bulk-body-preparer.js';
 import type { ApiDeps } from '../deps.js';
 import { parseIdempotencyKey } from '../import/idempotency.js';
 import { submitImport } from '../import/submit-import.js';
+import { parseDryRun } from '../import/dry-run-flag.js';
 import { bulkBadRequestExamples, bulkBodyExamples, bulkResultExamples, ERROR_EXAMPLES } from '../openapi/examples.js';
+import { bulkDryRunExamples, bulkSyncBodyExamples, bulkSyncResultExamples, DRY_RUN_BAD_REQUEST_EXAMPLES } from '../openapi/sync-examples.js';
 import {
   apiKeyAuthErrors,
   AUTHENTICATED,
@@ -28,6 +30,9 @@ import { holdInFlightSlot } from '../limits/in-flight-cap.js';
 const { workersUnavailable, importFailed, storeUnavailable, overloaded, stillRunning, idempotencyConflict, rateMinute, rateDay, lockout, tooManyConcurrent } =
   ERROR_EXAMPLES;
 
+const DRY_RUN_DESCRIPTION =
+  '`true`: a dry run. Everything an import does, the worker\'s transaction, the table constraints and the `external_id` matching included, then rolled back: the answer is 200 with what the import would have given and `dry_run: true`, and nothing is written. Needs the same key, scope and tier, and counts against the rate limits. Not with an `Idempotency-Key`. Any other value than `true` or `false` is a 400.';
+
 function bulkSchema(kind: BulkKind) {
   const { maxRows, bodyLimitBytes } = BULK_KINDS[kind];
   return {
@@ -37,16 +42,22 @@ function bulkSchema(kind: BulkKind) {
     tags: ['Bulk imports'],
     security: [{ apiKey: [] }],
     headers: z.object({ 'Idempotency-Key': IdempotencyKeyHeaderSchema.optional() }),
-    body: jsonBody(BULK_BODY_SCHEMAS[kind], bulkBodyExamples(kind)),
+    querystring: z.object({ dry_run: z.enum(['true', 'false']).optional().meta({ description: DRY_RUN_DESCRIPTION }) }),
+    body: jsonBody(BULK_BODY_SCHEMAS[kind], { ...bulkBodyExamples(kind), ...bulkSyncBodyExamples(kind) }),
     response: {
+      200: jsonResponse(BulkDryRunResponseSchema, {
+        description: 'A dry run (`?dry_run=true`): everything an import does, the worker\'s transaction included, then rolled back. The body is what the import would have given, with `dry_run: true`; nothing was written.',
+        headers: AUTHENTICATED,
+        examples: bulkDryRunExamples(kind),
+      }),
       201: jsonResponse(BulkResponseSchema, {
         description: 'The valid rows were created, exactly once; the others are in `errors`.',
         headers: [...AUTHENTICATED, 'Idempotent-Replayed'],
-        examples: bulkResultExamples(kind),
+        examples: { ...bulkResultExamples(kind), ...bulkSyncResultExamples() },
       }),
       400: errorResponse(
-        'Nothing was written: the body is not JSON, not an object with the array, has no rows or too many, or no row is valid; or the `Idempotency-Key` is malformed.',
-        bulkBadRequestExamples(kind),
+        'Nothing was written: the body is not JSON, not an object with the array, has no rows or too many, or no row is valid; or the `Idempotency-Key` is malformed; or `dry_run` is not `true` or `false`, or is `true` with an `Idempotency-Key`.',
+        { ...bulkBadRequestExamples(kind), ...DRY_RUN_BAD_REQUEST_EXAMPLES },
         AUTHENTICATED,
         BulkRequestErrorSchema,
       ),
@@ -94,12 +105,13 @@ async function prepareImport(
   const bytes = request.body as Buffer;
   request.body = undefined;
   const header = request.headers['idempotency-key'];
+  const dryRun = parseDryRun(request.query, header);
   const outcome = await preparer.prepare(kind, bytes, header !== undefined);
   if (!outcome.ok && outcome.stage === 'json') throw revivedApiError(outcome);
   const key = parseIdempotencyKey(header);
   if (!outcome.ok) throw revivedApiError(outcome);
   markImportStep(request.id, 'api.validated');
-  const { total, errors, rowCount, rows, hash } = outcome.prepared;
+  const { total, errors, rowCount, matchExternalIds, rows, hash } = outcome.prepared;
   const newImport: NewImport = {
     kind,
     accountId: request.apiKey!.account.id,
@@ -107,6 +119,8 @@ async function prepareImport(
     total,
     errors,
     rowCount,
+    matchExternalIds,
+    dryRun,
     rows: new RowsHandOver(Buffer.from(rows.buffer, rows.byteOffset, rows.byteLength)),
   };
   return { newImport, ...(key !== undefined && hash ? { idempotency: { key, hash: Buffer.from(hash.buffer, hash.byteOffset, hash.byteLength) } } : {}) };
@@ -135,9 +149,10 @@ export async function bulkImportRoutes(app: FastifyInstance, deps: ApiDeps): Pro
         try {
           const { newImport, idempotency } = await prepareImport(kind, request, deps.bulkBodies);
           const { result, replayed } = await submitImport(deps.sql, deps.imports, newImport, idempotency);
+          if (newImport.dryRun) return await reply.code(200).send({ ...result, dry_run: true });
           // note: a replay wrote nothing, so its rows are not counted again.
           if (replayed) reply.header('idempotent-replayed', 'true');
-          else deps.metrics.recordRows(kind, result.inserted, result.skipped);
+          else deps.metrics.recordRows(kind, result);
           return await reply.code(201).send(result);
         } finally {
           slot?.release();

@@ -25,3 +25,8 @@ export const BulkResponseSchema = BulkResultSchema.meta({
   id: 'BulkResult',
   description: '`inserted + skipped` is the number of rows sent; `errors` is sorted by `index`.',
 });
+
+export const BulkDryRunResponseSchema = BulkResultSchema.extend({ dry_run: z.literal(true) }).meta({
+  id: 'BulkDryRunResult',
+  description: 'What the import would have given, with `dry_run: true`; nothing was written.',
+});

@@ -1,0 +1,49 @@
+import { apiErrors } from '../../shared/errors/api-errors.js';
+import type { BulkKind } from '../../shared/rows/bulk-kinds.js';
+import { ROW_EXAMPLES } from './examples.js';
+import type { Example, Examples } from './route-schema.js';
+
+/**
+ * The examples of a nightly sync (docs/rows.md#external-id) and of a dry run
+ * (docs/endpoints.md#dry-run): rows matched on the partner's `external_id`.
+ */
+
+const example = (summary: string, value: unknown, description?: string): Example =>
+  description === undefined ? { summary, value } : { summary, description, value };
+
+const withIds = (kind: BulkKind) => ({ [kind]: [{ external_id: 'SKU-10442', ...ROW_EXAMPLES[kind].valid }] });
+
+export function bulkSyncBodyExamples(kind: BulkKind): Examples {
+  return {
+    sync: example(
+      'A row with your own id',
+      withIds(kind),
+      'Sent again tomorrow, the row with `external_id` "SKU-10442" updates the one created today instead of adding a second.',
+    ),
+  };
+}
+
+export function bulkSyncResultExamples(): Examples {
+  return {
+    nightlySync: example(
+      'A nightly sync: rows matched on external_id',
+      { inserted: 2, updated: 37, unchanged: 158, skipped: 1, errors: [] },
+      'Some rows carried `external_id`: `updated` and `unchanged` are added, and `inserted + updated + unchanged + skipped` is the number of rows sent. (The skipped row\'s entry of `errors` is left out here.)',
+    ),
+  };
+}
+
+export function bulkDryRunExamples(kind: BulkKind): Examples {
+  return {
+    dryRun: example(
+      'Dry run',
+      { inserted: 1, updated: 0, unchanged: 0, skipped: 0, errors: [], dry_run: true },
+      `The answer to \`POST /v1/api/${kind}/bulk?dry_run=true\` with \`${JSON.stringify(withIds(kind))}\` when the account has no row "SKU-10442" yet: nothing was written.`,
+    ),
+  };
+}
+
+export const DRY_RUN_BAD_REQUEST_EXAMPLES: Examples = {
+  dryRunValue: example('dry_run other than true or false', apiErrors.dryRunMalformed().body),
+  dryRunWithIdempotencyKey: example('dry_run=true with an Idempotency-Key', apiErrors.dryRunWithIdempotencyKey().body),
+};
