@@ -24,7 +24,7 @@ import { runFlood, statusCounts } from '../test/support/flood.js';
 
 const quick = process.argv.includes('--quick');
 const only = process.argv.find((arg) => arg.startsWith('--only='))?.slice('--only='.length).split(',');
-/** `--only=auth,imports` runs just those sections (auth, imports (with the floor; `floor` is the same section), growth, scale-out, memory, table, fairness). */
+/** `--only=auth,imports` runs just those sections (auth, imports (with the floor; `floor` is the same section), upsert, growth, scale-out, memory, table, fairness). */
 const want = (section: string) => only === undefined || only.includes(section);
 const N = (full: number, small: number) => (quick ? small : full);
 /**
@@ -182,6 +182,60 @@ async function main(): Promise<void> {
     }
     const r = results as Record<string, LoadResult>;
     if (Object.keys(ratios).length > 0) record('ratios', ratios);
+
+    // --- 7. upsert: a nightly sync of 200 listings that all exist, half of them changed ---------
+    // note: next to plain inserts of 200 new listings, alternating in rounds as above. Each sync
+    // account holds the 200 rows; its imports alternate two versions of them that differ in the
+    // price of every other row, so each one finds all 200 and changes 100.
+    if (want('upsert')) {
+      const syncAccounts = stack.accounts.slice(0, 8);
+      const version = (v: number) =>
+        JSON.stringify({ listings: listingRows(200, 900).map((row, i) => ({ ...row, external_id: `SYNC-${i}`, ...(i % 2 === 0 ? { price_cents: 1_000 + v } : {}) })) });
+      const versions = [version(0), version(1)];
+      const imported = new Map<string, number>(syncAccounts.map((account) => [account.id, 0]));
+      const tally = { inserted: 0, updated: 0, unchanged: 0 };
+      const syncPool = new Pool(stack.api.baseUrl, { connections: 8 });
+      const sync = async (index: number) => {
+        const account = syncAccounts[index % syncAccounts.length]!;
+        const n = imported.get(account.id)!;
+        imported.set(account.id, n + 1);
+        const { statusCode, body } = await syncPool.request({
+          path: '/v1/api/listings/bulk',
+          method: 'POST',
+          headers: { authorization: `Bearer ${account.keys[0]}`, 'content-type': 'application/json' },
+          body: versions[n % 2],
+        });
+        const result = (await body.json()) as Partial<typeof tally>;
+        for (const field of ['inserted', 'updated', 'unchanged'] as const) tally[field] += result[field] ?? 0;
+        return statusCode;
+      };
+      // seeding: every sync account gets its 200 rows
+      for (let i = 0; i < syncAccounts.length; i += 1) await sync(i);
+      const upsertRatios: Record<string, { ratio: number; rounds: number[] }> = {};
+      for (const concurrency of [1, 8]) {
+        const pool = new Pool(stack.api.baseUrl, { connections: concurrency });
+        const sides = [
+          { name: `upsert: insert 200 new listings c=${concurrency}`, run: httpImports(stack, pool, 'listings', listingBodies), rounds: [] as LoadResult[] },
+          { name: `upsert: sync 200 existing, 100 changed c=${concurrency}`, run: sync, rounds: [] as LoadResult[] },
+        ];
+        for (const side of sides) await runLoad({ concurrency, operations: Math.max(8, concurrency), rowsPerOperation: 200, run: side.run }); // warm-up
+        Object.assign(tally, { inserted: 0, updated: 0, unchanged: 0 });
+        for (let round = 0; round < ROUNDS; round += 1) {
+          for (const side of sides) side.rounds.push(await runLoad({ concurrency, operations: N(concurrency === 1 ? 60 : 120, 24), rowsPerOperation: 200, run: side.run }));
+        }
+        for (const side of sides) record(side.name, [...side.rounds].sort((a, b) => a.p50Ms - b.p50Ms)[Math.floor(ROUNDS / 2)]!);
+        record(`upsert: rows of the syncs c=${concurrency}`, { ...tally });
+        const perRound = (field: 'p50Ms' | 'rowsPerSec') => {
+          const values = sides[1]!.rounds.map((run, i) => ratio(run[field], sides[0]!.rounds[i]![field]));
+          return { ratio: median(values), rounds: values };
+        };
+        upsertRatios[`c=${concurrency} p50 sync/insert`] = perRound('p50Ms');
+        upsertRatios[`c=${concurrency} rows/s sync/insert`] = perRound('rowsPerSec');
+        await pool.close();
+      }
+      await syncPool.close();
+      record('upsert ratios', upsertRatios);
+    }
 
     // --- 3a. cost growth with rows per request ----------------------------------------------------
     if (want('growth')) {

@@ -29,5 +29,6 @@ export function externalId() {
       examples: ['SKU-10442'],
     })
     .nullish()
-    .transform((id) => id ?? undefined);
+    .transform((id) => id ?? undefined)
+    .optional();
 }

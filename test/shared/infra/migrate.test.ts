@@ -1,5 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import { readdir } from 'node:fs/promises';
+import { copyFile, mkdtemp, readdir, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
@@ -117,6 +119,61 @@ describe('migrate', () => {
     expect([...a.applied, ...b.applied].sort()).toEqual(migrationFiles);
     expect(await recordedVersions(first)).toEqual(migrationFiles);
   });
+});
+
+/**
+ * Migration 0005 (external ids) on tables as a partner-heavy deployment has them: it must not
+ * rewrite them (the table's file stays the same), and what it adds works on new rows.
+ */
+describe('migration 0005 on a table that already holds a million rows', () => {
+  const EXTERNAL_IDS = '0005_external_ids.sql';
+  let sql: postgres.Sql;
+  let before: string;
+
+  beforeAll(async () => {
+    sql = connect(await createEmptyDatabase('migrate_big'));
+    before = await mkdtemp(join(tmpdir(), 'migrations-before-0005-'));
+    for (const file of migrationFiles.filter((f) => f < EXTERNAL_IDS)) await copyFile(join(MIGRATIONS_DIR, file), join(before, file));
+    await migrate(sql, before);
+  }, 60_000);
+  afterAll(async () => {
+    await rm(before, { recursive: true, force: true });
+  });
+
+  const fileOf = async (table: string) => (await sql<{ n: string }[]>`select pg_relation_filenode(${table})::text as n`)[0]!.n;
+
+  it('adds the columns, checks and indexes without rewriting the tables, and they hold for new rows', async () => {
+    const [account] = await sql<{ id: string }[]>`insert into accounts (display_name, subscription_tier) values ('Big', 'global') returning id`;
+    await sql`
+      insert into listings (account_id, title, description, price_cents, currency, category, material, photo_urls, thumbnail_url, maker_name)
+      select ${account!.id}, 'Listing ' || g, 'text', g, 'USD', 'art', 'PLA', array['https://cdn.example.test/a.jpg'], 'https://cdn.example.test/a.jpg', 'Big'
+      from generate_series(1, 1000000) g`;
+    await sql`
+      insert into machines (account_id, template_id, category, manufacturer, model)
+      select ${account!.id}, 'tpl-' || g, 'fdm', 'Prusa', 'MK4' from generate_series(1, 200000) g`;
+    const files = { listings: await fileOf('listings'), machines: await fileOf('machines'), imports: await fileOf('imports') };
+
+    const started = performance.now();
+    expect((await migrate(sql)).applied).toEqual([EXTERNAL_IDS]);
+    console.log(`migration 0005 on 1,000,000 listings and 200,000 machines: ${Math.round(performance.now() - started)} ms`);
+
+    expect({ listings: await fileOf('listings'), machines: await fileOf('machines'), imports: await fileOf('imports') }).toEqual(files);
+    const [counts] = await sql`select count(*)::int as n, count(external_id)::int as with_id from listings`;
+    expect(counts).toEqual({ n: 1_000_000, with_id: 0 });
+    const indexes = await sql<{ indexrelid: string; indisvalid: boolean; indisunique: boolean }[]>`
+      select indexrelid::regclass::text as indexrelid, indisvalid, indisunique from pg_index
+      where indexrelid::regclass::text in ('listings_account_external_id_key', 'machines_account_external_id_key') order by 1`;
+    expect(indexes).toEqual([
+      { indexrelid: 'listings_account_external_id_key', indisvalid: true, indisunique: true },
+      { indexrelid: 'machines_account_external_id_key', indisvalid: true, indisunique: true },
+    ]);
+
+    // the checks were added without reading the rows, and hold for new ones
+    await expect(sql`update listings set external_id = ${'x'.repeat(101)} where price_cents = 1`).rejects.toMatchObject({ code: '23514' });
+    await expect(sql`update machines set external_id = '' where template_id = 'tpl-1'`).rejects.toMatchObject({ code: '23514' });
+    await sql`update listings set external_id = 'SKU-1' where price_cents = 1`;
+    await expect(sql`update listings set external_id = 'SKU-1' where price_cents = 2`).rejects.toMatchObject({ code: '23505' });
+  }, 120_000);
 });
 
 describe('ensureDatabase', () => {
