@@ -90,6 +90,42 @@ describe.each(['listings', 'machines'] as const)('syncing %s by external_id', (k
     ]);
   });
 
+  it('uses the first of a repeated external_id and fails each later one, valid or not', async () => {
+    const { account, key } = await newPartner(service);
+    const broken = kind === 'listings' ? { currency: 'EUR' } : { model: ' ' };
+    const response = await postBulk(service, kind, key, {
+      [kind]: [
+        validRow(kind, { external_id: 'DUP' }),
+        validRow(kind, { external_id: ' DUP ' }),
+        validRow(kind, { external_id: 'BROKEN-FIRST', ...broken }),
+        validRow(kind, { external_id: 'BROKEN-FIRST' }),
+        validRow(kind, { external_id: 'DUP', ...broken }),
+        validRow(kind, { external_id: 'ONCE' }),
+      ],
+    });
+    expect(response.statusCode).toBe(201);
+    const body = response.json();
+    const brokenReason = kind === 'listings' ? 'currency: must be exactly USD' : 'model: required';
+    expect(body).toMatchObject({ inserted: 2, updated: 0, unchanged: 0, skipped: 4 });
+    expect(body.errors.map((e: { index: number; external_id?: string; reason: string }) => [e.index, e.external_id, e.reason])).toEqual([
+      [1, 'DUP', 'external_id: appears more than once in this request'],
+      [2, 'BROKEN-FIRST', brokenReason],
+      [3, 'BROKEN-FIRST', 'external_id: appears more than once in this request'],
+      [4, 'DUP', `external_id: appears more than once in this request; ${brokenReason}`],
+    ]);
+    expect((await storedFor(service, account))[kind]).toBe(2);
+  });
+
+  it('refuses a request whose only valid rows repeat an earlier id with the no-valid-rows 400, and writes nothing', async () => {
+    const { account, key } = await newPartner(service);
+    const broken = kind === 'listings' ? { currency: 'EUR' } : { model: ' ' };
+    const response = await postBulk(service, kind, key, { [kind]: [validRow(kind, { external_id: 'X', ...broken }), validRow(kind, { external_id: 'X' })] });
+    expect(response.statusCode).toBe(400);
+    expect(response.json()).toMatchObject({ error: 'no valid rows' });
+    expect(response.json().errors.map((e: { external_id?: string }) => e.external_id)).toEqual(['X', 'X']);
+    expect(await storedFor(service, account)).toEqual({ listings: 0, machines: 0, imports: 0, idempotencyKeys: 0 });
+  });
+
   it('replays an Idempotency-Key with the first result, its updated and unchanged counts included', async () => {
     const { account, key } = await newPartner(service);
     const rows = [validRow(kind, { external_id: 'I-1' }), validRow(kind, { external_id: 'I-2' })];

@@ -3,6 +3,7 @@ import type { ListingRow } from '../rows/listing-row.js';
 import type { MachineRow } from '../rows/machine-row.js';
 import { validateRows, type RowError } from '../rows/validate-rows.js';
 import { apiErrors } from '../errors/api-errors.js';
+import { matchExternalIds } from '../rows/match-external-ids.js';
 
 export interface RowsByKind {
   machines: MachineRow;
@@ -39,9 +40,11 @@ export function validateBulkRequest<K extends BulkKind>(kind: K, body: unknown):
   if (input.length > maxRows) {
     throw apiErrors.tooManyRows(kind, maxRows, input.length);
   }
-  const { rows, errors } = validateRows(rowSchema, input);
+  const matchIds = input.some(carriesExternalId);
+  const validation = validateRows(rowSchema, input);
+  const { rows, errors } = matchIds ? matchExternalIds(input, validation) : validation;
   if (rows.length === 0) {
     throw apiErrors.noValidRows(errors);
   }
-  return { kind, total: input.length, rows: rows as RowsByKind[K][], errors, matchExternalIds: input.some(carriesExternalId) };
+  return { kind, total: input.length, rows: rows as RowsByKind[K][], errors, matchExternalIds: matchIds };
 }

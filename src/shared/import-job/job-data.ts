@@ -2,7 +2,12 @@ import { z } from 'zod';
 import { BULK_KIND_NAMES } from '../rows/bulk-kinds.js';
 
 /** One row the API refused, by its position in the request. */
-export const RowErrorSchema = z.object({ index: z.number().int().nonnegative(), reason: z.string() });
+export const RowErrorSchema = z.object({
+  index: z.number().int().nonnegative(),
+  /** the row's own `external_id`, when it sent a valid one (docs/rows.md#external-id) */
+  external_id: z.string().optional(),
+  reason: z.string(),
+});
 
 /**
  * What the API hands the worker: the counts and the per-row errors of the request, so the worker

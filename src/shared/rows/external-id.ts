@@ -4,6 +4,24 @@ import { CONTROL_CHARACTERS } from './control-characters.js';
 
 export const EXTERNAL_ID_MAX_LENGTH = 100;
 
+/** The id as stored (trimmed, well-formed), or why it is refused. */
+export function normaliseExternalId(value: string): string | { problem: string } {
+  const text = (value.isWellFormed() ? value : value.toWellFormed()).trim();
+  if (text === '') return { problem: 'must not be blank' };
+  if (CONTROL_CHARACTERS.test(text)) return { problem: 'must not contain control characters' };
+  if (!fitsCodePoints(text, EXTERNAL_ID_MAX_LENGTH)) return { problem: `must be at most ${EXTERNAL_ID_MAX_LENGTH} characters` };
+  return text;
+}
+
+/** The valid external id a request row sends, if it sends one. */
+export function externalIdOf(row: unknown): string | undefined {
+  if (typeof row !== 'object' || row === null) return undefined;
+  const value = (row as Record<string, unknown>)['external_id'];
+  if (typeof value !== 'string') return undefined;
+  const id = normaliseExternalId(value);
+  return typeof id === 'string' ? id : undefined;
+}
+
 /**
  * The partner's own id for a row (a SKU, an asset tag; docs/rows.md#external-id): optional; when
  * sent, 1 to 100 printable characters after trimming. Absent or null means the row has none and
@@ -13,13 +31,9 @@ export function externalId() {
   return z
     .string({ error: 'must be a string' })
     .check((ctx) => {
-      const text = (ctx.value.isWellFormed() ? ctx.value : ctx.value.toWellFormed()).trim();
-      let message: string | undefined;
-      if (text === '') message = 'must not be blank';
-      else if (CONTROL_CHARACTERS.test(text)) message = 'must not contain control characters';
-      else if (!fitsCodePoints(text, EXTERNAL_ID_MAX_LENGTH)) message = `must be at most ${EXTERNAL_ID_MAX_LENGTH} characters`;
-      if (message === undefined) ctx.value = text;
-      else ctx.issues.push({ code: 'custom', message, input: ctx.value });
+      const id = normaliseExternalId(ctx.value);
+      if (typeof id === 'string') ctx.value = id;
+      else ctx.issues.push({ code: 'custom', message: id.problem, input: ctx.value });
     })
     .meta({
       minLength: 1,
