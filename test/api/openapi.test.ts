@@ -196,8 +196,8 @@ describe('GET /v1/openapi.json', () => {
   });
 
   it.each([
-    ['post', '/v1/api/machines/bulk', ['201', '400', '401', '402', '403', '413', '415', '422', '429', '500', '503', '504']],
-    ['post', '/v1/api/listings/bulk', ['201', '400', '401', '402', '403', '413', '415', '422', '429', '500', '503', '504']],
+    ['post', '/v1/api/machines/bulk', ['200', '201', '400', '401', '402', '403', '413', '415', '422', '429', '500', '503', '504']],
+    ['post', '/v1/api/listings/bulk', ['200', '201', '400', '401', '402', '403', '413', '415', '422', '429', '500', '503', '504']],
     ['get', '/v1/api/me', ['200', '401', '402', '403', '429', '500', '503']],
     ['get', '/v1/api/keys', ['200', '401', '402', '403', '429', '500', '503']],
     ['post', '/v1/api/keys', ['201', '400', '401', '402', '403', '413', '415', '429', '500', '503']],
@@ -244,6 +244,21 @@ describe('GET /v1/openapi.json', () => {
     const row = kind === 'listings' ? validListing() : validMachine();
     expect(validates(where, { [kind]: [row] }).valid).toBe(true);
     expect(validates(where, { [kind]: [{ ...row, ...change }] }).valid).toBe(false);
+  });
+
+  it.each(['listings', 'machines'])('documents the %s dry run: the dry_run parameter, its 200 and the sync counts of the 201', (kind) => {
+    const operation = doc.paths[`/v1/api/${kind}/bulk`]!.post! as { parameters?: { name: string; in: string; schema: { enum?: string[] } }[] };
+    const dryRun = operation.parameters?.find((p) => p.name === 'dry_run');
+    expect(dryRun).toMatchObject({ in: 'query', schema: { enum: ['true', 'false'] } });
+    const ok = pointer('paths', `/v1/api/${kind}/bulk`, 'post', 'responses', '200', 'content', 'application/json', 'schema');
+    expect(validates(ok, { inserted: 1, updated: 2, unchanged: 3, skipped: 0, errors: [], dry_run: true }).valid).toBe(true);
+    expect(validates(ok, { inserted: 1, skipped: 0, errors: [] }).valid).toBe(false);
+    const created = pointer('paths', `/v1/api/${kind}/bulk`, 'post', 'responses', '201', 'content', 'application/json', 'schema');
+    expect(validates(created, { inserted: 1, updated: 2, unchanged: 3, skipped: 0, errors: [{ index: 4, external_id: 'SKU-1', reason: 'x' }] }).valid).toBe(true);
+    const body = pointer('paths', `/v1/api/${kind}/bulk`, 'post', 'requestBody', 'content', 'application/json', 'schema');
+    const row = kind === 'listings' ? validListing() : validMachine();
+    expect(validates(body, { [kind]: [{ ...row, external_id: 'SKU-1' }] }).valid).toBe(true);
+    expect(validates(body, { [kind]: [{ ...row, external_id: 'x'.repeat(101) }] }).valid).toBe(false);
   });
 
   it('declares a padded https URL valid, as the service trims it', () => {

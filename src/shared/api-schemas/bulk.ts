@@ -23,7 +23,8 @@ export const BULK_BODY_SCHEMAS = { machines: MachinesBulkBodySchema, listings: L
 
 export const BulkResponseSchema = BulkResultSchema.meta({
   id: 'BulkResult',
-  description: '`inserted + skipped` is the number of rows sent; `errors` is sorted by `index`.',
+  description:
+    '`inserted + skipped` is the number of rows sent; `errors` is sorted by `index`. When some row of the request carries `external_id`, `updated` and `unchanged` are added and `inserted + updated + unchanged + skipped` is the number of rows sent.',
 });
 
 export const BulkDryRunResponseSchema = BulkResultSchema.extend({ dry_run: z.literal(true) }).meta({
