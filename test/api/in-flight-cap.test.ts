@@ -102,6 +102,22 @@ describe('POST /v1/api/*/bulk with ACCOUNT_MAX_IN_FLIGHT=2', () => {
     expect((await withWorker(() => listings(key))).statusCode).toBe(201);
   });
 
+  it('holds dry runs to the same cap: two dry runs in flight make the third request of the account a 429, import or dry run', async () => {
+    const account = await service.createAccount();
+    const key = await service.createKey(account);
+    const dryRun = () => service.request({ method: 'POST', url: '/v1/api/listings/bulk?dry_run=true', headers: bearer(key), payload: { listings: [validListing()] } });
+    const running = [dryRun(), dryRun()];
+    await expect.poll(async () => (await service.deps.queue.getJobCounts('waiting')).waiting, { timeout: 5_000 }).toBeGreaterThanOrEqual(2);
+
+    for (const refused of [await dryRun(), await listings(key)]) {
+      expect(refused.statusCode).toBe(429);
+      expect(refused.json()).toEqual(TOO_MANY);
+    }
+    const done = await withWorker(() => Promise.all(running));
+    expect(done.map((r) => r.statusCode)).toEqual([200, 200]);
+    expect((await withWorker(() => dryRun())).statusCode).toBe(200);
+  });
+
   it('refuses before the body is read: the 429 comes while the body is still on its way, and the connection closes', async () => {
     const account = await service.createAccount();
     const key = await service.createKey(account);

@@ -30,10 +30,12 @@ describe('load shedding: new bulk imports get 503 while the process is overloade
     });
 
     it.each([
-      ['listings', { listings: [validListing()] }],
-      ['machines', { machines: [validMachine()] }],
-    ])('answers POST /v1/api/%s/bulk 503 "Service overloaded, retry shortly" with Retry-After, and writes nothing', async (kind, payload) => {
-      const res = await service.request({ method: 'POST', url: `/v1/api/${kind}/bulk`, headers: bearer(key), payload });
+      ['listings', '', { listings: [validListing()] }],
+      ['machines', '', { machines: [validMachine()] }],
+      ['listings', '?dry_run=true', { listings: [validListing()] }],
+      ['machines', '?dry_run=true', { machines: [validMachine()] }],
+    ])('answers POST /v1/api/%s/bulk%s 503 "Service overloaded, retry shortly" with Retry-After, and writes nothing', async (kind, query, payload) => {
+      const res = await service.request({ method: 'POST', url: `/v1/api/${kind}/bulk${query}`, headers: bearer(key), payload });
       expect(res.statusCode).toBe(503);
       expect(res.json()).toEqual(OVERLOADED);
       expect(res.headers['retry-after']).toBe('5');
