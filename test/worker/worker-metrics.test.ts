@@ -64,6 +64,20 @@ describe('GET /metrics on a worker (METRICS_PORT set)', () => {
     expect(delta('bulk_import_worker_rows_written_total', { kind: 'listings' })).toBe(3);
   });
 
+  it('counts updated rows as written, and nothing for a dry run', async () => {
+    const rows = [validListing({ external_id: 'M-1' }), validListing({ external_id: 'M-2' })];
+    const post = (query: string, listings: object[]) => service.request({ method: 'POST', url: `/v1/api/listings/bulk${query}`, headers: bearer(key), payload: { listings } });
+    expect((await post('', rows)).statusCode).toBe(201);
+    const before = await scrape();
+    const changed = [{ ...rows[0]!, price_cents: 1 }, rows[1]!, validListing({ external_id: 'M-3' })];
+    expect((await post('?dry_run=true', changed)).json()).toMatchObject({ inserted: 1, updated: 1, unchanged: 1, dry_run: true });
+    const afterDryRun = await scrape();
+    expect(sampleValue(afterDryRun, 'bulk_import_worker_rows_written_total', { kind: 'listings' })).toBe(sampleValue(before, 'bulk_import_worker_rows_written_total', { kind: 'listings' }));
+    expect((await post('', changed)).json()).toMatchObject({ inserted: 1, updated: 1, unchanged: 1 });
+    const after = await scrape();
+    expect(sampleValue(after, 'bulk_import_worker_rows_written_total', { kind: 'listings' }) - sampleValue(before, 'bulk_import_worker_rows_written_total', { kind: 'listings' })).toBe(2);
+  });
+
   it('times a job that failed, under outcome "failed", and counts no rows for it', async () => {
     const before = await scrape();
     const job = await service.deps.queue.add('listings', { kind: 'listings', accountId: 'not-a-uuid', requestId: randomUUID(), total: 0, errors: [], rowCount: 0 });
