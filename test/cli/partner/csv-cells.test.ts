@@ -10,6 +10,7 @@ const listingFields = rowFields(ListingRowSchema);
 describe('rowFields (field types read from the shared schemas)', () => {
   it('lists every listing field with its JSON type and whether it is required', () => {
     expect(listingFields).toEqual([
+      { name: 'external_id', type: 'string', required: false },
       { name: 'title', type: 'string', required: true },
       { name: 'description', type: 'string', required: true },
       { name: 'currency', type: 'string', required: true },
@@ -27,7 +28,7 @@ describe('rowFields (field types read from the shared schemas)', () => {
 
   it('lists every machine field', () => {
     expect(rowFields(MachineRowSchema).map((f) => `${f.name}:${f.type}`)).toEqual([
-      'template_id:string', 'category:string', 'manufacturer:string', 'model:string',
+      'external_id:string', 'template_id:string', 'category:string', 'manufacturer:string', 'model:string',
       'model_number:string', 'nickname:string', 'capabilities:array', 'is_skill_station:boolean',
     ]);
   });
