@@ -126,6 +126,25 @@ describe.each(['listings', 'machines'] as const)('syncing %s by external_id', (k
     expect(await storedFor(service, account)).toEqual({ listings: 0, machines: 0, imports: 0, idempotencyKeys: 0 });
   });
 
+  it('lets parallel imports of overlapping rows race: every one answers 201, no row is written twice', async () => {
+    const { account, key } = await newPartner(service);
+    const ids = Array.from({ length: 40 }, (_, i) => `PAR-${i}`);
+    const bodies = Array.from({ length: 8 }, (_, n) => {
+      const order = n % 2 === 0 ? ids : [...ids].reverse();
+      // each import sends 30 of the 40 ids, a window that overlaps every other import's
+      return { [kind]: order.slice(n, n + 30).map((id) => validRow(kind, { external_id: id, [kind === 'listings' ? 'material' : 'nickname']: `Run ${n}` })) };
+    });
+    const responses = await Promise.all(bodies.map((body) => postBulk(service, kind, key, body)));
+    expect(responses.map((r) => r.statusCode)).toEqual(bodies.map(() => 201));
+    const results = responses.map((r) => r.json() as { inserted: number; updated: number; unchanged: number; skipped: number });
+    for (const result of results) expect(result.inserted + result.updated + result.unchanged + result.skipped).toBe(30);
+    const [stored] = await service.sql<{ rows: number; ids: number }[]>`
+      select count(*)::int as rows, count(distinct external_id)::int as ids from ${service.sql(kind)} where account_id = ${account.id}`;
+    const written = new Set(bodies.flatMap((body) => body[kind]!.map((row) => row.external_id)));
+    expect(stored).toEqual({ rows: written.size, ids: written.size });
+    expect(results.reduce((sum, r) => sum + r.inserted, 0)).toBe(written.size);
+  });
+
   it('replays an Idempotency-Key with the first result, its updated and unchanged counts included', async () => {
     const { account, key } = await newPartner(service);
     const rows = [validRow(kind, { external_id: 'I-1' }), validRow(kind, { external_id: 'I-2' })];
