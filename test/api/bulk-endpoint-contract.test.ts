@@ -4,6 +4,7 @@ import { BULK_KINDS, type BulkKind } from '../../src/shared/rows/bulk-kinds.js';
 import { bearer, validListing, validMachine } from '../support/fixtures.js';
 import { bodyOfSize, bulkEndpoint, type Snapshot } from '../support/bulk-endpoint.js';
 import { startTestService, type TestAccount, type TestService } from '../support/test-service.js';
+import { rowError } from '../support/row-errors.js';
 
 /**
  * What both bulk endpoints promise alike, run once for each (docs/rows.md#the-request,
@@ -108,7 +109,7 @@ describe.each(KINDS)('POST /v1/api/$kind/bulk (the bulk endpoint contract)', ({ 
       before = await kit.snapshot();
       await expectRefused(await kit.post(key, { [kind]: [42, 'row', null] }), 400, {
         error: 'no valid rows',
-        errors: [0, 1, 2].map((index) => ({ index, reason: 'row must be an object' })),
+        errors: [0, 1, 2].map((index) => rowError(index, 'row must be an object', 'not_an_object')),
       });
     });
 

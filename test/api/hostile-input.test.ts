@@ -7,6 +7,7 @@ import { validateBulkRequest } from '../../src/shared/bulk/bulk-request.js';
 import { bearer, validListing, validMachine } from '../support/fixtures.js';
 import { startTestService, type TestAccount, type TestService } from '../support/test-service.js';
 import { LISTING_FIELDS, MACHINE_FIELDS, char16, jsonFieldValue, rowArbitraries, RULES } from '../support/hostile-rows.js';
+import { rowError } from '../support/row-errors.js';
 
 // ---------------------------------------------------------------------------------------------
 // Through HTTP
@@ -51,7 +52,8 @@ function expectCleanReply(res: LightMyRequestResponse): unknown {
   expect(res.headers['content-type']).toMatch(JSON_CONTENT_TYPE);
   const body: unknown = JSON.parse(res.body);
   if (res.statusCode === 201) {
-    expect(body).toEqual({ inserted: expect.any(Number), skipped: expect.any(Number), errors: expect.any(Array) });
+    const sync = typeof body === 'object' && body !== null && 'updated' in body ? { updated: expect.any(Number), unchanged: expect.any(Number) } : {};
+    expect(body).toEqual({ inserted: expect.any(Number), ...sync, skipped: expect.any(Number), errors: expect.any(Array) });
   } else {
     expect(body).toMatchObject({ error: expect.any(String) });
   }
@@ -117,7 +119,10 @@ describe('POST /v1/api/listings/bulk and /v1/api/machines/bulk with hostile bodi
           { weight: 1, arbitrary: fc.jsonValue({ maxDepth: 4, stringUnit: 'binary' }) },
           { weight: 1, arbitrary: fc.record({ [kind]: fc.jsonValue({ maxDepth: 3 }) }) },
         );
-        const expected: string[] = [];
+        // what each account should hold: rows by external_id (matched, updated in place) or by
+        // a key of their own (always created), each as its canonical text
+        const model = new Map<string, Map<string, string>>();
+        let unmatched = 0;
         const columns = kind === 'listings' ? LISTING_COLUMNS : MACHINE_COLUMNS;
         const errorLogsBefore = serverErrorLogs().length;
 
@@ -139,10 +144,22 @@ describe('POST /v1/api/listings/bulk and /v1/api/machines/bulk with hostile bodi
             if (res.statusCode === 201) {
               expect(local).not.toBeInstanceOf(ApiError);
               const accepted = local as ReturnType<typeof validateBulkRequest>;
-              expect(reply as BulkReply).toEqual({ inserted: accepted.rows.length, skipped: accepted.errors.length, errors: accepted.errors });
-              const sent = accepted.rows.map((row) => canonical({ ...row, account_id: account.id }, columns));
-              expected.push(...sent);
-              // Checked per request, so that fast-check can shrink a failure to a small body.
+              const held = model.get(account.id) ?? new Map<string, string>();
+              model.set(account.id, held);
+              const counts = { inserted: 0, updated: 0, unchanged: 0 };
+              const sent: string[] = [];
+              for (const row of accepted.rows) {
+                const text = canonical({ ...row, external_id: row.external_id ?? null, account_id: account.id }, columns);
+                const id = row.external_id === undefined ? `unmatched ${(unmatched += 1)}` : `id ${row.external_id}`;
+                const before = held.get(id);
+                counts[before === undefined ? 'inserted' : before === text ? 'unchanged' : 'updated'] += 1;
+                if (before !== text) sent.push(text);
+                held.set(id, text);
+              }
+              const sync = accepted.matchExternalIds ? { updated: counts.updated, unchanged: counts.unchanged } : {};
+              expect(reply as BulkReply).toEqual({ inserted: counts.inserted, ...sync, skipped: accepted.errors.length, errors: accepted.errors });
+              // Checked per request, so that fast-check can shrink a failure to a small body: the
+              // rows this import created or changed (an unchanged row keeps its earlier import).
               const written = await rowsOfRequest(kind, String(res.headers['x-request-id']));
               for (const row of written) expect(RULES[kind](row)).toEqual([]);
               expect(written.map((row) => canonical(row, columns)).sort()).toEqual(sent.sort());
@@ -158,6 +175,7 @@ describe('POST /v1/api/listings/bulk and /v1/api/machines/bulk with hostile bodi
         const stored = await storedRows(kind, pool.accounts);
         for (const row of stored) expect(RULES[kind](row), JSON.stringify(row).slice(0, 500)).toEqual([]);
         if (kind === 'machines') expect(stored.every((row) => row.verification_status === 'pending')).toBe(true);
+        const expected = [...model.values()].flatMap((held) => [...held.values()]);
         expect(stored.map((row) => canonical(row, columns)).sort()).toEqual(expected.sort());
         expect(serverErrorLogs().slice(errorLogsBefore)).toEqual([]);
         expect(unhandled).toEqual([]);
@@ -344,7 +362,7 @@ describe('POST /v1/api/listings/bulk and /v1/api/machines/bulk: hostile examples
       const res = await post('machines', { machines: [validMachine({ template_id: tooLong }), validMachine({ template_id })] });
 
       expect(res.statusCode).toBe(201);
-      expect(res.json()).toEqual({ inserted: 1, skipped: 1, errors: [{ index: 0, reason: 'template_id: must be at most 200 characters' }] });
+      expect(res.json()).toEqual({ inserted: 1, skipped: 1, errors: [rowError(0, 'template_id: must be at most 200 characters', 'too_long')] });
       const [row] = await service.sql`select char_length(template_id)::int as length, template_id = ${template_id} as same from machines where account_id = ${account.id} and md5(template_id) = md5(${template_id})`;
       expect(row).toEqual({ length: 200, same: true });
     });
@@ -362,7 +380,7 @@ describe('POST /v1/api/listings/bulk and /v1/api/machines/bulk: hostile examples
       const res = await post('listings', { listings: [validListing({ photo_urls: [url] }), validListing()] });
 
       expect(res.statusCode).toBe(201);
-      expect(res.json()).toEqual({ inserted: 1, skipped: 1, errors: [{ index: 0, reason: 'photo_urls[0]: must be an absolute https:// URL' }] });
+      expect(res.json()).toEqual({ inserted: 1, skipped: 1, errors: [rowError(0, 'photo_urls[0]: must be an absolute https:// URL', 'invalid_url')] });
     });
   });
 
@@ -378,7 +396,7 @@ describe('POST /v1/api/listings/bulk and /v1/api/machines/bulk: hostile examples
       const res = await post('listings', { listings: [validListing(overrides), validListing()] });
 
       expect(res.statusCode).toBe(201);
-      expect(res.json()).toEqual({ inserted: 1, skipped: 1, errors: [{ index: 0, reason }] });
+      expect(res.json()).toEqual({ inserted: 1, skipped: 1, errors: [rowError(0, reason, 'invalid_characters')] });
     });
 
     it.each([
@@ -390,7 +408,7 @@ describe('POST /v1/api/listings/bulk and /v1/api/machines/bulk: hostile examples
       const res = await post('machines', { machines: [validMachine(overrides), validMachine()] });
 
       expect(res.statusCode).toBe(201);
-      expect(res.json()).toEqual({ inserted: 1, skipped: 1, errors: [{ index: 0, reason }] });
+      expect(res.json()).toEqual({ inserted: 1, skipped: 1, errors: [rowError(0, reason, 'invalid_characters')] });
     });
 
     it('in the only row: 400 no valid rows naming the field, nothing written', async () => {
@@ -399,7 +417,7 @@ describe('POST /v1/api/listings/bulk and /v1/api/machines/bulk: hostile examples
       const res = await post('listings', { listings: [validListing({ title: '\u0000' })] });
 
       expect(res.statusCode).toBe(400);
-      expect(res.json()).toEqual({ error: 'no valid rows', errors: [{ index: 0, reason: 'title: must not contain NUL characters' }] });
+      expect(res.json()).toEqual({ error: 'no valid rows', errors: [rowError(0, 'title: must not contain NUL characters', 'invalid_characters')] });
       expect(await counts()).toEqual(before);
     });
 
@@ -446,7 +464,7 @@ describe('POST /v1/api/listings/bulk and /v1/api/machines/bulk: hostile examples
       const res = await postRaw('listings', listingWith(field, nested(10_000)));
 
       expect(res.statusCode).toBe(400);
-      expect(res.json()).toEqual({ error: 'no valid rows', errors: [{ index: 0, reason }] });
+      expect(res.json()).toEqual({ error: 'no valid rows', errors: [rowError(0, reason, 'wrong_type')] });
       expect(await counts()).toEqual(before);
     });
 
@@ -454,7 +472,7 @@ describe('POST /v1/api/listings/bulk and /v1/api/machines/bulk: hostile examples
       const res = await postRaw('machines', `{"machines":[${nested(10_000)}]}`);
 
       expect(res.statusCode).toBe(400);
-      expect(res.json()).toEqual({ error: 'no valid rows', errors: [{ index: 0, reason: 'row must be an object' }] });
+      expect(res.json()).toEqual({ error: 'no valid rows', errors: [rowError(0, 'row must be an object', 'not_an_object')] });
     });
 
     it('answers a 10,000-deep nested array as the whole body with 400', async () => {

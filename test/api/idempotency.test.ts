@@ -10,6 +10,7 @@ import { bearer, validListing, validMachine } from '../support/fixtures.js';
 import { keysMatching, testRedisEnv } from '../support/test-redis.js';
 import { startTestService, withLateWorker, type TestAccount, type TestService } from '../support/test-service.js';
 import { newPartner, postBulk, storedFor } from '../support/bulk-endpoint.js';
+import { rowError } from '../support/row-errors.js';
 
 const LISTINGS = '/v1/api/listings/bulk';
 const MACHINES = '/v1/api/machines/bulk';
@@ -44,7 +45,7 @@ describe('POST /v1/api/listings/bulk and /v1/api/machines/bulk with an Idempoten
       const repeat = await postBulk(service, 'listings', key, body, 'order-2024-0001');
 
       expect(first.statusCode).toBe(201);
-      expect(first.json()).toEqual({ inserted: 2, skipped: 1, errors: [{ index: 1, reason: 'currency: must be exactly USD' }] });
+      expect(first.json()).toEqual({ inserted: 2, skipped: 1, errors: [rowError(1, 'currency: must be exactly USD', 'not_allowed')] });
       expect(first.headers[REPLAYED]).toBeUndefined();
       expect(repeat.statusCode).toBe(201);
       expect(repeat.json()).toEqual(first.json());
@@ -221,7 +222,7 @@ describe('POST /v1/api/listings/bulk and /v1/api/machines/bulk with an Idempoten
 
       expect(replies.map((r) => r.statusCode)).toEqual(Array(10).fill(201));
       expect(new Set(replies.map((r) => r.body)).size).toBe(1);
-      expect(replies[0]!.json()).toEqual({ inserted: 2, skipped: 1, errors: [{ index: 1, reason: 'currency: must be exactly USD' }] });
+      expect(replies[0]!.json()).toEqual({ inserted: 2, skipped: 1, errors: [rowError(1, 'currency: must be exactly USD', 'not_allowed')] });
       expect(await storedFor(service, account)).toEqual({ listings: 2, machines: 0, imports: 1, idempotencyKeys: 1 });
     });
 
@@ -440,7 +441,7 @@ describe('POST /v1/api/listings/bulk: a repeat while the first request is still 
     expect(firstReply.statusCode).toBe(201);
     expect(repeatReply.statusCode).toBe(201);
     expect(repeatReply.json()).toEqual(firstReply.json());
-    expect(firstReply.json()).toEqual({ inserted: 2, skipped: 1, errors: [{ index: 1, reason: 'currency: must be exactly USD' }] });
+    expect(firstReply.json()).toEqual({ inserted: 2, skipped: 1, errors: [rowError(1, 'currency: must be exactly USD', 'not_allowed')] });
     expect(firstReply.headers[REPLAYED]).toBeUndefined();
     expect(repeatReply.headers[REPLAYED]).toBe('true');
     expect(await storedFor(service, account)).toEqual({ listings: 2, machines: 0, imports: 1, idempotencyKeys: 1 });
@@ -500,7 +501,7 @@ describe('POST /v1/api/listings/bulk when no worker picks the job up (IMPORT_PIC
     const retry = await withWorker(() => postBulk(service, 'listings', key, body, 'retry-after-503'));
 
     expect(retry.statusCode).toBe(201);
-    expect(retry.json()).toEqual({ inserted: 2, skipped: 1, errors: [{ index: 1, reason: 'currency: must be exactly USD' }] });
+    expect(retry.json()).toEqual({ inserted: 2, skipped: 1, errors: [rowError(1, 'currency: must be exactly USD', 'not_allowed')] });
     expect(await storedFor(service, account)).toEqual({ listings: 2, machines: 0, imports: 1, idempotencyKeys: 1 });
   });
 

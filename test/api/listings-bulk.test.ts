@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { validListing } from '../support/fixtures.js';
 import { bulkEndpoint, type Snapshot } from '../support/bulk-endpoint.js';
 import { startTestService, type TestAccount, type TestService } from '../support/test-service.js';
+import { rowError } from '../support/row-errors.js';
 
 const DRAGON = '\u{1F409}'; // one code point, two UTF-16 units
 
@@ -80,9 +81,9 @@ describe('POST /v1/api/listings/bulk', () => {
         inserted: 2,
         skipped: 3,
         errors: [
-          { index: 1, reason: 'currency: must be exactly USD' },
-          { index: 2, reason: 'row must be an object' },
-          { index: 4, reason: 'price_cents: must be a whole number' },
+          rowError(1, 'currency: must be exactly USD', 'not_allowed'),
+          rowError(2, 'row must be an object', 'not_an_object'),
+          rowError(4, 'price_cents: must be a whole number', 'wrong_type'),
         ],
       });
       const after = await snapshot();
@@ -192,8 +193,8 @@ describe('POST /v1/api/listings/bulk', () => {
         inserted: 1,
         skipped: 2,
         errors: [
-          { index: 0, reason: 'title: must not contain NUL characters' },
-          { index: 2, reason: 'tags[0]: must not contain NUL characters' },
+          rowError(0, 'title: must not contain NUL characters', 'invalid_characters'),
+          rowError(2, 'tags[0]: must not contain NUL characters', 'invalid_characters'),
         ],
       });
       expect((await listingsOf(account)).map((row) => row.title)).toEqual(['Clean dragon']);
@@ -210,7 +211,7 @@ describe('POST /v1/api/listings/bulk', () => {
       expect(body.inserted + body.skipped).toBe(200);
       expect(body.skipped).toBe(29);
       expect(body.errors).toEqual(
-        Array.from({ length: 29 }, (_, n) => ({ index: n * 7, reason: 'price_cents: must be >= 0' })),
+        Array.from({ length: 29 }, (_, n) => (rowError(n * 7, 'price_cents: must be >= 0', 'out_of_range'))),
       );
       const titles = (await listingsOf(account)).map((row) => row.title);
       expect(titles).toEqual(listings.filter((_, i) => i % 7 !== 0).map((row) => row.title));
@@ -293,10 +294,10 @@ describe('POST /v1/api/listings/bulk', () => {
       await expectRefused(res, 400, {
         error: 'no valid rows',
         errors: [
-          { index: 0, reason: 'currency: must be exactly USD' },
-          { index: 1, reason: 'row must be an object' },
-          { index: 2, reason: 'title: required' },
-          { index: 3, reason: 'photo_urls[0]: must be an absolute https:// URL' },
+          rowError(0, 'currency: must be exactly USD', 'not_allowed'),
+          rowError(1, 'row must be an object', 'not_an_object'),
+          rowError(2, 'title: required', 'required'),
+          rowError(3, 'photo_urls[0]: must be an absolute https:// URL', 'invalid_url'),
         ],
       });
     });

@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { validMachine } from '../support/fixtures.js';
 import { bodyOfSize as bodyOfKindOfSize, bulkEndpoint, type Snapshot } from '../support/bulk-endpoint.js';
 import { startTestService, type TestAccount, type TestService } from '../support/test-service.js';
+import { rowError } from '../support/row-errors.js';
 
 const BODY_LIMIT_BYTES = 1_048_576;
 const DRAGON = '\u{1F409}'; // one code point, two UTF-16 units
@@ -75,9 +76,9 @@ describe('POST /v1/api/machines/bulk', () => {
         inserted: 2,
         skipped: 3,
         errors: [
-          { index: 1, reason: 'category: must be at most 80 characters' },
-          { index: 2, reason: 'row must be an object' },
-          { index: 4, reason: 'is_skill_station: must be true or false' },
+          rowError(1, 'category: must be at most 80 characters', 'too_long'),
+          rowError(2, 'row must be an object', 'not_an_object'),
+          rowError(4, 'is_skill_station: must be true or false', 'wrong_type'),
         ],
       });
       const after = await snapshot();
@@ -150,8 +151,8 @@ describe('POST /v1/api/machines/bulk', () => {
         inserted: 1,
         skipped: 2,
         errors: [
-          { index: 1, reason: 'model: must not contain NUL characters' },
-          { index: 2, reason: 'capabilities[1]: must not contain NUL characters' },
+          rowError(1, 'model: must not contain NUL characters', 'invalid_characters'),
+          rowError(2, 'capabilities[1]: must not contain NUL characters', 'invalid_characters'),
         ],
       });
       expect((await machinesOf(account)).map((row) => row.template_id)).toEqual(['clean']);
@@ -167,7 +168,7 @@ describe('POST /v1/api/machines/bulk', () => {
       const body = res.json() as { inserted: number; skipped: number; errors: { index: number; reason: string }[] };
       expect(body.inserted + body.skipped).toBe(500);
       expect(body.skipped).toBe(56);
-      expect(body.errors).toEqual(Array.from({ length: 56 }, (_, n) => ({ index: n * 9, reason: 'manufacturer: required' })));
+      expect(body.errors).toEqual(Array.from({ length: 56 }, (_, n) => (rowError(n * 9, 'manufacturer: required', 'required'))));
       const rows = await machinesOf(account);
       expect(rows.map((row) => row.template_id)).toEqual(machines.filter((_, i) => i % 9 !== 0).map((row) => row.template_id));
       expect(new Set(rows.map((row) => row.verification_status))).toEqual(new Set(['pending']));
@@ -183,7 +184,7 @@ describe('POST /v1/api/machines/bulk', () => {
       expect(res.statusCode).toBe(201);
       expect(res.headers['x-request-id']).toBe('partner-machines-7');
       const result = res.json() as { inserted: number; skipped: number; errors: unknown[] };
-      expect(result).toEqual({ inserted: 2, skipped: 1, errors: [{ index: 1, reason: 'template_id: required' }] });
+      expect(result).toEqual({ inserted: 2, skipped: 1, errors: [rowError(1, 'template_id: required', 'required')] });
 
       const imports = await service.sql`
         select job_id, account_id, kind, request_id, inserted, skipped, errors from imports where account_id = ${account.id}`;
@@ -195,7 +196,7 @@ describe('POST /v1/api/machines/bulk', () => {
           request_id: 'partner-machines-7',
           inserted: 2,
           skipped: 1,
-          errors: [{ index: 1, reason: 'template_id: required' }],
+          errors: [rowError(1, 'template_id: required', 'required')],
         },
       ]);
       const jobIds = (await machinesOf(account)).map((row) => row.import_job_id);
@@ -226,10 +227,10 @@ describe('POST /v1/api/machines/bulk', () => {
       await expectRefused(res, 400, {
         error: 'no valid rows',
         errors: [
-          { index: 0, reason: 'model: required' },
-          { index: 1, reason: 'row must be an object' },
-          { index: 2, reason: 'capabilities[0]: must be a string' },
-          { index: 3, reason: 'nickname: must be a string' },
+          rowError(0, 'model: required', 'required'),
+          rowError(1, 'row must be an object', 'not_an_object'),
+          rowError(2, 'capabilities[0]: must be a string', 'wrong_type'),
+          rowError(3, 'nickname: must be a string', 'wrong_type'),
         ],
       });
     });

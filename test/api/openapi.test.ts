@@ -10,6 +10,7 @@ import { SERVICE_VERSION } from '../../src/api/version.js';
 import { setAccountTier } from '../../src/shared/repositories/accounts.js';
 import { bearer, validListing, validMachine } from '../support/fixtures.js';
 import { redoclyLint } from '../support/redocly-lint.js';
+import { ROW_ERROR_CODES } from '../../src/shared/rows/row-error-codes.js';
 import { startTestService, type TestService } from '../support/test-service.js';
 
 const CHANGELOG = readFileSync(new URL('../../CHANGELOG.md', import.meta.url), 'utf8');
@@ -246,6 +247,13 @@ describe('GET /v1/openapi.json', () => {
     expect(validates(where, { [kind]: [{ ...row, ...change }] }).valid).toBe(false);
   });
 
+  it('publishes the row-error codes as an enum, the closed set the service uses', () => {
+    const text = JSON.stringify(doc);
+    const enums = [...text.matchAll(/"enum":\[("not_an_object"[^\]]*)\]/g)].map((m) => JSON.parse(`[${m[1]}]`) as string[]);
+    expect(enums.length).toBeGreaterThan(0);
+    for (const codes of enums) expect(codes).toEqual(ROW_ERROR_CODES);
+  });
+
   it.each(['listings', 'machines'])('documents the %s dry run: the dry_run parameter, its 200 and the sync counts of the 201', (kind) => {
     const operation = doc.paths[`/v1/api/${kind}/bulk`]!.post! as { parameters?: { name: string; in: string; schema: { enum?: string[] } }[] };
     const dryRun = operation.parameters?.find((p) => p.name === 'dry_run');
@@ -254,7 +262,10 @@ describe('GET /v1/openapi.json', () => {
     expect(validates(ok, { inserted: 1, updated: 2, unchanged: 3, skipped: 0, errors: [], dry_run: true }).valid).toBe(true);
     expect(validates(ok, { inserted: 1, skipped: 0, errors: [] }).valid).toBe(false);
     const created = pointer('paths', `/v1/api/${kind}/bulk`, 'post', 'responses', '201', 'content', 'application/json', 'schema');
-    expect(validates(created, { inserted: 1, updated: 2, unchanged: 3, skipped: 0, errors: [{ index: 4, external_id: 'SKU-1', reason: 'x' }] }).valid).toBe(true);
+    const error = { index: 4, external_id: 'SKU-1', reason: 'currency: must be exactly USD', details: [{ field: 'currency', code: 'not_allowed', message: 'must be exactly USD' }] };
+    expect(validates(created, { inserted: 1, updated: 2, unchanged: 3, skipped: 1, errors: [error] }).valid).toBe(true);
+    // the codes are a closed set: one outside it is not a valid answer
+    expect(validates(created, { inserted: 1, skipped: 1, errors: [{ ...error, details: [{ ...error.details[0], code: 'bad_currency' }] }] }).valid).toBe(false);
     const body = pointer('paths', `/v1/api/${kind}/bulk`, 'post', 'requestBody', 'content', 'application/json', 'schema');
     const row = kind === 'listings' ? validListing() : validMachine();
     expect(validates(body, { [kind]: [{ ...row, external_id: 'SKU-1' }] }).valid).toBe(true);

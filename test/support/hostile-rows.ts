@@ -11,11 +11,11 @@ import { validListing, validMachine } from './fixtures.js';
 // ---------------------------------------------------------------------------------------------
 
 export const LISTING_FIELDS = [
-  'title', 'description', 'price_cents', 'currency', 'category', 'material', 'photo_urls', 'color', 'tags',
+  'external_id', 'title', 'description', 'price_cents', 'currency', 'category', 'material', 'photo_urls', 'color', 'tags',
   'print_time_hours', 'is_available', 'allows_custom_orders',
 ] as const;
 export const MACHINE_FIELDS = [
-  'template_id', 'category', 'manufacturer', 'model', 'model_number', 'nickname', 'capabilities', 'is_skill_station',
+  'external_id', 'template_id', 'category', 'manufacturer', 'model', 'model_number', 'nickname', 'capabilities', 'is_skill_station',
 ] as const;
 /** Columns the server fills in; a row carrying them must never set them. */
 export const SERVER_OWNED_FIELDS = ['id', 'account_id', 'import_job_id', 'maker_name', 'maker_photo_url', 'thumbnail_url', 'verification_status', 'created_at', 'extra'];
@@ -83,6 +83,7 @@ export function rowArbitraries(kind: BulkKind, value: fc.Arbitrary<unknown>) {
     kind === 'listings'
       ? fc.record(
           {
+            external_id: fc.option(textArb),
             title: textArb,
             description: textArb,
             price_cents: fc.oneof(fc.integer({ min: 0, max: POSTGRES_INT_MAX }), numberArb),
@@ -100,6 +101,7 @@ export function rowArbitraries(kind: BulkKind, value: fc.Arbitrary<unknown>) {
         )
       : fc.record(
           {
+            external_id: fc.option(textArb),
             template_id: textArb,
             category: textArb,
             manufacturer: textArb,
@@ -154,8 +156,18 @@ export const hasControlCharacter = (value: string) => [...value].some((c) => c.c
 export const isStoredHttpsUrl = (value: string) => /^https:\/\/[^/\\]/i.test(value) && !hasControlCharacter(value) && isHttpsUrl(value);
 export const startsTrimmed = (value: string) => value === value.trimStart();
 
+/** An external id as stored: absent, or 1 to 100 characters, trimmed, without control characters (migration 0005). */
+function externalIdBreaks(row: Record<string, unknown>): string[] {
+  const id = row.external_id;
+  if (id === undefined || id === null) return []; // absent from a normalised row, null in the table
+  if (typeof id !== 'string' || id.length === 0 || codePointLength(id) > 100 || !startsTrimmed(id) || id !== id.trimEnd() || hasControlCharacter(id)) {
+    return ['external_id'];
+  }
+  return [];
+}
+
 export function listingRuleBreaks(row: Record<string, unknown>): string[] {
-  const broken: string[] = [];
+  const broken: string[] = externalIdBreaks(row);
   const text = (field: string, max: number | undefined, required: boolean) => {
     const value = row[field];
     if (value === null && !required) return;
@@ -188,7 +200,7 @@ export function listingRuleBreaks(row: Record<string, unknown>): string[] {
 }
 
 export function machineRuleBreaks(row: Record<string, unknown>): string[] {
-  const broken: string[] = [];
+  const broken: string[] = externalIdBreaks(row);
   for (const field of ['template_id', 'category', 'manufacturer', 'model', 'model_number', 'nickname']) {
     const value = row[field];
     const optional = field === 'model_number' || field === 'nickname';

@@ -1,12 +1,24 @@
 import { z } from 'zod';
 import { BULK_KIND_NAMES } from '../rows/bulk-kinds.js';
+import { ROW_ERROR_CODE_MEANINGS, ROW_ERROR_CODES } from '../rows/row-error-codes.js';
+
+/** One problem of a failing row (docs/rows.md#row-error-codes). */
+export const RowErrorDetailSchema = z.object({
+  field: z.string().nullable().meta({ description: 'The field as the reason names it (`title`, `photo_urls[2]`), or null for the whole row.' }),
+  code: z.enum(ROW_ERROR_CODES).meta({
+    description: `What is wrong, from a closed set that never changes meaning: ${ROW_ERROR_CODES.map((code) => `\`${code}\` ${ROW_ERROR_CODE_MEANINGS[code]}`).join('; ')}.`,
+  }),
+  message: z.string().meta({ description: 'The same problem in words, as the reason says it.' }),
+});
 
 /** One row the API refused, by its position in the request. */
 export const RowErrorSchema = z.object({
   index: z.number().int().nonnegative(),
   /** the row's own `external_id`, when it sent a valid one (docs/rows.md#external-id) */
-  external_id: z.string().optional(),
-  reason: z.string(),
+  external_id: z.string().optional().meta({ description: 'The row\'s own `external_id`, when it sent a valid one.' }),
+  reason: z.string().meta({ description: 'Every problem of the row in words: `field: message`, joined with `; `.' }),
+  // note: a job from an older API replica (a rolling deploy) has no details; it is still valid.
+  details: z.array(RowErrorDetailSchema).default([]).meta({ description: 'One entry per problem, in the order of the reason.' }),
 });
 
 /**
@@ -35,6 +47,8 @@ export const ImportJobDataSchema = z.object({
 });
 /** A job's data as the API adds it; the flags may be left out (false). */
 export type ImportJobData = z.input<typeof ImportJobDataSchema>;
+/** A job's data as the worker has checked it. */
+export type CheckedImportJob = z.output<typeof ImportJobDataSchema>;
 
 /** What an import job returns, and what the API answers with its 201. */
 export const BulkResultSchema = z.object({

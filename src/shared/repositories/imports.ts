@@ -1,11 +1,11 @@
 import type { Sql, TransactionSql } from '../infra/db.js';
-import type { BulkResult, ImportJobData } from '../import-job/job-data.js';
+import type { BulkResult, CheckedImportJob } from '../import-job/job-data.js';
 import { markImportStep } from '../import-job/import-steps.js';
 import type { ListingRow } from '../rows/listing-row.js';
 import type { MachineRow } from '../rows/machine-row.js';
 
 /** An import job as the worker writes it; the write fails unless exactly `rowCount` rows are inserted. */
-export interface ImportWrite extends ImportJobData {
+export interface ImportWrite extends Omit<CheckedImportJob, 'matchExternalIds' | 'dryRun'>, Partial<Pick<CheckedImportJob, 'matchExternalIds' | 'dryRun'>> {
   jobId: string;
   /**
    * the normalised rows as encodeImportRows wrote them, or their fetch: it is awaited only once

@@ -1,15 +1,16 @@
 import { z } from 'zod';
-import { fitsCodePoints } from './field-schemas.js';
+import { fitsCodePoints, issueCode } from './field-schemas.js';
+import type { RowErrorCode } from './row-error-codes.js';
 import { CONTROL_CHARACTERS } from './control-characters.js';
 
 export const EXTERNAL_ID_MAX_LENGTH = 100;
 
 /** The id as stored (trimmed, well-formed), or why it is refused. */
-export function normaliseExternalId(value: string): string | { problem: string } {
+export function normaliseExternalId(value: string): string | { problem: string; code: RowErrorCode } {
   const text = (value.isWellFormed() ? value : value.toWellFormed()).trim();
-  if (text === '') return { problem: 'must not be blank' };
-  if (CONTROL_CHARACTERS.test(text)) return { problem: 'must not contain control characters' };
-  if (!fitsCodePoints(text, EXTERNAL_ID_MAX_LENGTH)) return { problem: `must be at most ${EXTERNAL_ID_MAX_LENGTH} characters` };
+  if (text === '') return { problem: 'must not be blank', code: 'blank' };
+  if (CONTROL_CHARACTERS.test(text)) return { problem: 'must not contain control characters', code: 'invalid_characters' };
+  if (!fitsCodePoints(text, EXTERNAL_ID_MAX_LENGTH)) return { problem: `must be at most ${EXTERNAL_ID_MAX_LENGTH} characters`, code: 'too_long' };
   return text;
 }
 
@@ -33,7 +34,7 @@ export function externalId() {
     .check((ctx) => {
       const id = normaliseExternalId(ctx.value);
       if (typeof id === 'string') ctx.value = id;
-      else ctx.issues.push({ code: 'custom', message: id.problem, input: ctx.value });
+      else ctx.issues.push({ code: 'custom', message: id.problem, input: ctx.value, params: issueCode(id.code) });
     })
     .meta({
       minLength: 1,

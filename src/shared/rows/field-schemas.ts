@@ -1,8 +1,11 @@
 import { z } from 'zod';
+import type { RowErrorCode } from './row-error-codes.js';
 
 /**
  * Building blocks of the row schemas. Their messages become the per-row `reason` text
- * (`"title: required; price_cents: must be a whole number"`), so they are written for partners.
+ * (`"title: required; price_cents: must be a whole number"`), so they are written for partners;
+ * the issues they raise themselves carry the row-error code of `details` (issueCode), and zod's
+ * own issues are given one by rowErrorCodeOf (validate-rows.ts).
  */
 
 const isMissing = (input: unknown) => input === undefined || input === null;
@@ -45,12 +48,21 @@ const wellFormed = (s: string) => (s.isWellFormed() ? s : s.toWellFormed());
 
 const typeError = (message: string) => (issue: { input: unknown }) => (isMissing(issue.input) ? 'required' : message);
 
+/** The params of an issue a rule raises itself: the row-error code it stands for. */
+export const issueCode = (code: RowErrorCode) => ({ rowErrorCode: code });
+
 /** Why a string field fails, as its rule answers instead of the normalised value. */
 class FieldIssue {
-  constructor(readonly message: string) {}
+  readonly params: ReturnType<typeof issueCode>;
+  constructor(
+    readonly message: string,
+    code: RowErrorCode,
+  ) {
+    this.params = issueCode(code);
+  }
 }
-const REQUIRED = new FieldIssue('required');
-const HAS_NUL = new FieldIssue(NUL_MESSAGE);
+const REQUIRED = new FieldIssue('required', 'required');
+const HAS_NUL = new FieldIssue(NUL_MESSAGE, 'invalid_characters');
 
 /**
  * A string checked and normalised by one function. note: zod runs every check, refinement and
@@ -68,7 +80,7 @@ function normalisedString(
     .check((ctx) => {
       const result = normalise(ctx.value);
       if (typeof result === 'string') ctx.value = result;
-      else ctx.issues.push({ code: 'custom', message: result.message, input: ctx.value });
+      else ctx.issues.push({ code: 'custom', message: result.message, input: ctx.value, params: result.params });
     })
     .meta(jsonSchema);
 }
@@ -80,7 +92,7 @@ function cleanText(value: string): string | FieldIssue {
 }
 
 /** Required, trimmed, non-blank; optionally truncated to the stored length (docs/rows.md#each-row). */
-const tooLongIssue = (maxLength: number) => new FieldIssue(`must be at most ${maxLength} characters`);
+const tooLongIssue = (maxLength: number) => new FieldIssue(`must be at most ${maxLength} characters`, 'too_long');
 
 /**
  * Required, trimmed, non-blank; optionally truncated to the stored length (docs/rows.md#each-row), or
@@ -136,7 +148,7 @@ export function optionalStringArray(options: { keep?: number; maxEntries?: numbe
       const checked = keep === undefined ? ctx.value : ctx.value.slice(0, keep);
       checked.forEach((value, index) => {
         if (!fitsCodePoints(value, entryMaxLength)) {
-          ctx.issues.push({ code: 'custom', message: `must be at most ${entryMaxLength} characters`, input: value, path: [index] });
+          ctx.issues.push({ code: 'custom', message: `must be at most ${entryMaxLength} characters`, input: value, path: [index], params: issueCode('too_long') });
         }
       });
     })
@@ -182,7 +194,7 @@ function isHttpsUrl(value: string): boolean {
 }
 
 const HTTPS_URL_MESSAGE = 'must be an absolute https:// URL';
-const NOT_HTTPS_URL = new FieldIssue(HTTPS_URL_MESSAGE);
+const NOT_HTTPS_URL = new FieldIssue(HTTPS_URL_MESSAGE, 'invalid_url');
 
 /** 1 or more absolute https URLs; every entry is checked, only the first `keep` are stored. */
 export function httpsUrlList(keep: number, maxLength: number) {
@@ -220,9 +232,15 @@ export function wholeNumberInRange() {
     .number({ error: typeError('must be a whole number') })
     .check((ctx) => {
       const value = ctx.value;
-      const message =
-        value < 0 ? 'must be >= 0' : value > POSTGRES_INT_MAX ? `must be at most ${POSTGRES_INT_MAX}` : Number.isInteger(value) ? undefined : 'must be a whole number';
-      if (message !== undefined) ctx.issues.push({ code: 'custom', message, input: value });
+      const [message, code]: [string, RowErrorCode] | [undefined, undefined] =
+        value < 0
+          ? ['must be >= 0', 'out_of_range']
+          : value > POSTGRES_INT_MAX
+            ? [`must be at most ${POSTGRES_INT_MAX}`, 'out_of_range']
+            : Number.isInteger(value)
+              ? [undefined, undefined]
+              : ['must be a whole number', 'not_whole_number'];
+      if (message !== undefined) ctx.issues.push({ code: 'custom', message, input: value, params: issueCode(code) });
     })
     .meta({ minimum: 0, maximum: POSTGRES_INT_MAX });
 }

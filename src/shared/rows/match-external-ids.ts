@@ -1,10 +1,7 @@
 import { externalIdOf } from './external-id.js';
-import type { RowError, RowValidation } from './validate-rows.js';
+import { reasonOf, type RowError, type RowErrorDetail, type RowValidation } from './validate-rows.js';
 
-export const DUPLICATE_EXTERNAL_ID = 'appears more than once in this request';
-
-/** A row error that names the row by the partner's own id as well as by its position. */
-export type IdentifiedRowError = RowError & { external_id?: string };
+const DUPLICATE: RowErrorDetail = { field: 'external_id', code: 'duplicate_external_id', message: 'appears more than once in this request' };
 
 /**
  * The request-wide rules of `external_id` (docs/rows.md#external-id), applied to a request's
@@ -24,7 +21,7 @@ export function matchExternalIds<Row>(input: readonly unknown[], validation: Row
 
   const failedAt = new Map(validation.errors.map((error) => [error.index, error]));
   const rows: Row[] = [];
-  const errors: IdentifiedRowError[] = [];
+  const errors: RowError[] = [];
   let next = 0; // the next valid row, in request order
   input.forEach((_, index) => {
     const id = ids[index];
@@ -34,15 +31,14 @@ export function matchExternalIds<Row>(input: readonly unknown[], validation: Row
       if (duplicates.has(index)) errors.push(duplicateError(index, id!));
       else rows.push(row);
     } else {
-      // note: external_id comes first in both row schemas, so its problem leads the reason.
-      const { index: _index, reason: failedReason, ...rest } = failed;
-      const reason = duplicates.has(index) ? `external_id: ${DUPLICATE_EXTERNAL_ID}; ${failedReason}` : failedReason;
-      errors.push({ index, ...(id === undefined ? {} : { external_id: id }), reason, ...rest });
+      // note: external_id comes first in both row schemas, so its problem leads the others.
+      const details = duplicates.has(index) ? [{ ...DUPLICATE }, ...failed.details] : failed.details;
+      errors.push({ index, ...(id === undefined ? {} : { external_id: id }), reason: reasonOf(details), details });
     }
   });
   return { rows, errors };
 }
 
-function duplicateError(index: number, id: string): IdentifiedRowError {
-  return { index, external_id: id, reason: `external_id: ${DUPLICATE_EXTERNAL_ID}` };
+function duplicateError(index: number, id: string): RowError {
+  return { index, external_id: id, reason: reasonOf([DUPLICATE]), details: [{ ...DUPLICATE }] };
 }

@@ -1,8 +1,21 @@
 import type { z } from 'zod';
+import type { RowErrorCode } from './row-error-codes.js';
+
+/** One problem of a failing row, for a program to act on (docs/rows.md#row-error-codes). */
+export interface RowErrorDetail {
+  /** the field as the reason names it (`title`, `photo_urls[2]`), or null for the whole row */
+  field: string | null;
+  code: RowErrorCode;
+  message: string;
+}
 
 export interface RowError {
   index: number;
+  /** the row's own id, when it sent a valid one (match-external-ids.ts) */
+  external_id?: string;
+  /** every problem as one text: the details' `field: message`, joined with `; ` */
   reason: string;
+  details: RowErrorDetail[];
 }
 
 export interface RowValidation<Row> {
@@ -20,19 +33,57 @@ function formatPath(path: readonly PropertyKey[]): string {
   return out;
 }
 
-/** `"currency: must be exactly USD; price_cents: must be a whole number"`: each failing field once. */
-export function formatRowIssues(issues: readonly z.core.$ZodIssue[]): string {
-  const byField = new Map<string, string>();
+/**
+ * The row-error code of a zod issue. The field rules give their own issues a code
+ * (field-schemas.ts: issueCode); zod's own issues are named here. note: a missing value reads
+ * `required` in every rule's message (typeError), which is how it is told from a wrong type.
+ */
+export function rowErrorCodeOf(issue: z.core.$ZodIssue): RowErrorCode {
+  if (issue.message === 'required') return 'required';
+  switch (issue.code) {
+    case 'custom': {
+      // note: every rule that raises an issue of its own gives it a code; the fallback only
+      // keeps an oversight from turning a row error into a 500 (tests check each rule's code).
+      return (issue.params as { rowErrorCode?: RowErrorCode } | undefined)?.rowErrorCode ?? 'wrong_type';
+    }
+    case 'invalid_type':
+      return 'wrong_type';
+    case 'invalid_value':
+      return 'not_allowed';
+    case 'too_big':
+      return issue.origin === 'array' ? 'too_many_items' : issue.origin === 'string' ? 'too_long' : 'out_of_range';
+    case 'too_small':
+      // note: an empty photo_urls ("at least one https:// URL is required") is a missing value
+      return issue.origin === 'array' || issue.origin === 'string' ? 'required' : 'out_of_range';
+    default:
+      return 'wrong_type';
+  }
+}
+
+/**
+ * `"currency: must be exactly USD; price_cents: must be a whole number"` and its details: each
+ * failing field once (its first problem), in schema order.
+ */
+export function describeRowIssues(issues: readonly z.core.$ZodIssue[]): { reason: string; details: RowErrorDetail[] } {
+  const byField = new Map<string, z.core.$ZodIssue>();
   for (const issue of issues) {
     const field = formatPath(issue.path);
-    if (!byField.has(field)) byField.set(field, issue.message);
+    if (!byField.has(field)) byField.set(field, issue);
   }
-  return [...byField].map(([field, message]) => (field === '' ? message : `${field}: ${message}`)).join('; ');
+  const details = [...byField].map(([field, issue]): RowErrorDetail => ({ field: field === '' ? null : field, code: rowErrorCodeOf(issue), message: issue.message }));
+  return { reason: reasonOf(details), details };
+}
+
+/** The reason text of a row's details: `field: message`, joined with `; `. */
+export function reasonOf(details: readonly RowErrorDetail[]): string {
+  return details.map(({ field, message }) => (field === null ? message : `${field}: ${message}`)).join('; ');
 }
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
+
+const NOT_AN_OBJECT: RowErrorDetail = { field: null, code: 'not_an_object', message: 'row must be an object' };
 
 /** Validates every row up front; a failing row never stops the others (docs/rows.md#each-row). */
 export function validateRows<Schema extends z.ZodType>(schema: Schema, input: readonly unknown[]): RowValidation<z.output<Schema>> {
@@ -40,12 +91,12 @@ export function validateRows<Schema extends z.ZodType>(schema: Schema, input: re
   const errors: RowError[] = [];
   input.forEach((candidate, index) => {
     if (!isPlainObject(candidate)) {
-      errors.push({ index, reason: 'row must be an object' });
+      errors.push({ index, reason: NOT_AN_OBJECT.message, details: [{ ...NOT_AN_OBJECT }] });
       return;
     }
     const result = schema.safeParse(candidate);
     if (result.success) rows.push(result.data);
-    else errors.push({ index, reason: formatRowIssues(result.error.issues) });
+    else errors.push({ index, ...describeRowIssues(result.error.issues) });
   });
   return { rows, errors };
 }

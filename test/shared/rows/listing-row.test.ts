@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { ListingRowSchema, type ListingRow } from '../../../src/shared/rows/listing-row.js';
 import { validateRows } from '../../../src/shared/rows/validate-rows.js';
 import { validListing } from '../../support/fixtures.js';
+import { rowError } from '../../support/row-errors.js';
 
 // note: written out from spec 2.4 rather than imported, so a drift in the code's list fails here.
 const SPEC_CATEGORIES = [
@@ -326,10 +327,10 @@ describe('listing rows (ListingRowSchema through validateRows)', () => {
       const { rows, errors } = validateRows(ListingRowSchema, input);
       expect(rows.map((row) => row.title)).toEqual(['first', 'second', 'third']);
       expect(errors).toEqual([
-        { index: 1, reason: 'currency: must be exactly USD' },
-        { index: 2, reason: 'row must be an object' },
-        { index: 4, reason: 'price_cents: must be a whole number' },
-        { index: 6, reason: 'row must be an object' },
+        rowError(1, 'currency: must be exactly USD', 'not_allowed'),
+        rowError(2, 'row must be an object', 'not_an_object'),
+        rowError(4, 'price_cents: must be a whole number', 'wrong_type'),
+        rowError(6, 'row must be an object', 'not_an_object'),
       ]);
     });
 

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { MachineRowSchema, type MachineRow } from '../../../src/shared/rows/machine-row.js';
 import { validateRows } from '../../../src/shared/rows/validate-rows.js';
 import { validMachine } from '../../support/fixtures.js';
+import { rowError } from '../../support/row-errors.js';
 
 const DRAGON = '\u{1F409}'; // one code point, two UTF-16 units
 
@@ -215,10 +216,10 @@ describe('machine rows (MachineRowSchema through validateRows)', () => {
       const { rows, errors } = validateRows(MachineRowSchema, input);
       expect(rows.map((row) => row.template_id)).toEqual(['first', 'second']);
       expect(errors).toEqual([
-        { index: 0, reason: 'row must be an object' },
-        { index: 2, reason: 'model: required' },
-        { index: 4, reason: 'row must be an object' },
-        { index: 5, reason: 'is_skill_station: must be true or false' },
+        rowError(0, 'row must be an object', 'not_an_object'),
+        rowError(2, 'model: required', 'required'),
+        rowError(4, 'row must be an object', 'not_an_object'),
+        rowError(5, 'is_skill_station: must be true or false', 'wrong_type'),
       ]);
     });
   });

@@ -4,7 +4,8 @@ import { ApiError } from '../../../src/shared/errors/api-error.js';
 import { BULK_KINDS, type BulkKind } from '../../../src/shared/rows/bulk-kinds.js';
 import { validateBulkRequest } from '../../../src/shared/bulk/bulk-request.js';
 import { ListingRowSchema } from '../../../src/shared/rows/listing-row.js';
-import { validateRows } from '../../../src/shared/rows/validate-rows.js';
+import { reasonOf, validateRows } from '../../../src/shared/rows/validate-rows.js';
+import { ROW_ERROR_CODES } from '../../../src/shared/rows/row-error-codes.js';
 import { validListing, validMachine } from '../../support/fixtures.js';
 import { LISTING_FIELDS, MACHINE_FIELDS, SERVER_OWNED_FIELDS, anyFieldValue, rowArbitraries, isStoredHttpsUrl, STORED_SCHEMAS, RULES } from '../../support/hostile-rows.js';
 
@@ -26,6 +27,13 @@ describe('row validation (validateRows)', () => {
           expect(failing).toEqual([...new Set(failing)].sort((a, b) => a - b));
           expect(failing.every((i) => Number.isInteger(i) && i >= 0 && i < input.length)).toBe(true);
           expect(errors.every((e) => typeof e.reason === 'string' && e.reason.length > 0)).toBe(true);
+          // every failing row says what is wrong as codes too: one detail per field the reason
+          // names, in its order, each code from the closed set
+          for (const error of errors) {
+            expect(error.details.length).toBeGreaterThan(0);
+            expect(reasonOf(error.details)).toBe(error.reason);
+            for (const detail of error.details) expect(ROW_ERROR_CODES).toContain(detail.code);
+          }
           // The valid rows are exactly the other indices, in request order.
           const passing = input.map((_, i) => i).filter((i) => !failing.includes(i));
           expect(passing.map((i) => validateRows(schema, [input[i]]).rows[0])).toEqual(rows);

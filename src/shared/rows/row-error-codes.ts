@@ -1,0 +1,23 @@
+/**
+ * The codes of a row error's `details` (docs/rows.md#row-error-codes), each with what it means.
+ * note: a closed set, published in the OpenAPI document as an enum: a code is never renamed,
+ * removed or given another meaning; a new kind of problem gets a new code.
+ */
+export const ROW_ERROR_CODE_MEANINGS = {
+  not_an_object: 'the row is not a JSON object',
+  required: 'a required field is missing, null or blank (for `photo_urls`: no URL at all)',
+  wrong_type: 'the value has a JSON type the field does not take (a price sent as the string "1500", "true" for a boolean)',
+  not_allowed: 'a value outside the field\'s allowed values (a currency other than USD, an unknown listing category)',
+  out_of_range: 'a number below or above its bounds',
+  not_whole_number: 'a JSON number that is not whole where a whole number is needed',
+  invalid_url: 'not an absolute https:// URL with a host',
+  too_many_items: 'more entries than the field allows',
+  too_long: 'text longer than the field allows',
+  invalid_characters: 'text with characters the field may not hold (NUL; control or bidirectional characters in `external_id`)',
+  blank: 'an optional text that, when sent, must not be empty or only whitespace (`external_id`)',
+  duplicate_external_id: 'an `external_id` that an earlier row of the same request already has',
+} as const;
+
+export type RowErrorCode = keyof typeof ROW_ERROR_CODE_MEANINGS;
+
+export const ROW_ERROR_CODES = Object.keys(ROW_ERROR_CODE_MEANINGS) as [RowErrorCode, ...RowErrorCode[]];
