@@ -32,7 +32,8 @@ export interface ApiClientOptions {
 export class ApiClient {
   constructor(private readonly options: ApiClientOptions) {}
 
-  async postBulk(kind: string, body: string, idempotencyKey: string | undefined): Promise<AttemptResult> {
+  /** One attempt; `dryRun` sends it as a server dry run (`?dry_run=true`), which writes nothing. */
+  async postBulk(kind: string, body: string, idempotencyKey: string | undefined, dryRun = false): Promise<AttemptResult> {
     const headers: Record<string, string> = {
       authorization: `Bearer ${this.options.apiKey}`,
       'content-type': 'application/json',
@@ -41,7 +42,7 @@ export class ApiClient {
     if (idempotencyKey !== undefined) headers['idempotency-key'] = idempotencyKey;
     const sentAt = Date.now();
     try {
-      const res = await fetch(new URL(`v1/api/${kind}/bulk`, this.base()), {
+      const res = await fetch(new URL(`v1/api/${kind}/bulk${dryRun ? '?dry_run=true' : ''}`, this.base()), {
         method: 'POST',
         headers,
         body,

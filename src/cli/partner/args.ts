@@ -16,8 +16,12 @@ options:
   --base-url URL         API base URL, e.g. https://api.example.com (default: $BULK_IMPORT_BASE_URL)
   --insecure             allow a plain http:// base URL to a host other than this machine (the
                          API key then crosses the network unencrypted)
-  --report FILE          write the failed rows to FILE (.csv: line,reason; .json: [{line, reason}])
+  --report FILE          write the failed rows to FILE (.csv: line,reason,field,code,external_id, a
+                         line per problem; .json: [{line, external_id, reason, details}])
   --dry-run              validate every row locally; send nothing
+  --dry-run=server       send every batch as a server dry run (?dry_run=true): the server checks
+                         it as an import, external_id matching included, and writes nothing;
+                         prints what would be inserted, updated and left unchanged
   --format FORMAT        csv, json or ndjson, when the extension does not say
   --no-idempotency       the server lacks Idempotency-Key support: never retry a request whose
                          outcome is unknown (5xx other than 503, dropped connection, timeout)
@@ -28,6 +32,10 @@ options:
   --json                 print the summary as one JSON object
   -h, --help             this text
 
+A nightly sync: give each row your own id in an external_id column (1 to 100 characters, unique
+per file); a row whose external_id the account already has updates that row instead of adding
+another, and a later row with the same external_id in the file fails.
+
 exit status: 0 every row imported (or valid, with --dry-run); 1 some rows failed;
 2 usage error, unreadable file, authentication failure or the server unreachable.`;
 
@@ -37,8 +45,9 @@ export interface CliOptions {
   kind: BulkKind;
   file: string;
   format: InputFormatName;
-  dryRun: boolean;
-  /** set unless --dry-run */
+  /** --dry-run (`local`: checked here, nothing sent) or --dry-run=server (sent as server dry runs) */
+  dryRun: false | 'local' | 'server';
+  /** set unless --dry-run (local) */
   apiKey?: string;
   baseUrl?: string;
   /** where `baseUrl` came from, as messages name it */
@@ -63,18 +72,40 @@ function positiveNumber(name: string, raw: string | undefined, fallback: number,
   return value;
 }
 
+/**
+ * `--dry-run` and `--dry-run=local` check locally, `--dry-run=server` asks the server. note: taken
+ * out before parseArgs, whose boolean options take no value and string options need one.
+ */
+function takeDryRun(argv: string[]): { rest: string[]; dryRun: CliOptions['dryRun'] } {
+  let dryRun: CliOptions['dryRun'] = false;
+  const rest: string[] = [];
+  let options = true;
+  for (const arg of argv) {
+    if (arg === '--') options = false;
+    const match = options ? /^--dry-run(?:=(.*))?$/s.exec(arg) : null;
+    if (!match) {
+      rest.push(arg);
+      continue;
+    }
+    const mode = match[1] ?? 'local';
+    if (mode !== 'local' && mode !== 'server') throw new UsageError(`--dry-run takes local or server (got ${JSON.stringify(mode)})`);
+    dryRun = mode;
+  }
+  return { rest, dryRun };
+}
+
 /** `--help` → 'help'; anything wrong → UsageError. */
 export function parseCliArgs(argv: string[], env: NodeJS.ProcessEnv): CliOptions | 'help' {
+  const { rest, dryRun } = takeDryRun(argv);
   let parsed;
   try {
     parsed = parseArgs({
-      args: argv,
+      args: rest,
       allowPositionals: true,
       options: {
         'api-key': { type: 'string' },
         'base-url': { type: 'string' },
         report: { type: 'string' },
-        'dry-run': { type: 'boolean', default: false },
         format: { type: 'string' },
         'no-idempotency': { type: 'boolean', default: false },
         retries: { type: 'string' },
@@ -114,12 +145,12 @@ export function parseCliArgs(argv: string[], env: NodeJS.ProcessEnv): CliOptions
     report = { path: values.report, format: reportFormat };
   }
 
-  const dryRun = values['dry-run'];
+  const sends = dryRun !== 'local';
   const apiKey = values['api-key'] ?? env.BULK_IMPORT_API_KEY;
   const baseUrl = values['base-url'] ?? env.BULK_IMPORT_BASE_URL;
   // note: named in messages, so a URL set long ago in the environment is not mistaken for an option.
   const baseUrlOrigin = values['base-url'] === undefined ? 'BULK_IMPORT_BASE_URL' : '--base-url';
-  if (!dryRun) {
+  if (sends) {
     if (apiKey === undefined || apiKey === '') throw new UsageError('an API key is required: --api-key or BULK_IMPORT_API_KEY');
     // note: checked here because every malformed key the server sees counts toward the IP lockout.
     if (!isWellFormedApiKey(apiKey)) throw new UsageError('the API key is malformed: expected svc_live_<8 hex>_<32 hex>');
@@ -138,8 +169,8 @@ export function parseCliArgs(argv: string[], env: NodeJS.ProcessEnv): CliOptions
     file,
     format,
     dryRun,
-    ...(dryRun ? {} : { apiKey, baseUrl, baseUrlOrigin }),
-    insecureHttp: !dryRun && sendsKeyInTheClear(baseUrl!),
+    ...(sends ? { apiKey, baseUrl, baseUrlOrigin } : {}),
+    insecureHttp: sends && sendsKeyInTheClear(baseUrl!),
     ...(report ? { report } : {}),
     idempotency: !values['no-idempotency'],
     maxAttempts: positiveNumber('--retries', values.retries, DEFAULT_RETRY_POLICY.maxAttempts, true),

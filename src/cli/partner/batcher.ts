@@ -1,7 +1,13 @@
-/** A row that failed: where it is in the input file, and why. */
+import type { RowErrorDetail } from '../../shared/rows/validate-rows.js';
+
+/** A row that failed: where it is in the input file, and why (with the problems' codes when known). */
 export interface RowFailure {
   location: number;
   reason: string;
+  /** one per problem, when the row was checked (locally or by the server) */
+  details?: RowErrorDetail[];
+  /** the row's own id, when it had a valid one */
+  externalId?: string;
 }
 
 export interface Batch {
@@ -67,8 +73,8 @@ export class Batcher {
     return true;
   }
 
-  addFailure(location: number, reason: string): void {
-    this.failures.push({ location, reason });
+  addFailure(failure: RowFailure): void {
+    this.failures.push(failure);
     if (this.failures.length >= this.maxFailures) this.close();
   }
 

@@ -1,7 +1,7 @@
 import type { z } from 'zod';
-import { validateRows } from '../../shared/rows/validate-rows.js';
+import { validateRows, type RowErrorDetail } from '../../shared/rows/validate-rows.js';
 
-export type RowCheck = { ok: true; json: string } | { ok: false; reason: string };
+export type RowCheck = { ok: true; json: string } | { ok: false; reason: string; details: RowErrorDetail[] };
 
 /**
  * Validates one row with the shared schema (the API's own rules and reasons) and, when it
@@ -11,7 +11,7 @@ export type RowCheck = { ok: true; json: string } | { ok: false; reason: string 
  */
 export function checkRow(schema: z.ZodType, fieldNames: readonly string[], value: unknown): RowCheck {
   const { errors } = validateRows(schema, [value]);
-  if (errors[0]) return { ok: false, reason: errors[0].reason };
+  if (errors[0]) return { ok: false, reason: errors[0].reason, details: errors[0].details };
   const source = value as Record<string, unknown>;
   const row: Record<string, unknown> = {};
   for (const name of fieldNames) {

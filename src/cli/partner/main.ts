@@ -134,7 +134,7 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv, io: CliIo): P
     progress = activeProgress;
     started = true;
     let send: ((body: string) => Promise<BatchOutcome>) | undefined;
-    if (!opts.dryRun) {
+    if (opts.dryRun !== 'local') {
       const client = new ApiClient({
         baseUrl: opts.baseUrl!,
         apiKey: opts.apiKey!,
@@ -148,7 +148,7 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv, io: CliIo): P
         sleep: (ms: number) => sleep(ms),
         notice: (message: string) => activeProgress.notice(message),
       };
-      send = (body) => sendBatch(context, opts.kind, body);
+      send = (body) => sendBatch(context, opts.kind, body, opts.dryRun === 'server');
     }
     await runImport(
       {

@@ -16,9 +16,11 @@ function csvCell(value: string): string {
 }
 
 /**
- * The failed rows, written as they are settled (never held in memory): CSV with the columns
- * `line,reason` (or `index,reason` for a JSON array input), or a JSON array of
- * `{"line": n, "reason": "..."}` objects.
+ * The failed rows, written as they are settled (never held in memory). CSV: the columns
+ * `line,reason,field,code,external_id` (`index` for a JSON array input), one line per problem of
+ * a row (docs/rows.md#row-error-codes), or one line with empty `field` and `code` when the
+ * failure has no details (a batch refused as a whole, an unreadable line). JSON: an array of
+ * `{"line": n, "external_id": "...", "reason": "...", "details": [{field, code, message}]}`.
  */
 export class ReportWriter {
   private written = 0;
@@ -34,14 +36,20 @@ export class ReportWriter {
     const out = createWriteStream(path);
     await once(out, 'open');
     const writer = new ReportWriter(out, format, locationName);
-    await writer.write(format === 'csv' ? `${locationName},reason\n` : '[');
+    await writer.write(format === 'csv' ? `${locationName},reason,field,code,external_id\n` : '[');
     return writer;
   }
 
   async add(failures: readonly RowFailure[]): Promise<void> {
-    for (const { location, reason } of failures) {
-      if (this.format === 'csv') await this.write(`${location},${csvCell(reason)}\n`);
-      else await this.write(`${this.written === 0 ? '\n' : ',\n'}  ${JSON.stringify({ [this.locationName]: location, reason })}`);
+    for (const { location, reason, details = [], externalId } of failures) {
+      if (this.format === 'csv') {
+        const id = csvCell(externalId ?? '');
+        const problems = details.length > 0 ? details : [{ field: null, code: '' }];
+        for (const { field, code } of problems) await this.write(`${location},${csvCell(reason)},${csvCell(field ?? '')},${code},${id}\n`);
+      } else {
+        const entry = { [this.locationName]: location, ...(externalId === undefined ? {} : { external_id: externalId }), reason, details };
+        await this.write(`${this.written === 0 ? '\n' : ',\n'}  ${JSON.stringify(entry)}`);
+      }
       this.written += 1;
     }
   }

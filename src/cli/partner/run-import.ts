@@ -1,4 +1,6 @@
 import type { z } from 'zod';
+import { externalIdOf } from '../../shared/rows/external-id.js';
+import { reasonOf, type RowErrorDetail } from '../../shared/rows/validate-rows.js';
 import { Batcher, type Batch, type RowFailure } from './batcher.js';
 import { checkRow } from './check-row.js';
 import type { Progress } from './progress.js';
@@ -29,6 +31,10 @@ export interface ImportTotals {
   /** rows that passed local validation */
   valid: number;
   inserted: number;
+  /** rows that matched an external_id and were changed (would be, in a server dry run) */
+  updated: number;
+  /** rows that matched an external_id and were already as sent */
+  unchanged: number;
   failed: number;
   /** requests that got a final answer */
   batches: number;
@@ -65,14 +71,19 @@ export async function runImport(input: ImportRunInput, totals: ImportTotals = em
       if (!fatal) totals.batches += 1;
       if (outcome.type === 'imported') {
         totals.inserted += outcome.inserted;
+        totals.updated += outcome.updated;
+        totals.unchanged += outcome.unchanged;
         if (outcome.replayed) totals.replays += 1;
-        for (const { index, reason } of outcome.rowErrors) {
-          const location = batch.locations[index];
-          if (location !== undefined) failures.push({ location, reason });
+        for (const error of outcome.rowErrors) {
+          const location = batch.locations[error.index];
+          if (location !== undefined) failures.push(failureOf(location, error));
         }
       } else if (outcome.type === 'rejected' && outcome.rowErrors) {
-        const reasons = new Map(outcome.rowErrors.map((e) => [e.index, e.reason]));
-        batch.locations.forEach((location, index) => failures.push({ location, reason: reasons.get(index) ?? outcome.reason }));
+        const errors = new Map(outcome.rowErrors.map((e) => [e.index, e]));
+        batch.locations.forEach((location, index) => {
+          const error = errors.get(index);
+          failures.push(error ? failureOf(location, error) : { location, reason: outcome.reason });
+        });
       } else {
         for (const location of batch.locations) failures.push({ location, reason: outcome.reason });
       }
@@ -87,17 +98,27 @@ export async function runImport(input: ImportRunInput, totals: ImportTotals = em
     if (fatal) throw fatal;
   };
 
+  // note: every external_id of the file, so that a later row with the same id fails here as it
+  // would within one request, whichever batches the two land in (about 100 bytes per id).
+  const seenIds = new Set<string>();
+  /** Batches a row that passes, or records why it fails; true when it was batched. */
+  const checkSourceRow = (location: number, value: unknown): boolean => {
+    const externalId = externalIdOf(value);
+    const repeated = externalId !== undefined && seenIds.has(externalId);
+    if (externalId !== undefined) seenIds.add(externalId);
+    const check = checkRow(input.schema, input.fieldNames, value);
+    const problems: RowErrorDetail[] = [...(repeated ? [{ ...DUPLICATE_IN_FILE }] : []), ...(check.ok ? [] : check.details)];
+    const withId = externalId === undefined ? {} : { externalId };
+    if (problems.length > 0) batcher.addFailure({ location, reason: reasonOf(problems), details: problems, ...withId });
+    else if (check.ok && batcher.addRow(location, check.json)) return true;
+    else batcher.addFailure({ location, reason: `row is larger than a request may be (${batcher.maxRowBytes} bytes)`, ...withId });
+    return false;
+  };
   for await (const source of input.rows) {
     if (input.shouldStop?.()) break;
     totals.rowsRead += 1;
-    if ('error' in source) {
-      batcher.addFailure(source.location, source.error);
-    } else {
-      const check = checkRow(input.schema, input.fieldNames, source.value);
-      if (!check.ok) batcher.addFailure(source.location, check.reason);
-      else if (batcher.addRow(source.location, check.json)) totals.valid += 1;
-      else batcher.addFailure(source.location, `row is larger than a request may be (${batcher.maxRowBytes} bytes)`);
-    }
+    if ('error' in source) batcher.addFailure({ location: source.location, reason: source.error });
+    else if (checkSourceRow(source.location, source.value)) totals.valid += 1;
     for (const batch of batcher.takeReady()) await settle(batch);
   }
   if (!input.shouldStop?.()) {
@@ -107,5 +128,11 @@ export async function runImport(input: ImportRunInput, totals: ImportTotals = em
 }
 
 export function emptyTotals(): ImportTotals {
-  return { rowsRead: 0, valid: 0, inserted: 0, failed: 0, batches: 0, settledThrough: null, replays: 0 };
+  return { rowsRead: 0, valid: 0, inserted: 0, updated: 0, unchanged: 0, failed: 0, batches: 0, settledThrough: null, replays: 0 };
+}
+
+const DUPLICATE_IN_FILE: RowErrorDetail = { field: 'external_id', code: 'duplicate_external_id', message: 'appears more than once in this file' };
+
+function failureOf(location: number, error: { reason: string; details: RowErrorDetail[]; external_id?: string }): RowFailure {
+  return { location, reason: error.reason, details: error.details, ...(error.external_id === undefined ? {} : { externalId: error.external_id }) };
 }

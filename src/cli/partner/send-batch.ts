@@ -1,12 +1,15 @@
 import { randomUUID } from 'node:crypto';
-import type { RowError } from '../../shared/rows/validate-rows.js';
+import type { RowError, RowErrorDetail } from '../../shared/rows/validate-rows.js';
 import type { ApiClient, AttemptResult } from './api-client.js';
 import { RateLimitPacer, retryAfterMs } from './rate-limit.js';
 
 /** How one batch ended. */
 export type BatchOutcome =
-  /** 201: the valid rows are in, once; `rowErrors` are the rows the server skipped */
-  | { type: 'imported'; inserted: number; rowErrors: RowError[]; replayed: boolean }
+  /**
+   * 201: the valid rows are in, once; `rowErrors` are the rows the server skipped. For a server
+   * dry run (200), what the import would have done; nothing was written.
+   */
+  | { type: 'imported'; inserted: number; updated: number; unchanged: number; rowErrors: RowError[]; replayed: boolean }
   /** a 4xx other than 429 (or 400 "no valid rows"): nothing was written, the batch's rows fail */
   | { type: 'rejected'; reason: string; rowErrors?: RowError[] }
   /** the outcome is unknown and may not be retried (`--no-idempotency`); its rows are reported */
@@ -62,19 +65,34 @@ function errorText(body: unknown): string {
   return typeof body === 'string' && body.length > 0 ? body.slice(0, 200) : 'no error message';
 }
 
+/** The row errors of a reply, as far as they are well formed; `details` only when they are too. */
 function rowErrorsOf(body: unknown): RowError[] | undefined {
   const errors = typeof body === 'object' && body !== null ? (body as { errors?: unknown }).errors : undefined;
   if (!Array.isArray(errors)) return undefined;
-  return errors.filter(
-    (e): e is RowError => typeof e === 'object' && e !== null && Number.isInteger((e as RowError).index) && typeof (e as RowError).reason === 'string',
-  );
+  return errors
+    .filter((e): e is RowError => typeof e === 'object' && e !== null && Number.isInteger((e as RowError).index) && typeof (e as RowError).reason === 'string')
+    .map(({ index, reason, details, external_id }) => ({
+      index,
+      reason,
+      details: Array.isArray(details) ? details.filter(isDetail) : [],
+      ...(typeof external_id === 'string' ? { external_id } : {}),
+    }));
 }
 
+function isDetail(value: unknown): value is RowErrorDetail {
+  const detail = value as RowErrorDetail;
+  return typeof value === 'object' && value !== null && typeof detail.code === 'string' && typeof detail.message === 'string' && (detail.field === null || typeof detail.field === 'string');
+}
+
+const count = (value: unknown) => (typeof value === 'number' && Number.isInteger(value) && value >= 0 ? value : 0);
+
 function importedOutcome(reply: Extract<AttemptResult, { type: 'response' }>): BatchOutcome {
-  const body = reply.body as { inserted?: unknown };
+  const body = reply.body as { inserted?: unknown; updated?: unknown; unchanged?: unknown } | undefined;
   return {
     type: 'imported',
-    inserted: typeof body?.inserted === 'number' ? body.inserted : 0,
+    inserted: count(body?.inserted),
+    updated: count(body?.updated),
+    unchanged: count(body?.unchanged),
     rowErrors: rowErrorsOf(reply.body) ?? [],
     replayed: reply.headers.get('idempotent-replayed') === 'true',
   };
@@ -91,6 +109,8 @@ function backoffMs(policy: RetryPolicy, attempt: number, random: () => number): 
 /**
  * Sends one batch until it has a final outcome. One Idempotency-Key per batch, reused on every
  * retry, so a retry after a lost reply replays the first result instead of inserting again.
+ * A server dry run (`dryRun`) carries no key and expects 200: it writes nothing, so every
+ * outcome may be retried.
  * - 201: imported. 429: wait `Retry-After`, then again. 401/402/403 and any redirect: fatal.
  * - other 4xx: the batch is rejected (the server wrote nothing).
  * - 503 or a connection never made: nothing was written; retried with backoff.
@@ -98,10 +118,10 @@ function backoffMs(policy: RetryPolicy, attempt: number, random: () => number): 
  *   key, or, without idempotency, reported as unknown and not retried.
  * Running out of attempts is fatal: the server is unreachable, the run stops.
  */
-export async function sendBatch(ctx: SendContext, kind: string, body: string): Promise<BatchOutcome> {
-  const { policy } = ctx;
+export async function sendBatch(ctx: SendContext, kind: string, body: string, dryRun = false): Promise<BatchOutcome> {
+  const policy = dryRun ? { ...ctx.policy, idempotency: true } : ctx.policy;
   const random = ctx.random ?? Math.random;
-  const key = policy.idempotency ? randomUUID() : undefined;
+  const key = policy.idempotency && !dryRun ? randomUUID() : undefined;
   let attempt = 0;
   let mayHaveWritten = false;
   for (;;) {
@@ -111,14 +131,18 @@ export async function sendBatch(ctx: SendContext, kind: string, body: string): P
       await ctx.sleep(paced);
     }
     attempt += 1;
-    const reply = await ctx.client.postBulk(kind, body, key);
+    const reply = await ctx.client.postBulk(kind, body, key, dryRun);
     let problem: string;
     let delivered: boolean;
     let waitAtLeastMs = 0;
     if (reply.type === 'response') {
       ctx.pacer.observe(reply.sentAt, reply.headers);
       const { status } = reply;
-      if (status === 201) return importedOutcome(reply);
+      if (status === (dryRun ? 200 : 201)) return importedOutcome(reply);
+      if (dryRun && status === 201) {
+        // note: a server that predates dry runs ignores ?dry_run=true and imports; never again
+        throw new FatalError('the server answered a dry run with 201: it does not know ?dry_run=true and imported this batch; stopping', 'unknown');
+      }
       if (status === 429) {
         const retryAfter = retryAfterMs(reply.headers) ?? DEFAULT_RATE_LIMIT_WAIT_MS;
         if (retryAfter > policy.maxWaitMs) {
@@ -157,7 +181,8 @@ export async function sendBatch(ctx: SendContext, kind: string, body: string): P
       delivered = reply.delivered;
     }
     if (delivered) {
-      mayHaveWritten = true;
+      // note: a dry run never writes, whatever became of it
+      mayHaveWritten = !dryRun;
       if (!policy.idempotency) return { type: 'unknown', reason: `outcome unknown (${problem}); not retried without idempotency` };
     }
     if (attempt >= policy.maxAttempts) {

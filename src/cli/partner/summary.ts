@@ -5,7 +5,7 @@ export type Outcome = { type: 'finished' } | { type: 'stopped'; reason: string }
 export interface SummaryInput {
   kind: string;
   file: string;
-  dryRun: boolean;
+  dryRun: false | 'local' | 'server';
   location: 'line' | 'index';
   totals: ImportTotals;
   seconds: number;
@@ -23,8 +23,20 @@ export function formatSummary(input: SummaryInput): { text: string; json: Record
   const { totals, outcome } = input;
   const seconds = Math.round(input.seconds * 10) / 10;
   const parts = [`${totals.rowsRead} rows read`];
-  if (input.dryRun) parts.push(`${totals.valid} valid`, `${totals.failed} failed`, 'nothing sent (dry run)');
-  else parts.push(`${totals.inserted} inserted`, `${totals.failed} failed`, `${totals.batches} batches`);
+  // note: updated and unchanged only when rows were matched on external_id, as the API answers
+  const matched = totals.updated + totals.unchanged > 0;
+  if (input.dryRun === 'local') parts.push(`${totals.valid} valid`, `${totals.failed} failed`, 'nothing sent (dry run)');
+  else if (input.dryRun === 'server') {
+    parts.push(
+      `would insert ${totals.inserted}`,
+      ...(matched ? [`update ${totals.updated}`, `leave ${totals.unchanged} unchanged`] : []),
+      `${totals.failed} failed`,
+      `${totals.batches} batches`,
+      'nothing written (server dry run)',
+    );
+  } else {
+    parts.push(`${totals.inserted} inserted`, ...(matched ? [`${totals.updated} updated`, `${totals.unchanged} unchanged`] : []), `${totals.failed} failed`, `${totals.batches} batches`);
+  }
   parts.push(`${seconds} s`);
   let text = `${input.kind}: ${parts.join(', ')}`;
   if (outcome.type === 'stopped') {
@@ -36,10 +48,15 @@ export function formatSummary(input: SummaryInput): { text: string; json: Record
   const json = {
     kind: input.kind,
     file: input.file,
-    dry_run: input.dryRun,
+    dry_run: input.dryRun !== false,
+    /** `local`, `server`, or null for an import */
+    dry_run_mode: input.dryRun === false ? null : input.dryRun,
     rows_read: totals.rowsRead,
     valid: totals.valid,
+    /** in a server dry run: what the import would have inserted, updated and left unchanged */
     inserted: totals.inserted,
+    updated: totals.updated,
+    unchanged: totals.unchanged,
     failed: totals.failed,
     batches: totals.batches,
     /** batches a retry found already imported (Idempotency-Key replay): counted once */

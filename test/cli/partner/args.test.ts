@@ -39,7 +39,7 @@ describe('parseCliArgs: the base URL', () => {
 
   it('does not look at the base URL of a dry run, which sends nothing', () => {
     const options = parseCliArgs(['machines', 'rows.ndjson', '--dry-run', '--base-url', 'http://api.example.com'], {}) as CliOptions;
-    expect(options).toMatchObject({ dryRun: true, insecureHttp: false });
+    expect(options).toMatchObject({ dryRun: 'local', insecureHttp: false });
     expect(options.baseUrl).toBeUndefined();
   });
 

@@ -45,14 +45,14 @@ describe('Batcher', () => {
 
   it('carries local failures with the batch that was open, and closes after maxFailures', () => {
     const batcher = new Batcher('machines', { maxRows: 2, maxBytes: 1_000_000, maxFailures: 3 });
-    batcher.addFailure(1, 'bad');
+    batcher.addFailure({ location: 1, reason: 'bad' });
     batcher.addRow(2, row(2));
-    batcher.addFailure(3, 'bad');
+    batcher.addFailure({ location: 3, reason: 'bad' });
     batcher.addRow(4, row(4));
-    batcher.addFailure(5, 'bad');
-    batcher.addFailure(6, 'bad');
-    batcher.addFailure(7, 'bad');
-    batcher.addFailure(8, 'bad');
+    batcher.addFailure({ location: 5, reason: 'bad' });
+    batcher.addFailure({ location: 6, reason: 'bad' });
+    batcher.addFailure({ location: 7, reason: 'bad' });
+    batcher.addFailure({ location: 8, reason: 'bad' });
     const batches = batcher.flush();
     expect(batches.map((b) => [b.locations, b.failures.map((f) => f.location)])).toEqual([
       [[2, 4], [1, 3]],

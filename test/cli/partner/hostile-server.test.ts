@@ -104,7 +104,7 @@ describe('bulk-import against hostile input and servers', () => {
       const result = await run(['machines', machinesFile, '--api-key', KEY, '--base-url', rows.url, '--report', report]);
       expect(result.code).toBe(1);
       expect(result.stderr + result.stdout).not.toMatch(RAW_CONTROLS);
-      expect(await readFile(report, 'utf8')).toBe(`line,reason\n1,"${reason}"\n`);
+      expect(await readFile(report, 'utf8')).toBe(`line,reason,field,code,external_id\n1,"${reason}",,,\n`);
     });
 
     it('in the Location of a redirect (a C1 CSI, which a server can send as the byte 0x9b)', async () => {
@@ -127,7 +127,7 @@ describe('bulk-import against hostile input and servers', () => {
     expect(redirecting.requests()).toBe(1);
     expect(elsewhere.requests()).toBe(0);
     expect(JSON.parse(result.stdout)).toMatchObject({ inserted: 0, failed: 1, completed: false });
-    expect(JSON.parse(await readFile(report, 'utf8'))).toEqual([{ line: 1, reason: `not imported: ${message}` }]);
+    expect(JSON.parse(await readFile(report, 'utf8'))).toEqual([{ line: 1, reason: `not imported: ${message}`, details: [] }]);
   });
 
   describe('plain http://', () => {

@@ -33,7 +33,7 @@ describe('bulk-import (in process, no server)', () => {
     expect(summary).toMatchObject({ dry_run: true, rows_read: 451, valid: 446, failed: 5, batches: 0, completed: true });
     // row i sits on line i + 2, or i + 4 once past the two-line record
     expect(await readFile(report, 'utf8')).toBe(
-      ['line,reason', ...[7, 107, 207, 307, 407].map((i) => `${i + 4},price_cents: must be a whole number`)].join('\n') + '\n',
+      ['line,reason,field,code,external_id', ...[7, 107, 207, 307, 407].map((i) => `${i + 4},price_cents: must be a whole number,price_cents,not_whole_number,`)].join('\n') + '\n',
     );
     expect(result.stderr).toMatch(/progress: 451\/451 rows \(100%\)/);
   });
@@ -46,8 +46,12 @@ describe('bulk-import (in process, no server)', () => {
     expect(result.code).toBe(1);
     expect(result.stdout).toMatch(/^machines: 3 rows read, 1 valid, 2 failed, nothing sent \(dry run\), [\d.]+ s\n$/);
     expect(JSON.parse(await readFile(report, 'utf8'))).toEqual([
-      { index: 1, reason: 'category: required; manufacturer: required; model: required' },
-      { index: 2, reason: 'row must be an object' },
+      {
+        index: 1,
+        reason: 'category: required; manufacturer: required; model: required',
+        details: ['category', 'manufacturer', 'model'].map((field) => ({ field, code: 'required', message: 'required' })),
+      },
+      { index: 2, reason: 'row must be an object', details: [{ field: null, code: 'not_an_object', message: 'row must be an object' }] },
     ]);
     await writeFile(file, JSON.stringify([{ template_id: 't', category: 'fdm', manufacturer: 'P', model: 'M' }]));
     expect((await run(['machines', file, '--dry-run', '--report', report])).code).toBe(0);

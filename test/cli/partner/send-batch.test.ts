@@ -32,13 +32,14 @@ function harness(script: Scripted[], policy: Partial<RetryPolicy> = {}) {
     notice: (message: string) => void notices.push(message),
     random: () => 0.5,
   };
-  return { ctx, keys, sleeps, notices, send: () => sendBatch(ctx, 'listings', '{"listings":[]}') };
+  return { ctx, keys, sleeps, notices, send: () => sendBatch(ctx, 'listings', '{"listings":[]}'), dryRun: () => sendBatch(ctx, 'listings', '{"listings":[]}', true) };
 }
 
 describe('sendBatch', () => {
   it('returns the 201 result with the server row errors', async () => {
-    const h = harness([reply(201, { inserted: 1, skipped: 1, errors: [{ index: 1, reason: 'title: required' }] })]);
-    expect(await h.send()).toEqual({ type: 'imported', inserted: 1, rowErrors: [{ index: 1, reason: 'title: required' }], replayed: false });
+    const error = { index: 1, reason: 'title: required', details: [{ field: 'title', code: 'required', message: 'required' }] };
+    const h = harness([reply(201, { inserted: 1, skipped: 1, errors: [error] })]);
+    expect(await h.send()).toEqual({ type: 'imported', inserted: 1, updated: 0, unchanged: 0, rowErrors: [error], replayed: false });
     expect(h.keys[0]).toMatch(/^[0-9a-f-]{36}$/);
   });
 
@@ -75,7 +76,7 @@ describe('sendBatch', () => {
 
   it('retries unknown outcomes (504, 500, dropped connection) with the same key, and reports a replay', async () => {
     const h = harness([reply(504, { error: 'Import is still running; check before retrying' }), dropped, reply(500), created(3, { 'idempotent-replayed': 'true' })]);
-    expect(await h.send()).toEqual({ type: 'imported', inserted: 3, rowErrors: [], replayed: true });
+    expect(await h.send()).toEqual({ type: 'imported', inserted: 3, updated: 0, unchanged: 0, rowErrors: [], replayed: true });
     expect(h.keys).toHaveLength(4);
     expect(new Set(h.keys).size).toBe(1);
   });
@@ -108,10 +109,32 @@ describe('sendBatch', () => {
     await expect(harness([dropped, reply(307, {}, { location: '/elsewhere' })]).send()).rejects.toMatchObject({ batchState: 'unknown' });
   });
 
+  describe('a server dry run', () => {
+    it('sends no Idempotency-Key and takes the 200 with its counts', async () => {
+      const h = harness([reply(200, { inserted: 1, updated: 2, unchanged: 3, skipped: 0, errors: [], dry_run: true })]);
+      expect(await h.dryRun()).toEqual({ type: 'imported', inserted: 1, updated: 2, unchanged: 3, rowErrors: [], replayed: false });
+      expect(h.keys).toEqual([undefined]);
+    });
+
+    it('retries a lost reply even without idempotency support: a dry run writes nothing', async () => {
+      const h = harness([dropped, reply(200, { inserted: 1, skipped: 0, errors: [], dry_run: true })], { idempotency: false });
+      expect(await h.dryRun()).toMatchObject({ type: 'imported', inserted: 1 });
+    });
+
+    it('stops at a 201: a server that does not know dry runs imported the batch', async () => {
+      const h = harness([created(1), created(1)]);
+      await expect(h.dryRun()).rejects.toMatchObject({ message: expect.stringContaining('does not know ?dry_run=true') });
+      expect(h.keys).toHaveLength(1);
+    });
+  });
+
   it('rejects the batch on another 4xx, with the per-row errors of a 400', async () => {
     expect(await harness([reply(413, { error: 'Request body too large' })]).send()).toEqual({ type: 'rejected', reason: '413 Request body too large' });
-    const errors = [{ index: 0, reason: 'title: required' }];
+    const errors = [{ index: 0, external_id: 'SKU-1', reason: 'title: required', details: [{ field: 'title', code: 'required', message: 'required' }] }];
     expect(await harness([reply(400, { error: 'no valid rows', errors })]).send()).toEqual({ type: 'rejected', reason: '400 no valid rows', rowErrors: errors });
+    // an older server's entries without details still count, with none
+    const bare = [{ index: 0, reason: 'title: required' }];
+    expect(await harness([reply(400, { error: 'no valid rows', errors: bare })]).send()).toEqual({ type: 'rejected', reason: '400 no valid rows', rowErrors: [{ ...bare[0], details: [] }] });
   });
 
   it('gives up after maxAttempts, saying whether the batch may have been written', async () => {
