@@ -354,7 +354,10 @@ describe('responses the server sends match the document', () => {
     await service?.close();
   });
 
-  const DOCUMENTED_HEADERS = ['x-request-id', 'x-ratelimit-limit-minute', 'x-ratelimit-remaining-minute', 'x-ratelimit-limit-day', 'x-ratelimit-remaining-day', 'retry-after', 'idempotent-replayed'];
+  const DOCUMENTED_HEADERS = [
+    'x-request-id', 'x-ratelimit-limit-minute', 'x-ratelimit-remaining-minute', 'x-ratelimit-limit-day', 'x-ratelimit-remaining-day',
+    'ratelimit-policy', 'ratelimit', 'retry-after', 'idempotent-replayed',
+  ];
 
   /**
    * The reply's status is documented for the operation, its body matches, each documented header

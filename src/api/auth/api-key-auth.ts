@@ -11,18 +11,21 @@ import type { AuthVersion } from '../../shared/access/auth-version.js';
 import type { ApiMetrics } from '../api-metrics.js';
 import type { AccountQuota, QuotaCount, QuotaDecision } from '../limits/account-quota.js';
 import type { AuthLockout } from '../limits/auth-lockout.js';
+import { rateLimitFields } from '../limits/rate-limit-fields.js';
 import type { KeyCache } from './key-cache.js';
 import { requireApiTier } from './account-access.js';
 import { apiErrors } from '../../shared/errors/api-errors.js';
 
 const LAST_USED_RESOLUTION_MS = 60_000;
 
+/** The `X-RateLimit-*` headers and, with the same numbers, the IETF `RateLimit-Policy` and `RateLimit` fields. */
 function setQuotaHeaders(reply: FastifyReply, quota: QuotaDecision): void {
   reply.headers({
     'x-ratelimit-limit-minute': String(quota.minute.limit),
     'x-ratelimit-remaining-minute': String(quota.minute.remaining),
     'x-ratelimit-limit-day': String(quota.day.limit),
     'x-ratelimit-remaining-day': String(quota.day.remaining),
+    ...rateLimitFields(quota),
   });
 }
 

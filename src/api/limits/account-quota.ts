@@ -6,12 +6,19 @@ import { secondsUntil, settleLimit } from './store-unavailable.js';
 export interface QuotaWindow {
   limit: number;
   remaining: number;
+  /** the window's length, in seconds */
+  windowSec: number;
+  /** whole seconds until the window ends and its count starts over (rounded up, at least 1) */
+  resetSec: number;
 }
 
 export interface QuotaDecision {
   minute: QuotaWindow;
   day: QuotaWindow;
-  /** set when the request is over a limit */
+  /**
+   * set when the request is over a limit: `window` refused it, and `retryAfterSec` is the latest
+   * `resetSec` of the windows left with nothing remaining (the refusing one at least)
+   */
   exceeded?: { window: 'per-minute' | 'per-day'; retryAfterSec: number };
 }
 
@@ -24,6 +31,17 @@ export interface QuotaCount {
 
 const MINUTE_SEC = 60;
 const DAY_SEC = 24 * 60 * 60;
+
+/**
+ * Seconds until neither window refuses: the latest reset of those with nothing left. note: this is
+ * the `Retry-After` of a 429, so it is never earlier than the `t` the `RateLimit` field gives an
+ * exhausted window (docs/access.md#ratelimit-and-ratelimit-policy); a minute refusal while the
+ * day is spent too waits for the day.
+ */
+function secondsUntilAllowed(...windows: QuotaWindow[]): number {
+  return Math.max(...windows.filter((w) => w.remaining === 0).map((w) => w.resetSec));
+}
+
 const highest = (pick: (limits: { perMinute: number; perDay: number }) => number) => Math.max(...Object.values(TIER_LIMITS).map(pick));
 
 /**
@@ -60,21 +78,23 @@ export class AccountQuota {
    */
   decide(count: QuotaCount, tier: ApiTier): QuotaDecision {
     const limits = TIER_LIMITS[tier];
-    const window = (consumed: number, limit: number): QuotaWindow => ({ limit, remaining: Math.max(0, limit - consumed) });
+    const window = (consumed: number, limit: number, windowSec: number, msBeforeNext: number): QuotaWindow => ({
+      limit,
+      remaining: Math.max(0, limit - consumed),
+      windowSec,
+      resetSec: secondsUntil(msBeforeNext),
+    });
+    const minute = window(count.minute.consumed, limits.perMinute, MINUTE_SEC, count.minute.msBeforeNext);
     if (count.minute.consumed > limits.perMinute) {
       this.giveBack(this.day, count.accountId);
-      return {
-        minute: window(count.minute.consumed, limits.perMinute),
-        day: window(count.day.consumed - 1, limits.perDay),
-        exceeded: { window: 'per-minute', retryAfterSec: secondsUntil(count.minute.msBeforeNext) },
-      };
+      const day = window(count.day.consumed - 1, limits.perDay, DAY_SEC, count.day.msBeforeNext);
+      return { minute, day, exceeded: { window: 'per-minute', retryAfterSec: secondsUntilAllowed(minute, day) } };
     }
+    const day = window(count.day.consumed, limits.perDay, DAY_SEC, count.day.msBeforeNext);
     return {
-      minute: window(count.minute.consumed, limits.perMinute),
-      day: window(count.day.consumed, limits.perDay),
-      ...(count.day.consumed > limits.perDay
-        ? { exceeded: { window: 'per-day' as const, retryAfterSec: secondsUntil(count.day.msBeforeNext) } }
-        : {}),
+      minute,
+      day,
+      ...(count.day.consumed > limits.perDay ? { exceeded: { window: 'per-day' as const, retryAfterSec: secondsUntilAllowed(minute, day) } } : {}),
     };
   }
 

@@ -18,7 +18,7 @@ const INTRODUCTION = `Partners on an Enterprise or Global subscription push mach
 
 - **Authentication.** The API-key endpoints take \`Authorization: Bearer svc_live_…\`; key management takes the app's session token instead. Never put an API key in client-side code: browser requests from other origins are refused.
 - **Errors** are JSON \`{"error": "…"}\`, with the extra fields each status lists. Every response carries \`X-Request-Id\`.
-- **Rate limits** are per account, shared by its keys: ${enterprise.perMinute.toLocaleString('en-US')} a minute and ${enterprise.perDay.toLocaleString('en-US')} a day on Enterprise, ${global.perMinute.toLocaleString('en-US')} and ${global.perDay.toLocaleString('en-US')} on Global. Every API-key response reports them in the \`X-RateLimit-*\` headers; over a limit, 429 with \`Retry-After\`.
+- **Rate limits** are per account, shared by its keys: ${enterprise.perMinute.toLocaleString('en-US')} a minute and ${enterprise.perDay.toLocaleString('en-US')} a day on Enterprise, ${global.perMinute.toLocaleString('en-US')} and ${global.perDay.toLocaleString('en-US')} on Global. Every API-key response reports them in the \`X-RateLimit-*\` headers and the IETF \`RateLimit-Policy\` and \`RateLimit\` fields; over a limit, 429 with \`Retry-After\`.
 - **Retrying an import** is safe with an \`Idempotency-Key\`: a repeat never inserts twice. A 4xx or a 503 wrote nothing; after a 500 or 504, retry with the same key.
 - **Keys**: up to ${ACTIVE_KEY_CAP} active keys an account; the full key is shown once, at creation.
 

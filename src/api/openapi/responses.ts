@@ -12,8 +12,8 @@ import { jsonResponse, type Examples, type JsonResponse } from './route-schema.j
 
 /**
  * The error responses routes share, with the headers each carries: `X-Request-Id` always; the
- * four `X-RateLimit-*` on API-key routes once the key is authenticated (docs/access.md#rate-limits);
- * `Retry-After` whenever waiting is the answer.
+ * four `X-RateLimit-*`, `RateLimit-Policy` and `RateLimit` on API-key routes once the key is
+ * authenticated (docs/access.md#rate-limits); `Retry-After` whenever waiting is the answer.
  */
 export const ALWAYS: readonly ResponseHeaderName[] = ['X-Request-Id'];
 export const AUTHENTICATED: readonly ResponseHeaderName[] = [...ALWAYS, ...RATE_LIMIT_HEADER_NAMES];

@@ -20,7 +20,7 @@ export async function registerCors(app: FastifyInstance, allowedOrigins: readonl
       allowedHeaders: ['Authorization', 'Content-Type', 'X-Request-Id', 'Idempotency-Key'],
       exposedHeaders: [
         'X-Request-Id', 'Retry-After', 'X-RateLimit-Limit-Minute', 'X-RateLimit-Remaining-Minute',
-        'X-RateLimit-Limit-Day', 'X-RateLimit-Remaining-Day',
+        'X-RateLimit-Limit-Day', 'X-RateLimit-Remaining-Day', 'RateLimit-Policy', 'RateLimit', 'Idempotent-Replayed',
       ],
     });
   }

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { TIER_LIMITS } from '../access/tiers.js';
 
 /** `Idempotency-Key`: 1 to 255 printable ASCII characters (README, "Retrying safely"). */
 export const IDEMPOTENCY_KEY_PATTERN = /^[\x20-\x7e]{1,255}$/;
@@ -10,6 +11,7 @@ export const IdempotencyKeyHeaderSchema = z.string().regex(IDEMPOTENCY_KEY_PATTE
 });
 
 const count = () => z.number().int().nonnegative();
+const { enterprise, global } = TIER_LIMITS;
 
 /**
  * The response headers the API sets, by name as sent. One schema each, so the document and the
@@ -23,6 +25,16 @@ export const RESPONSE_HEADERS = {
   'X-RateLimit-Remaining-Minute': count().meta({ description: 'Requests left in the current minute window.' }),
   'X-RateLimit-Limit-Day': count().meta({ description: 'Requests allowed per day for the account.' }),
   'X-RateLimit-Remaining-Day': count().meta({ description: 'Requests left in the current day window.' }),
+  'RateLimit-Policy': z.string().meta({
+    description:
+      'The account\'s quota policies, as in draft-ietf-httpapi-ratelimit-headers-10: a structured-field list (RFC 9651) of the policy names `"minute"` and `"day"`, each with `q`, the requests it allows (the `X-RateLimit-Limit-*` value of the tier), and `w`, its window in seconds. Parse it with a structured-field parser, not a regular expression.',
+    examples: [`"minute";q=${enterprise.perMinute};w=60, "day";q=${enterprise.perDay};w=86400`, `"minute";q=${global.perMinute};w=60, "day";q=${global.perDay};w=86400`],
+  }),
+  'RateLimit': z.string().meta({
+    description:
+      'Where the account stands in each policy of `RateLimit-Policy`, as in draft-ietf-httpapi-ratelimit-headers-10: `r`, the requests left in the window (the `X-RateLimit-Remaining-*` value, never negative), and `t`, the whole seconds until the window ends and its count starts over (at least 1). On a 429 for a spent window, `Retry-After` is never earlier than that window\'s `t`.',
+    examples: [`"minute";r=${enterprise.perMinute - 1};t=60, "day";r=${enterprise.perDay - 1};t=86400`, `"minute";r=0;t=42, "day";r=81234;t=51873`],
+  }),
   'Retry-After': z.number().int().positive().meta({ description: 'Seconds to wait before retrying.' }),
   'Idempotent-Replayed': z.literal('true').meta({
     description: 'Present when this is the recorded result of an earlier request with the same `Idempotency-Key`; nothing was inserted by this one.',
@@ -36,4 +48,6 @@ export const RATE_LIMIT_HEADER_NAMES = [
   'X-RateLimit-Remaining-Minute',
   'X-RateLimit-Limit-Day',
   'X-RateLimit-Remaining-Day',
+  'RateLimit-Policy',
+  'RateLimit',
 ] as const satisfies readonly ResponseHeaderName[];

@@ -1,0 +1,25 @@
+import { serializeList, type Item } from 'structured-headers';
+import type { QuotaDecision, QuotaWindow } from './account-quota.js';
+
+/** The quota policies, in the order both fields list them; each name is sent as it is spelt here. */
+const POLICIES = ['minute', 'day'] as const satisfies readonly (keyof QuotaDecision)[];
+
+function policyItems(decision: QuotaDecision, parameters: (window: QuotaWindow) => [string, number][]): Item[] {
+  return POLICIES.map((name) => [name, new Map(parameters(decision[name]))]);
+}
+
+/**
+ * The `RateLimit-Policy` and `RateLimit` fields of draft-ietf-httpapi-ratelimit-headers-10 for a
+ * quota decision (docs/access.md#ratelimit-and-ratelimit-policy): lists of RFC 9651 structured
+ * fields whose items are the policy names as Strings, e.g.
+ * `"minute";q=300;w=60, "day";q=100000;w=86400` and `"minute";r=299;t=60, "day";r=99999;t=86400`.
+ * note: `r` and `t` are those of the `X-RateLimit-Remaining-*` headers and of `Retry-After`, taken
+ * when the request was counted; an answer sent later (a long import) overstates `t` by that much,
+ * which only makes a client wait longer.
+ */
+export function rateLimitFields(decision: QuotaDecision): { 'ratelimit-policy': string; ratelimit: string } {
+  return {
+    'ratelimit-policy': serializeList(policyItems(decision, (w) => [['q', w.limit], ['w', w.windowSec]])),
+    ratelimit: serializeList(policyItems(decision, (w) => [['r', w.remaining], ['t', w.resetSec]])),
+  };
+}
