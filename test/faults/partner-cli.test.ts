@@ -126,10 +126,11 @@ describe('partner CLI against a real API and worker', () => {
     // row i is on line i + 2 (header first), plus one after the two-line record of row 3
     expect(await readFile(report, 'utf8')).toBe(
       [
-        'line,reason',
-        '13,price_cents: must be a whole number',
-        '203,currency: must be exactly USD; photo_urls[0]: must be an absolute https:// URL',
-        '452,title: required',
+        'line,reason,field,code,external_id',
+        '13,price_cents: must be a whole number,price_cents,not_whole_number,',
+        '203,currency: must be exactly USD; photo_urls[0]: must be an absolute https:// URL,currency,not_allowed,',
+        '203,currency: must be exactly USD; photo_urls[0]: must be an absolute https:// URL,photo_urls[0],invalid_url,',
+        '452,title: required,title,required,',
       ].join('\n') + '\n',
     );
     expect(await tableCounts()).toMatchObject({ listings: 447, imports: 3 });
@@ -149,8 +150,8 @@ describe('partner CLI against a real API and worker', () => {
     expect(first.code, first.stderr).toBe(1);
     expect(JSON.parse(first.stdout)).toMatchObject({ rows_read: 1_100, inserted: 1_098, failed: 2, batches: 3, completed: true });
     expect(JSON.parse(await readFile(ndjsonReport, 'utf8'))).toEqual([
-      { line: 6, reason: expect.stringMatching(/^invalid JSON: /) },
-      { line: 701, reason: 'model: required' },
+      { line: 6, reason: expect.stringMatching(/^invalid JSON: /), details: [] },
+      { line: 701, reason: 'model: required', details: [{ field: 'model', code: 'required', message: 'required' }] },
     ]);
 
     const json = join(dir, 'machines.json');
@@ -158,7 +159,7 @@ describe('partner CLI against a real API and worker', () => {
     const second = await runCli(['machines', json, '--report', join(dir, 'machines-json-report.csv')], cliEnv).done;
     expect(second.code, second.stderr).toBe(0);
     expect(second.stdout).toMatch(/^machines: 600 rows read, 600 inserted, 0 failed, 2 batches/);
-    expect(await readFile(join(dir, 'machines-json-report.csv'), 'utf8')).toBe('index,reason\n');
+    expect(await readFile(join(dir, 'machines-json-report.csv'), 'utf8')).toBe('index,reason,field,code,external_id\n');
 
     expect(await tableCounts()).toMatchObject({ machines: 1_698, imports: 5 });
     expect(await duplicates()).toEqual([]);
@@ -176,7 +177,7 @@ describe('partner CLI against a real API and worker', () => {
     const result = await runCli(['listings', file, '--dry-run', '--report', report], { BULK_IMPORT_BASE_URL: 'http://127.0.0.1:9' }, 'bin').done;
     expect(result.code, result.stderr).toBe(1);
     expect(result.stdout).toMatch(/^listings: 300 rows read, 299 valid, 1 failed, nothing sent \(dry run\)/);
-    expect(await readFile(report, 'utf8')).toMatch(/^line,reason\n2,"category: must be one of: miniatures, /);
+    expect(await readFile(report, 'utf8')).toMatch(/^line,reason,field,code,external_id\n2,"category: must be one of: miniatures, [^"]*",category,not_allowed,\n$/);
     expect(await tableCounts()).toEqual({ listings: 0, machines: 0, imports: 0 });
   });
 
