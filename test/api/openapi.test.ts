@@ -10,7 +10,7 @@ import { SERVICE_VERSION } from '../../src/api/version.js';
 import { setAccountTier } from '../../src/shared/repositories/accounts.js';
 import { bearer, validListing, validMachine } from '../support/fixtures.js';
 import { redoclyLint } from '../support/redocly-lint.js';
-import { ROW_ERROR_CODES } from '../../src/shared/rows/row-error-codes.js';
+import { ROW_ERROR_CODE_MEANINGS, ROW_ERROR_CODES } from '../../src/shared/rows/row-error-codes.js';
 import { startTestService, type TestService } from '../support/test-service.js';
 
 const CHANGELOG = readFileSync(new URL('../../CHANGELOG.md', import.meta.url), 'utf8');
@@ -252,6 +252,8 @@ describe('GET /v1/openapi.json', () => {
     const enums = [...text.matchAll(/"enum":\[("not_an_object"[^\]]*)\]/g)].map((m) => JSON.parse(`[${m[1]}]`) as string[]);
     expect(enums.length).toBeGreaterThan(0);
     for (const codes of enums) expect(codes).toEqual(ROW_ERROR_CODES);
+    // and says what each one means, in the words of docs/rows.md
+    for (const code of ROW_ERROR_CODES) expect(text).toContain(JSON.stringify(`- \`${code}\`: ${ROW_ERROR_CODE_MEANINGS[code]}`).slice(1, -1));
   });
 
   it.each(['listings', 'machines'])('documents the %s dry run: the dry_run parameter, its 200 and the sync counts of the 201', (kind) => {
@@ -266,6 +268,8 @@ describe('GET /v1/openapi.json', () => {
     expect(validates(created, { inserted: 1, updated: 2, unchanged: 3, skipped: 1, errors: [error] }).valid).toBe(true);
     // the codes are a closed set: one outside it is not a valid answer
     expect(validates(created, { inserted: 1, skipped: 1, errors: [{ ...error, details: [{ ...error.details[0], code: 'bad_currency' }] }] }).valid).toBe(false);
+    // the answer always has details (only a job from an older replica may lack them, inside)
+    expect(validates(created, { inserted: 1, skipped: 1, errors: [{ index: 4, reason: error.reason }] }).valid).toBe(false);
     const body = pointer('paths', `/v1/api/${kind}/bulk`, 'post', 'requestBody', 'content', 'application/json', 'schema');
     const row = kind === 'listings' ? validListing() : validMachine();
     expect(validates(body, { [kind]: [{ ...row, external_id: 'SKU-1' }] }).valid).toBe(true);

@@ -2,6 +2,7 @@ import fc from 'fast-check';
 import type { BulkKind } from '../../src/shared/rows/bulk-kinds.js';
 import { codePointLength, POSTGRES_INT_MAX } from '../../src/shared/rows/field-schemas.js';
 import { LISTING_CATEGORIES } from '../../src/shared/rows/listing-row.js';
+import { ROW_ERROR_CODES, type RowErrorCode } from '../../src/shared/rows/row-error-codes.js';
 import { StoredListingSchema, StoredMachineSchema } from './stored-rows.js';
 import { validListing, validMachine } from './fixtures.js';
 
@@ -217,3 +218,73 @@ export function machineRuleBreaks(row: Record<string, unknown>): string[] {
 
 export const STORED_SCHEMAS = { listings: StoredListingSchema, machines: StoredMachineSchema } as const;
 export const RULES = { listings: listingRuleBreaks, machines: machineRuleBreaks } as const;
+
+// ---------------------------------------------------------------------------------------------
+// What an entry of `errors` must satisfy (docs/rows.md#row-error-codes), written from the docs
+// rather than from the code, so that a property checks every error it meets.
+// ---------------------------------------------------------------------------------------------
+
+/** Each published message and the code it stands for. */
+const CODE_OF_MESSAGE: readonly [RegExp, RowErrorCode][] = [
+  [/^row must be an object$/, 'not_an_object'],
+  [/^(required|at least one https:\/\/ URL is required)$/, 'required'],
+  [/^must be (a string|true or false|a number|an array of strings|an array of https:\/\/ URLs)$/, 'wrong_type'],
+  [/^(must be >= 0|must be at most \d+)$/, 'out_of_range'],
+  [/^at most \d+ entries$/, 'too_many_items'],
+  [/^must be at most \d+ characters$/, 'too_long'],
+  [/^must not contain (NUL|control) characters$/, 'invalid_characters'],
+  [/^must not be blank$/, 'blank'],
+  [/^appears more than once in this request$/, 'duplicate_external_id'],
+];
+
+/**
+ * Messages that say what the value should be, given to a value of the field's type (its own
+ * code) and to one of another type alike (`wrong_type`): `"1500"` and `12.5` are both "must be a
+ * whole number"; NaN and Infinity (no JSON form) are not numbers to the schema either.
+ */
+const CODE_OF_TYPED_MESSAGE: readonly [RegExp, RowErrorCode, (value: unknown) => boolean][] = [
+  [/^must be a whole number$/, 'not_whole_number', Number.isFinite],
+  [/^must be an absolute https:\/\/ URL$/, 'invalid_url', (value) => typeof value === 'string'],
+  [/^(must be exactly USD|must be one of: .+)$/, 'not_allowed', (value) => typeof value === 'string'],
+];
+
+/** The code a problem must carry, from its message and the value sent (undefined: an unknown message). */
+export function expectedRowErrorCode(message: string, value: unknown): RowErrorCode | undefined {
+  const typed = CODE_OF_TYPED_MESSAGE.find(([pattern]) => pattern.test(message));
+  if (typed !== undefined) return typed[2](value) ? typed[1] : 'wrong_type';
+  return CODE_OF_MESSAGE.find(([pattern]) => pattern.test(message))?.[1];
+}
+
+/** The value a field path (`title`, `photo_urls[2]`) names in a row as sent. */
+function valueAt(row: unknown, path: string): unknown {
+  const [, name, index] = /^([a-z_]+)(?:\[(\d+)\])?$/.exec(path) ?? [];
+  if (name === undefined || typeof row !== 'object' || row === null || !Object.hasOwn(row, name)) return undefined;
+  const value = (row as Record<string, unknown>)[name];
+  return index === undefined ? value : Array.isArray(value) ? value[Number(index)] : undefined;
+}
+
+const FIELD_PATH = /^[a-z_]+(\[\d+\])?$/;
+
+/**
+ * How an error entry breaks the contract of `details` (empty when it keeps it): at least one
+ * detail; the reason is exactly the details' `field: message` (`message` alone for a null
+ * field) joined with `; `; each field a path named once, null only for a row that is not an
+ * object; each code from the closed set and the one its message stands for.
+ */
+export function rowErrorBreaks(error: { reason: string; details?: readonly { field: string | null; code: string; message: string }[] }, row: unknown): string[] {
+  const details = error.details ?? [];
+  const broken: string[] = [];
+  if (details.length === 0) broken.push('no details');
+  const reason = details.map((d) => (d.field === null ? d.message : `${d.field}: ${d.message}`)).join('; ');
+  if (reason !== error.reason) broken.push(`reason ${JSON.stringify(error.reason)} is not its details' ${JSON.stringify(reason)}`);
+  const fields = details.map((d) => d.field);
+  if (new Set(fields).size !== fields.length) broken.push(`a field named twice: ${JSON.stringify(fields)}`);
+  for (const { field, code, message } of details) {
+    if (field !== null && !FIELD_PATH.test(field)) broken.push(`field ${JSON.stringify(field)} is not a path`);
+    if ((field === null) !== (code === 'not_an_object')) broken.push(`field ${JSON.stringify(field)} with code ${code}`);
+    if (!(ROW_ERROR_CODES as readonly string[]).includes(code)) broken.push(`code ${code} is not in the closed set`);
+    const expected = expectedRowErrorCode(message, field === null ? row : valueAt(row, field));
+    if (code !== expected) broken.push(`${field}: ${message} has code ${code}, expected ${expected ?? 'a known message'}`);
+  }
+  return broken;
+}

@@ -6,7 +6,7 @@ import { ROW_ERROR_CODE_MEANINGS, ROW_ERROR_CODES } from '../rows/row-error-code
 export const RowErrorDetailSchema = z.object({
   field: z.string().nullable().meta({ description: 'The field as the reason names it (`title`, `photo_urls[2]`), or null for the whole row.' }),
   code: z.enum(ROW_ERROR_CODES).meta({
-    description: `What is wrong, from a closed set that never changes meaning: ${ROW_ERROR_CODES.map((code) => `\`${code}\` ${ROW_ERROR_CODE_MEANINGS[code]}`).join('; ')}.`,
+    description: `What is wrong, from a closed set that never changes meaning:\n\n${ROW_ERROR_CODES.map((code) => `- \`${code}\`: ${ROW_ERROR_CODE_MEANINGS[code]}`).join('\n')}`,
   }),
   message: z.string().meta({ description: 'The same problem in words, as the reason says it.' }),
 });

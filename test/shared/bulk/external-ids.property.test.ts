@@ -4,7 +4,9 @@ import { ApiError } from '../../../src/shared/errors/api-error.js';
 import type { BulkKind } from '../../../src/shared/rows/bulk-kinds.js';
 import { validateBulkRequest } from '../../../src/shared/bulk/bulk-request.js';
 import { externalIdOf } from '../../../src/shared/rows/external-id.js';
+import type { RowError } from '../../../src/shared/rows/validate-rows.js';
 import { validListing, validMachine } from '../../support/fixtures.js';
+import { rowErrorBreaks } from '../../support/hostile-rows.js';
 
 /** A small pool of ids, so that rows share them: spelt with spaces, blank, too long, hostile, not strings. */
 const idArb: fc.Arbitrary<unknown> = fc.oneof(
@@ -29,7 +31,7 @@ function validate(kind: BulkKind, input: unknown[]) {
   } catch (error) {
     if (!(error instanceof ApiError)) throw error;
     expect(error.body.error).toBe('no valid rows');
-    return { rows: [], errors: error.body.errors as { index: number; external_id?: string; reason: string }[], matchExternalIds: undefined };
+    return { rows: [], errors: error.body.errors as RowError[], matchExternalIds: undefined };
   }
 }
 
@@ -55,7 +57,9 @@ describe.each(['listings', 'machines'] as const)('external_id across the rows of
           const repeated = id !== undefined && firstOf.get(id) !== index;
           if (repeated) expect(error?.reason).toMatch(/^external_id: appears more than once in this request(; |$)/);
           else if (error) expect(error.reason).not.toContain('appears more than once');
+          if (repeated) expect(error?.details[0]).toEqual({ field: 'external_id', code: 'duplicate_external_id', message: 'appears more than once in this request' });
           if (error) expect(error.external_id).toBe(id);
+          if (error) expect(rowErrorBreaks(error, input[index]), error.reason).toEqual([]);
         });
       }),
       { numRuns: 2_000 },

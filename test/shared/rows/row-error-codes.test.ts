@@ -1,6 +1,7 @@
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { validateBulkRequest } from '../../../src/shared/bulk/bulk-request.js';
-import { ROW_ERROR_CODES, type RowErrorCode } from '../../../src/shared/rows/row-error-codes.js';
+import { ROW_ERROR_CODE_MEANINGS, ROW_ERROR_CODES, type RowErrorCode } from '../../../src/shared/rows/row-error-codes.js';
 import { ListingRowSchema } from '../../../src/shared/rows/listing-row.js';
 import { MachineRowSchema } from '../../../src/shared/rows/machine-row.js';
 import { validateRows } from '../../../src/shared/rows/validate-rows.js';
@@ -25,6 +26,10 @@ describe('row error codes', () => {
     ['tags that are not an array', validListing({ tags: 'a,b' }), 'tags', 'wrong_type', 'must be an array of strings'],
     ['photo URLs that are not an array', validListing({ photo_urls: 'https://cdn.example.test/a.jpg' }), 'photo_urls', 'wrong_type', 'must be an array of https:// URLs'],
     ['print hours as a string', validListing({ print_time_hours: '3' }), 'print_time_hours', 'wrong_type', 'must be a number'],
+    ['a null tag', validListing({ tags: [null] }), 'tags[0]', 'wrong_type', 'must be a string'],
+    ['a photo URL that is a number', validListing({ photo_urls: [0] }), 'photo_urls[0]', 'wrong_type', 'must be an absolute https:// URL'],
+    ['a currency sent as a number', validListing({ currency: 5 }), 'currency', 'wrong_type', 'must be exactly USD'],
+    ['a category sent as a number', validListing({ category: 7 }), 'category', 'wrong_type', expect.stringMatching(/^must be one of: miniatures, /) as unknown as string],
     ['a currency other than USD', validListing({ currency: 'EUR' }), 'currency', 'not_allowed', 'must be exactly USD'],
     ['an unknown category', validListing({ category: 'boats' }), 'category', 'not_allowed', expect.stringMatching(/^must be one of: miniatures, /) as unknown as string],
     ['a negative price', validListing({ price_cents: -1 }), 'price_cents', 'out_of_range', 'must be >= 0'],
@@ -73,6 +78,13 @@ describe('row error codes', () => {
     const [error] = validateRows(ListingRowSchema, [validListing({ currency: 'EUR', price_cents: 12.5, tags: [1] })]).errors;
     expect(error!.reason).toBe('currency: must be exactly USD; price_cents: must be a whole number; tags[0]: must be a string');
     expect(error!.details.map((d) => d.code)).toEqual(['not_allowed', 'not_whole_number', 'wrong_type']);
+  });
+
+  it('is documented in docs/rows.md as one table row per code, in the words of ROW_ERROR_CODE_MEANINGS', () => {
+    const docs = readFileSync(new URL('../../../docs/rows.md', import.meta.url), 'utf8');
+    const section = docs.slice(docs.indexOf('## Row error codes'), docs.indexOf('\n## ', docs.indexOf('## Row error codes') + 1));
+    const table = section.split('\n').filter((line) => /^\| `/.test(line));
+    expect(table).toEqual(ROW_ERROR_CODES.map((code) => `| \`${code}\` | ${ROW_ERROR_CODE_MEANINGS[code]} |`));
   });
 
   it('keeps the published codes, in their published order (changing one fails here)', () => {
