@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import { defineConfig } from 'vitest/config';
 
 export default defineConfig({
@@ -10,6 +11,10 @@ export default defineConfig({
     pool: 'forks',
     // Each file gets its own database and Redis prefix, so files run in parallel.
     fileParallelism: true,
+    // note: at least two files at once. vitest's default (cores - 1) runs them one by one on a
+    // 2-core machine, where most of a test's time is spent waiting on PostgreSQL, Redis and the
+    // worker: two at once took the suite from 224 s to 163 s there, all passing.
+    maxWorkers: Math.max(2, availableParallelism() - 1),
     testTimeout: 30_000,
     hookTimeout: 60_000,
     teardownTimeout: 30_000,
