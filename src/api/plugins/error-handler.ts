@@ -3,6 +3,7 @@ import { ApiError } from '../../shared/errors/api-error.js';
 import { apiErrors } from '../../shared/errors/api-errors.js';
 import { isDependencyUnavailable } from '../../shared/infra/dependency-errors.js';
 import { importErrorReply } from '../import/import-error-replies.js';
+import { lingerOnClose } from './linger-close.js';
 
 const INVALID_JSON_CODES = new Set(['FST_ERR_CTP_INVALID_JSON_BODY', 'FST_ERR_CTP_EMPTY_JSON_BODY']);
 
@@ -32,7 +33,10 @@ export function registerErrorHandling(app: FastifyInstance): void {
   app.setErrorHandler(async (error, request, reply) => {
     // note: a refusal sent before the body was read (auth, limits, a body too large) closes the
     // connection, so a client trickling its body cannot hold it open after the answer.
-    if (!request.raw.complete) reply.header('connection', 'close');
+    if (!request.raw.complete) {
+      reply.header('connection', 'close');
+      lingerOnClose(request.raw.socket);
+    }
     const known = error instanceof ApiError ? error : (importErrorReply(error) ?? frameworkBodyError(error, request));
     if (known) {
       return reply.code(known.statusCode).headers(known.headers).send(known.body);

@@ -4,6 +4,7 @@ import type { Socket } from 'node:net';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import type { ApiError } from '../../shared/errors/api-error.js';
 import { apiErrors } from '../../shared/errors/api-errors.js';
+import { LINGER_MS } from './linger-close.js';
 
 /**
  * Errors the framework raises before a route runs, in the service's own shape: `{error}` and an
@@ -17,7 +18,6 @@ export function frameworkErrors(error: FastifyError, request: FastifyRequest, re
 }
 
 /** note: the client gets this long to read the reply before the socket is destroyed anyway. */
-const LINGER_MS = 1_000;
 
 function clientErrorReply(code: string | undefined): ApiError {
   if (code === 'ERR_HTTP_REQUEST_TIMEOUT') return apiErrors.requestTimeout();
