@@ -24,7 +24,7 @@ function bodyOf(run: () => unknown): ApiError['body'] {
   throw new Error('example: expected an ApiError');
 }
 
-const example = (summary: string, value: unknown, description?: string): Example =>
+export const example = (summary: string, value: unknown, description?: string): Example =>
   description === undefined ? { summary, value } : { summary, description, value };
 
 const REQUEST_ID = '0b9e8f3c-6a51-4f0e-9a8e-3f5b2d7c1a44';

@@ -1,15 +1,12 @@
 import { apiErrors } from '../../shared/errors/api-errors.js';
 import type { BulkKind } from '../../shared/rows/bulk-kinds.js';
-import { ROW_EXAMPLES } from './examples.js';
-import type { Example, Examples } from './route-schema.js';
+import { example, ROW_EXAMPLES } from './examples.js';
+import type { Examples } from './route-schema.js';
 
 /**
  * The examples of a nightly sync (docs/rows.md#external-id) and of a dry run
  * (docs/endpoints.md#dry-run): rows matched on the partner's `external_id`.
  */
-
-const example = (summary: string, value: unknown, description?: string): Example =>
-  description === undefined ? { summary, value } : { summary, description, value };
 
 const withIds = (kind: BulkKind) => ({ [kind]: [{ external_id: 'SKU-10442', ...ROW_EXAMPLES[kind].valid }] });
 
