@@ -1,4 +1,4 @@
-import type { AddressInfo } from 'node:net';
+import { connect, type AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AccountInFlight } from '../../src/api/limits/in-flight-slots.js';
 import { createLogger } from '../../src/shared/infra/logger.js';
@@ -133,6 +133,27 @@ describe('POST /v1/api/*/bulk with ACCOUNT_MAX_IN_FLIGHT=2', () => {
     expect(JSON.parse(reply.body)).toEqual(TOO_MANY);
     expect(reply.closedAfterMs).toBeDefined();
     await withWorker(() => Promise.all(running));
+  });
+
+  it('gives the slot back when the client hangs up while its key is checked or its slot taken: twenty hang-ups, then an import is 201', async () => {
+    const account = await service.createAccount();
+    const key = await service.createKey(account);
+    const head = requestHead('POST', '/v1/api/listings/bulk', { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, 1_000);
+    // Each client sends its headers and closes at once, as a client-side timeout or a proxy giving up does.
+    const hangUps = Array.from({ length: 20 }, () =>
+      new Promise<void>((resolve) => {
+        const socket = connect(port, '127.0.0.1', () => socket.end(head));
+        socket.on('close', () => resolve());
+        socket.on('error', () => resolve());
+        socket.resume();
+      }),
+    );
+    await Promise.all(hangUps);
+    // note: the slots of the hang-ups are released when their requests end; give them a moment.
+    await expect
+      .poll(async () => (await service.deps.redis.zcard(`${service.config.redisPrefix}:in-flight:${account.id}`)), { timeout: 5_000 })
+      .toBe(0);
+    expect((await withWorker(() => listings(key))).statusCode).toBe(201);
   });
 
   it('gives the slot back when the request is refused after taking it (invalid body)', async () => {
