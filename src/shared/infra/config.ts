@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { parseDatabaseUrl } from './database-url.js';
 import { parseRedisTarget, type RedisTarget } from './redis-target.js';
 
 const DEV_SESSION_SECRET = 'dev-only-session-secret-change-me-0123456789';
@@ -15,12 +16,21 @@ const intFromEnv = (fallback: number) => z.coerce.number().int().positive().defa
 /** note: compose files pass unset variables as empty strings (`${ADMIN_USER:-}`). */
 const optionalFromEnv = <T extends z.ZodType>(schema: T) => z.preprocess((v) => (v === '' ? undefined : v), schema.optional());
 
+/** note: not z.url(): WHATWG URL parsing refuses libpq's several hosts (`h1:5432,h2:5432`). */
+const databaseUrlFromEnv = z.string().superRefine((value, ctx) => {
+  try {
+    parseDatabaseUrl(value);
+  } catch (error) {
+    ctx.addIssue({ code: 'custom', message: (error as Error).message });
+  }
+});
+
 const EnvSchema = z.object({
   NODE_ENV: z.string().default('development'),
   PORT: z.coerce.number().int().min(0).max(65535).default(3000),
   HOST: z.string().min(1).default('0.0.0.0'),
-  DATABASE_URL: z.url().default('postgres://postgres@127.0.0.1:5432/bulk_import'),
-  DATABASE_LISTEN_URL: optionalFromEnv(z.url()),
+  DATABASE_URL: databaseUrlFromEnv.default('postgres://postgres@127.0.0.1:5432/bulk_import'),
+  DATABASE_LISTEN_URL: optionalFromEnv(databaseUrlFromEnv),
   REDIS_URL: optionalFromEnv(z.url().regex(/^rediss?:\/\//, 'must start with redis:// or rediss://')),
   REDIS_CLUSTER_NODES: optionalFromEnv(z.string()),
   REDIS_SENTINELS: optionalFromEnv(z.string()),

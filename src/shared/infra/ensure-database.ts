@@ -1,16 +1,16 @@
-import postgres from 'postgres';
-import { PG_DUPLICATE_DATABASE, PG_UNIQUE_VIOLATION } from './db.js';
+import { parseDatabaseUrl, withDatabase } from './database-url.js';
+import { createSql, PG_DUPLICATE_DATABASE, PG_UNIQUE_VIOLATION } from './db.js';
 
 /**
  * Creates the database named in the URL when it does not exist and the server allows it
- * (docs/contracts.md#scripts). Connects to the server's `postgres` database to do so.
+ * (docs/contracts.md#scripts). Connects to the server's `postgres` database to do so, through
+ * the same hosts and `target_session_attrs` as the service, so with several hosts it creates the
+ * database on the primary.
  */
 export async function ensureDatabase(databaseUrl: string): Promise<{ created: boolean }> {
-  const url = new URL(databaseUrl);
-  const name = decodeURIComponent(url.pathname.replace(/^\//, ''));
+  const name = parseDatabaseUrl(databaseUrl).database;
   if (name === '' || name === 'postgres') return { created: false };
-  url.pathname = '/postgres';
-  const admin = postgres(url.toString(), { max: 1, connect_timeout: 5, onnotice: () => {} });
+  const admin = createSql({ databaseUrl: withDatabase(databaseUrl, 'postgres'), databasePoolMax: 1 });
   try {
     const [row] = await admin`select 1 as found from pg_database where datname = ${name}`;
     if (row) return { created: false };

@@ -92,3 +92,43 @@ describe('loadConfig: DATABASE_LISTEN_URL', () => {
     expect(config.databaseListenUrl).toBe('postgres://u@db:5432/app');
   });
 });
+
+describe('loadConfig: DATABASE_URL and DATABASE_LISTEN_URL (one host or several)', () => {
+  it.each([
+    ['postgres://postgres@127.0.0.1:5433,127.0.0.1:5434/db?target_session_attrs=primary'],
+    ['postgresql://svc:p%40ss@pg1.internal,pg2.internal:5433,pg3.internal/bulk_import?target_session_attrs=read-write&sslmode=require'],
+    ['postgres://u@[::1]:5432,[2001:db8::7]:5433/app'],
+    ['postgres://u@[fe80::1]/app'],
+    ['postgres://u@db/app?prepare=false'],
+    ['postgres://db'],
+  ])('accepts %s as it is', (url) => {
+    const config = loadConfig({ DATABASE_URL: url, DATABASE_LISTEN_URL: url });
+    expect(config.databaseUrl).toBe(url);
+    expect(config.databaseListenUrl).toBe(url);
+  });
+
+  // note: every URL holds the password hunter2, which no message may repeat.
+  it.each([
+    ['garbage hunter2', 'DATABASE_URL: must be a postgres:// or postgresql:// URL'],
+    ['mysql://u:hunter2@db/app', 'DATABASE_URL: must be a postgres:// or postgresql:// URL'],
+    ['postgres://u:hunter2@/app', 'DATABASE_URL: name at least one host'],
+    ['postgres://u:hunter2@h1,,h2/app', 'DATABASE_URL: host 2 of 3 is not host[:port]'],
+    ['postgres://u:hunter2@h1:5432,h2:99999/app', 'DATABASE_URL: host 2 of 2 has a port outside 1-65535'],
+    ['postgres://u:hunter2@h1:0/app', 'DATABASE_URL: the host has a port outside 1-65535'],
+    ['postgres://u:hunter2@[::zz]:5432/app', 'DATABASE_URL: the host is not host[:port] or [IPv6 address][:port]'],
+    ['postgres://u:hunter2@::1:5432/app', 'DATABASE_URL: the host is not host[:port]'],
+    ['postgres://u:hunt/er2@h1,h2/app', 'DATABASE_URL: the host is not host[:port]'],
+    ['postgres://u:hunter2@h1/%zz', 'DATABASE_URL: the database name is not validly percent-encoded'],
+    ['postgres://u:hunter2@h1,h2/app?target_session_attrs=master', 'DATABASE_URL: target_session_attrs must be one of read-write, read-only, primary, standby, prefer-standby'],
+  ])('refuses DATABASE_URL=%s at start, naming the variable and not the password', (url, message) => {
+    expect(() => loadConfig({ DATABASE_URL: url })).toThrow(ConfigError);
+    expect(() => loadConfig({ DATABASE_URL: url })).toThrow(message);
+    expect(() => loadConfig({ DATABASE_URL: url })).not.toThrow(/hunt/);
+  });
+
+  it('refuses a DATABASE_LISTEN_URL that is not one, naming it', () => {
+    const env = { DATABASE_URL: 'postgres://u@h1,h2/app', DATABASE_LISTEN_URL: 'postgres://u:hunter2@h1;h2/app' };
+    expect(() => loadConfig(env)).toThrow('DATABASE_LISTEN_URL: the host is not host[:port]');
+    expect(() => loadConfig(env)).not.toThrow(/hunt/);
+  });
+});

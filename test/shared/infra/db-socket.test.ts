@@ -114,6 +114,27 @@ describe('connectWithNoDelay (the PostgreSQL socket factory)', () => {
     }
   });
 
+  it('reads IPv6 hosts in brackets, with their ports, in a multi-host DATABASE_URL', async () => {
+    const [dead] = DEAD_PORTS;
+    // note: the server listens on IPv4 only; this proxy gives it an IPv6 address.
+    const proxy = net.createServer((client) => {
+      const upstream = net.connect(realPort, server.hostname);
+      client.pipe(upstream).pipe(client);
+      client.on('error', () => upstream.destroy());
+      upstream.on('error', () => client.destroy());
+    });
+    await new Promise<void>((resolve) => proxy.listen(0, '::1', resolve));
+    const { port } = proxy.address() as net.AddressInfo;
+    const sql = createSql({ databaseUrl: `postgres://postgres@[::1]:${dead},[::1]:${port}/postgres`, databasePoolMax: 2 });
+    try {
+      const [row] = await sql<{ n: number }[]>`select 1::int as n`;
+      expect(row!.n).toBe(1);
+    } finally {
+      await sql.end({ timeout: 5 });
+      proxy.close();
+    }
+  });
+
   it('reaches the live server of a multi-host DATABASE_URL whose first host is dead', async () => {
     const [dead] = DEAD_PORTS;
     const sql = createSql({ databaseUrl: `postgres://postgres@127.0.0.1:${dead},${server.hostname}:${realPort}/postgres`, databasePoolMax: 4 });
