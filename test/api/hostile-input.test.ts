@@ -524,6 +524,29 @@ describe('POST /v1/api/listings/bulk and /v1/api/machines/bulk: hostile examples
     });
   });
 
+  describe('arrays beyond their cap of 100 entries', () => {
+    /** A body of one row of `kind` whose `field` holds 250,000 integers (about 500 KB), as raw JSON text. */
+    function rowWithIntegers(kind: BulkKind, field: string): string {
+      const row = JSON.stringify(kind === 'listings' ? validListing() : validMachine());
+      return `{"${kind}":[${row.slice(0, -1)},"${field}":[${Array<string>(250_000).fill('1').join(',')}]}]}`;
+    }
+
+    it.each<[BulkKind, string]>([
+      ['listings', 'tags'],
+      ['listings', 'photo_urls'],
+      ['machines', 'capabilities'],
+    ])('answers one %s row with 250,000 integers in %s with 400 and a small error naming the field, and writes nothing', async (kind, field) => {
+      const before = await counts();
+
+      const res = await postRaw(kind, rowWithIntegers(kind, field));
+
+      expect(res.statusCode).toBe(400);
+      expect(res.json()).toEqual({ error: 'no valid rows', errors: [rowError(0, `${field}: at most 100 entries`, 'too_many_items')] });
+      expect(res.body.length).toBeLessThan(2_048);
+      expect(await counts()).toEqual(before);
+    });
+  });
+
   describe('malformed UTF-8', () => {
     const valid = () => JSON.stringify({ listings: [validListing({ title: 'BROKEN' })] });
     const withBytes = (bytes: number[]) => {

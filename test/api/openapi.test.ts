@@ -238,6 +238,8 @@ describe('GET /v1/openapi.json', () => {
     ['listings', 'an http:// photo URL', { photo_urls: ['http://cdn.example.com/a.jpg'] }],
     ['listings', 'a relative photo URL', { photo_urls: ['/a.jpg'] }],
     ['listings', 'a photo URL of 2,049 characters', { photo_urls: [`https://cdn.example.com/${'p'.repeat(2_025)}`] }],
+    ['listings', '101 tags', { tags: Array.from({ length: 101 }, (_, i) => `t${i}`) }],
+    ['listings', '101 photo URLs', { photo_urls: Array.from({ length: 101 }, (_, i) => `https://cdn.example.com/${i}.jpg`) }],
     ['machines', 'a category of 81 characters', { category: 'c'.repeat(81) }],
     ['machines', 'a blank model', { model: '\t ' }],
   ] as const)('declares a %s body with %s invalid, as the service finds it', (kind, _what, change) => {

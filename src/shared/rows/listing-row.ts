@@ -25,7 +25,9 @@ export const LISTING_LIMITS = {
   color: 40,
   photosKept: 8,
   tagsKept: 10,
-  /** docs/rows.md#row-sizes */
+  /** docs/rows.md#row-sizes: entries a row may send, and the length of each */
+  photosSent: 100,
+  tagsSent: 100,
   tag: 80,
   photoUrl: 2_048,
 } as const;
@@ -51,14 +53,14 @@ export const ListingRowSchema = z
     material: requiredText({ truncateTo: LISTING_LIMITS.material }).meta({
       description: `Trimmed; stored up to ${LISTING_LIMITS.material} characters.`,
     }),
-    photo_urls: httpsUrlList(LISTING_LIMITS.photosKept, LISTING_LIMITS.photoUrl).meta({
-      description: `Absolute \`https://\` URLs with a host, each at most ${LISTING_LIMITS.photoUrl} characters; every entry is checked, the first ${LISTING_LIMITS.photosKept} are kept and the first is the thumbnail.`,
+    photo_urls: httpsUrlList({ keep: LISTING_LIMITS.photosKept, maxEntries: LISTING_LIMITS.photosSent, maxLength: LISTING_LIMITS.photoUrl }).meta({
+      description: `1 to ${LISTING_LIMITS.photosSent} absolute \`https://\` URLs with a host, each at most ${LISTING_LIMITS.photoUrl} characters; every entry is checked, the first ${LISTING_LIMITS.photosKept} are kept and the first is the thumbnail.`,
     }),
     color: optionalText({ truncateTo: LISTING_LIMITS.color }).meta({
       description: `Stored up to ${LISTING_LIMITS.color} characters; blank or null is stored as null.`,
     }),
-    tags: optionalStringArray({ keep: LISTING_LIMITS.tagsKept, entryMaxLength: LISTING_LIMITS.tag }).meta({
-      description: `The first ${LISTING_LIMITS.tagsKept} are kept, each at most ${LISTING_LIMITS.tag} characters.`,
+    tags: optionalStringArray({ keep: LISTING_LIMITS.tagsKept, maxEntries: LISTING_LIMITS.tagsSent, entryMaxLength: LISTING_LIMITS.tag }).meta({
+      description: `At most ${LISTING_LIMITS.tagsSent} entries; the first ${LISTING_LIMITS.tagsKept} are kept, each at most ${LISTING_LIMITS.tag} characters.`,
     }),
     print_time_hours: optionalNonNegativeNumber(),
     is_available: optionalBoolean(true).meta({ description: 'Default `true`.' }),

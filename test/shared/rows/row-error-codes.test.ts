@@ -39,6 +39,8 @@ describe('row error codes', () => {
     ['an http:// photo URL', validListing({ photo_urls: ['http://cdn.example.test/a.jpg'] }), 'photo_urls[0]', 'invalid_url', 'must be an absolute https:// URL'],
     ['a photo URL of 2,049 characters', validListing({ photo_urls: [`https://cdn.example.test/${'p'.repeat(2_025)}`] }), 'photo_urls[0]', 'too_long', 'must be at most 2048 characters'],
     ['a tag of 81 characters', validListing({ tags: ['t'.repeat(81)] }), 'tags[0]', 'too_long', 'must be at most 80 characters'],
+    ['101 tags', validListing({ tags: Array.from({ length: 101 }, (_, i) => `t${i}`) }), 'tags', 'too_many_items', 'at most 100 entries'],
+    ['101 photo URLs', validListing({ photo_urls: Array.from({ length: 101 }, (_, i) => `https://cdn.example.test/${i}.jpg`) }), 'photo_urls', 'too_many_items', 'at most 100 entries'],
     ['a NUL in the title', validListing({ title: 'a\u0000b' }), 'title', 'invalid_characters', 'must not contain NUL characters'],
     ['a blank external_id', validListing({ external_id: ' ' }), 'external_id', 'blank', 'must not be blank'],
     ['an external_id with a control character', validListing({ external_id: 'a\u0007' }), 'external_id', 'invalid_characters', 'must not contain control characters'],
