@@ -547,6 +547,43 @@ describe('POST /v1/api/listings/bulk and /v1/api/machines/bulk: hostile examples
     });
   });
 
+  describe('lone surrogates sent as JSON escapes', () => {
+    const NOT_UNICODE = 'must be valid Unicode text';
+
+    /** A body of `rows` whose "MARK" values are replaced by `escaped`, raw JSON text such as `SKU\ud800`. */
+    function withEscape(kind: BulkKind, rows: object[], escaped: string): string {
+      return JSON.stringify({ [kind]: rows }).replaceAll('MARK', escaped);
+    }
+
+    it('refuses external_id "SKU\\ud800" and then "SKU\\udfff" naming the field, instead of storing both as one id', async () => {
+      const before = await counts();
+
+      for (const escaped of ['SKU\\ud800', 'SKU\\udfff']) {
+        const res = await postRaw('listings', withEscape('listings', [validListing({ external_id: 'MARK' })], escaped));
+
+        expect(res.statusCode, escaped).toBe(400);
+        expect(res.json()).toEqual({ error: 'no valid rows', errors: [rowError(0, `external_id: ${NOT_UNICODE}`, 'invalid_characters')] });
+      }
+      expect(await counts()).toEqual(before);
+      expect(await service.sql`select external_id from listings where external_id like 'SKU%'`).toEqual([]);
+    });
+
+    it.each<[BulkKind, string, Record<string, unknown>]>([
+      ['listings', 'title', { title: 'Dragon MARK' }],
+      ['listings', 'tags[1]', { tags: ['ok', 'MARK'] }],
+      ['listings', 'photo_urls[0]', { photo_urls: ['https://cdn.example.test/MARK.jpg'] }],
+      ['machines', 'model', { model: 'MARK' }],
+      ['machines', 'capabilities[0]', { capabilities: ['MARK'] }],
+    ])('in the %s field %s: a per-row error, the other row is created', async (kind, field, overrides) => {
+      const valid = kind === 'listings' ? validListing : validMachine;
+
+      const res = await postRaw(kind, withEscape(kind, [valid(overrides), valid()], 'x\\udc00y'));
+
+      expect(res.statusCode).toBe(201);
+      expect(res.json()).toEqual({ inserted: 1, skipped: 1, errors: [rowError(0, `${field}: ${NOT_UNICODE}`, 'invalid_characters')] });
+    });
+  });
+
   describe('malformed UTF-8', () => {
     const valid = () => JSON.stringify({ listings: [validListing({ title: 'BROKEN' })] });
     const withBytes = (bytes: number[]) => {

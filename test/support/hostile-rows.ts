@@ -232,7 +232,7 @@ const CODE_OF_MESSAGE: readonly [RegExp, RowErrorCode][] = [
   [/^(must be >= 0|must be at most \d+)$/, 'out_of_range'],
   [/^at most \d+ entries$/, 'too_many_items'],
   [/^must be at most \d+ characters$/, 'too_long'],
-  [/^must not contain (NUL|control) characters$/, 'invalid_characters'],
+  [/^(must not contain (NUL|control) characters|must be valid Unicode text)$/, 'invalid_characters'],
   [/^must not be blank$/, 'blank'],
   [/^appears more than once in this request$/, 'duplicate_external_id'],
 ];

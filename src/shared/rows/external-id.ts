@@ -1,13 +1,15 @@
 import { z } from 'zod';
-import { fitsCodePoints, issueCode } from './field-schemas.js';
+import { fitsCodePoints, issueCode, NOT_UNICODE_MESSAGE } from './field-schemas.js';
 import type { RowErrorCode } from './row-error-codes.js';
 import { CONTROL_CHARACTERS } from './control-characters.js';
 
 export const EXTERNAL_ID_MAX_LENGTH = 100;
 
-/** The id as stored (trimmed, well-formed), or why it is refused. */
+/** The id as stored (trimmed), or why it is refused. */
 export function normaliseExternalId(value: string): string | { problem: string; code: RowErrorCode } {
-  const text = (value.isWellFormed() ? value : value.toWellFormed()).trim();
+  // note: never rewritten to U+FFFD, which would make two different ids one (field-schemas.ts).
+  if (!value.isWellFormed()) return { problem: NOT_UNICODE_MESSAGE, code: 'invalid_characters' };
+  const text = value.trim();
   if (text === '') return { problem: 'must not be blank', code: 'blank' };
   if (CONTROL_CHARACTERS.test(text)) return { problem: 'must not contain control characters', code: 'invalid_characters' };
   if (!fitsCodePoints(text, EXTERNAL_ID_MAX_LENGTH)) return { problem: `must be at most ${EXTERNAL_ID_MAX_LENGTH} characters`, code: 'too_long' };

@@ -42,9 +42,13 @@ export function codePointLength(value: string): number {
   return points;
 }
 
-// note: a lone surrogate (JSON allows "\ud800") has no UTF-8 form; it is stored as U+FFFD,
-// decided here so that every later step sees well-formed text.
-const wellFormed = (s: string) => (s.isWellFormed() ? s : s.toWellFormed());
+/**
+ * note: a lone surrogate (JSON allows "\ud800") has no UTF-8 form, so PostgreSQL could only
+ * store it as U+FFFD: "SKU\ud800" and "SKU\udfff" would become one value, and one partner's row
+ * would overwrite another's. Such text fails the row instead; it is never rewritten
+ * (docs/rows.md#each-row).
+ */
+export const NOT_UNICODE_MESSAGE = 'must be valid Unicode text';
 
 const typeError = (message: string) => (issue: { input: unknown }) => (isMissing(issue.input) ? 'required' : message);
 
@@ -63,6 +67,7 @@ class FieldIssue {
 }
 const REQUIRED = new FieldIssue('required', 'required');
 const HAS_NUL = new FieldIssue(NUL_MESSAGE, 'invalid_characters');
+const NOT_UNICODE = new FieldIssue(NOT_UNICODE_MESSAGE, 'invalid_characters');
 
 /**
  * A string checked and normalised by one function. note: zod runs every check, refinement and
@@ -85,9 +90,10 @@ function normalisedString(
     .meta(jsonSchema);
 }
 
-/** Trimmed, well-formed text without NUL; blank is allowed here. */
+/** Trimmed text without NUL; text that is not valid Unicode fails; blank is allowed here. */
 function cleanText(value: string): string | FieldIssue {
-  const text = wellFormed(value).trim();
+  if (!value.isWellFormed()) return NOT_UNICODE;
+  const text = value.trim();
   return text.includes('\u0000') ? HAS_NUL : text;
 }
 

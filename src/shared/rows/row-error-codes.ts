@@ -14,7 +14,7 @@ export const ROW_ERROR_CODE_MEANINGS = {
   invalid_url: 'not an absolute `https://` URL with a host',
   too_many_items: 'more entries than the field allows (`capabilities: at most 100 entries`)',
   too_long: 'text longer than the field allows (where it is refused, not cut)',
-  invalid_characters: 'text with characters the field may not hold (NUL anywhere; control or bidirectional characters in `external_id`)',
+  invalid_characters: 'text with characters the field may not hold (NUL or a lone surrogate, which is not valid Unicode, anywhere; control or bidirectional characters in `external_id`)',
   blank: 'an optional text that, when sent, must not be empty or only whitespace (`external_id`)',
   duplicate_external_id: 'an `external_id` an earlier row of the same request already has',
 } as const;

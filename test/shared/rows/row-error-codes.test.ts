@@ -42,6 +42,10 @@ describe('row error codes', () => {
     ['101 tags', validListing({ tags: Array.from({ length: 101 }, (_, i) => `t${i}`) }), 'tags', 'too_many_items', 'at most 100 entries'],
     ['101 photo URLs', validListing({ photo_urls: Array.from({ length: 101 }, (_, i) => `https://cdn.example.test/${i}.jpg`) }), 'photo_urls', 'too_many_items', 'at most 100 entries'],
     ['a NUL in the title', validListing({ title: 'a\u0000b' }), 'title', 'invalid_characters', 'must not contain NUL characters'],
+    ['a lone surrogate in the title', validListing({ title: 'a\ud800b' }), 'title', 'invalid_characters', 'must be valid Unicode text'],
+    ['a lone surrogate in a tag', validListing({ tags: ['ok', '\udc00'] }), 'tags[1]', 'invalid_characters', 'must be valid Unicode text'],
+    ['a lone surrogate in a photo URL', validListing({ photo_urls: ['https://cdn.example.test/\ud800'] }), 'photo_urls[0]', 'invalid_characters', 'must be valid Unicode text'],
+    ['a lone surrogate in external_id', validListing({ external_id: 'SKU\ud800' }), 'external_id', 'invalid_characters', 'must be valid Unicode text'],
     ['a blank external_id', validListing({ external_id: ' ' }), 'external_id', 'blank', 'must not be blank'],
     ['an external_id with a control character', validListing({ external_id: 'a\u0007' }), 'external_id', 'invalid_characters', 'must not contain control characters'],
     ['an external_id of 101 characters', validListing({ external_id: 'x'.repeat(101) }), 'external_id', 'too_long', 'must be at most 100 characters'],
@@ -56,6 +60,7 @@ describe('row error codes', () => {
     ['a template id of 201 characters', validMachine({ template_id: 't'.repeat(201) }), 'template_id', 'too_long', 'must be at most 200 characters'],
     ['a category of 81 characters', validMachine({ category: 'c'.repeat(81) }), 'category', 'too_long', 'must be at most 80 characters'],
     ['a capability of 81 characters', validMachine({ capabilities: ['c'.repeat(81)] }), 'capabilities[0]', 'too_long', 'must be at most 80 characters'],
+    ['a lone surrogate in the model', validMachine({ model: 'MK\udfff' }), 'model', 'invalid_characters', 'must be valid Unicode text'],
     ['a skill station flag as a string', validMachine({ is_skill_station: 'yes' }), 'is_skill_station', 'wrong_type', 'must be true or false'],
   ])('machines: %s', (_case, row, field, code, message) => {
     expect(detailsOf(MachineRowSchema, row)).toEqual([{ field, code, message }]);
