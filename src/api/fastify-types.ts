@@ -17,8 +17,6 @@ declare module 'fastify' {
     requiredScope?: Scope;
     /** how the route authenticates; API-key routes await the lockout check themselves */
     auth?: 'api-key' | 'session';
-    /** shed (503) while the process is overloaded: the bulk imports */
-    sheddable?: boolean;
     /** the handler gets the JSON body as its bytes and reads it itself (the bulk routes, off the event loop) */
     jsonBodyAsBytes?: boolean;
   }

@@ -78,9 +78,11 @@ export async function startTestService(options: TestServiceOptions = {}): Promis
     LOG_LEVEL: 'info',
     UPGRADE_URL: 'https://example.test/upgrade',
     // note: the API shares this process with the tests, whose own allocations (a 1,000,000-row
-    // body, say) would count toward its heap: shedding is off unless a test turns it on.
+    // body, say) would count toward its heap and resident memory: shedding is off unless a test
+    // turns it on.
     OVERLOAD_HEAP_USED_MB: '1000000',
     OVERLOAD_EVENT_LOOP_DELAY_MS: '1000000',
+    OVERLOAD_RSS_MB: '1000000',
     ...options.env,
   });
   const chunks: string[] = [];

@@ -1,6 +1,7 @@
 import { availableParallelism } from 'node:os';
 import { Piscina } from 'piscina';
 import type { BulkKind } from '../../shared/rows/bulk-kinds.js';
+import { apiErrors } from '../../shared/errors/api-errors.js';
 import { prepareBulkBody, type BulkBodyOutcome } from '../../shared/bulk/prepare-bulk-body.js';
 import type { PrepareTask } from './prepare-thread.js';
 
@@ -23,18 +24,38 @@ export function defaultPrepareThreads(): number {
 }
 
 /**
+ * Large bodies waiting for a thread, across the process, beyond which the next one is refused
+ * (503 `Service overloaded, retry shortly`, docs/access.md#load-shedding). note: a waiting body
+ * holds its bytes (up to 2 MB, outside the V8 heap), so this bounds them to some 64 MB; a 2 MB
+ * body takes a thread some 50 ms, so the last of 32 waits under two seconds on one thread.
+ */
+export const DEFAULT_MAX_QUEUE = 32;
+
+export interface BulkBodyPreparerOptions {
+  /** bodies waiting for a thread beyond which the next is refused; DEFAULT_MAX_QUEUE when unset */
+  maxQueue?: number;
+}
+
+/** piscina's refusal when its queue is full (it has no error code or class to tell it by). */
+const QUEUE_AT_LIMIT = 'Task queue is at limit';
+
+/**
  * Parses, validates and encodes bulk bodies (prepareBulkBody) on a pool of worker threads
  * (piscina), so that one partner's burst of 2 MB imports does not hold the event loop that
  * answers every other partner, the health checks and the in-flight slots' renewals. A 2 MB body
  * costs the event loop some 50 ms of parsing, validation, encoding and garbage collection when
  * done inline; handed to a thread, well under one (see bench/README.md, fairness).
  *
- * `threads: 0` prepares everything inline. The pool starts with the first large body.
+ * `threads: 0` prepares everything inline. The pool starts with the first large body. A body
+ * that finds DEFAULT_MAX_QUEUE (or `maxQueue`) others waiting for a thread is refused with 503.
  */
 export class BulkBodyPreparer {
   private pool: Piscina | undefined;
 
-  constructor(private readonly threads: number) {}
+  constructor(
+    private readonly threads: number,
+    private readonly options: BulkBodyPreparerOptions = {},
+  ) {}
 
   async prepare(kind: BulkKind, bytes: Buffer, withHash: boolean): Promise<BulkBodyOutcome> {
     if (this.threads === 0 || bytes.length < INLINE_BELOW_BYTES) return prepareBulkBody(kind, bytes, withHash);
@@ -42,7 +63,12 @@ export class BulkBodyPreparer {
     // note: the body is moved to the thread rather than copied when it owns its memory (a body
     // of this size always does; small Buffers share a pool and are never moved).
     const owns = bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength && bytes.buffer instanceof ArrayBuffer;
-    return (await this.poolStarted().run(task, owns ? { transferList: [bytes.buffer] } : {})) as BulkBodyOutcome;
+    try {
+      return (await this.poolStarted().run(task, owns ? { transferList: [bytes.buffer] } : {})) as BulkBodyOutcome;
+    } catch (error) {
+      if (error instanceof Error && error.message === QUEUE_AT_LIMIT) throw apiErrors.overloaded();
+      throw error;
+    }
   }
 
   async close(): Promise<void> {
@@ -57,6 +83,7 @@ export class BulkBodyPreparer {
       filename: new URL(`./prepare-thread.${fromSource ? 'ts' : 'js'}`, import.meta.url).href,
       minThreads: 1,
       maxThreads: this.threads,
+      maxQueue: this.options.maxQueue ?? DEFAULT_MAX_QUEUE,
       // note: run from TypeScript (npm start, the tests), each thread loads the task through tsx
       // as the main thread does; the built service runs plain JavaScript.
       ...(fromSource ? { execArgv: ['--import', 'tsx'] } : {}),

@@ -26,6 +26,7 @@ import {
 import { documentationOnly, jsonBody, jsonResponse } from '../openapi/route-schema.js';
 import { apiKeyAuth } from '../auth/api-key-auth.js';
 import { holdInFlightSlot } from '../limits/in-flight-cap.js';
+import { shedWhenOverloaded } from '../plugins/load-shedding.js';
 
 const { workersUnavailable, importFailed, storeUnavailable, overloaded, stillRunning, idempotencyConflict, rateMinute, rateDay, lockout, tooManyConcurrent } =
   ERROR_EXAMPLES;
@@ -75,7 +76,7 @@ function bulkSchema(kind: BulkKind) {
       }, AUTHENTICATED),
       500: internalErrorResponse(AUTHENTICATED),
       503: errorResponse(
-        'Nothing was written; retry after `Retry-After` seconds, with the same `Idempotency-Key`.',
+        'Nothing was written; retry after `Retry-After` seconds, with the same `Idempotency-Key`. `Service overloaded, retry shortly`: this API process is overloaded (decided after the in-flight cap, before the body is read), or too many large bodies wait to be read.',
         { workersUnavailable, importFailed, storeUnavailable, overloaded },
         [...AUTHENTICATED, 'Retry-After'],
         RetryLaterErrorSchema,
@@ -140,8 +141,9 @@ export async function bulkImportRoutes(app: FastifyInstance, deps: ApiDeps): Pro
         // note: the handler validates row by row, so that a failing row is skipped, not fatal.
         validatorCompiler: documentationOnly,
         bodyLimit: BULK_KINDS[kind].bodyLimitBytes,
-        config: { auth: 'api-key', requiredScope: 'listings:write', sheddable: true, jsonBodyAsBytes: true },
-        onRequest: [apiKeyAuth(deps), holdInFlightSlot(deps.inFlight)],
+        config: { auth: 'api-key', requiredScope: 'listings:write', jsonBodyAsBytes: true },
+        // note: in the order of docs/access.md#order-of-checks; the body is read after them.
+        onRequest: [apiKeyAuth(deps), holdInFlightSlot(deps.inFlight), shedWhenOverloaded(app)],
       },
       async (request, reply) => {
         const slot = request.inFlightSlot;

@@ -57,6 +57,7 @@ const EnvSchema = z.object({
   SESSION_MAX_TTL_SEC: intFromEnv(604_800),
   OVERLOAD_EVENT_LOOP_DELAY_MS: intFromEnv(1_000),
   OVERLOAD_HEAP_USED_MB: intFromEnv(300),
+  OVERLOAD_RSS_MB: intFromEnv(400),
   FAULT_INJECTION: z.enum(['none', 'pause-before-commit', 'crash-after-commit']).default('none'),
   ADMIN_USER: optionalFromEnv(z.string()),
   ADMIN_PASSWORD: optionalFromEnv(z.string().min(12, 'must be at least 12 characters')),
@@ -120,6 +121,8 @@ const ConfigSchema = EnvSchema.transform((e, ctx) => {
     overloadEventLoopDelayMs: e.OVERLOAD_EVENT_LOOP_DELAY_MS,
     /** ... or while the V8 heap in use is above this many MB */
     overloadHeapUsedMb: e.OVERLOAD_HEAP_USED_MB,
+    /** ... or while the process's resident memory (heap, Buffers such as request bodies, threads) is above this many MB */
+    overloadRssMb: e.OVERLOAD_RSS_MB,
     /** test-only fault hooks of the worker; honoured only when NODE_ENV=test */
     faultInjection: e.NODE_ENV === 'test' ? e.FAULT_INJECTION : ('none' as const),
     /** Basic-auth credentials of Bull Board and the API's /metrics; both are off without them */

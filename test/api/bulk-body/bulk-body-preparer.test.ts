@@ -1,7 +1,8 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { afterAll, describe, expect, it } from 'vitest';
+import { ApiError } from '../../../src/shared/errors/api-error.js';
 import { PREPARE_THREAD_NICENESS } from '../../../src/api/bulk-body/prepare-thread.js';
-import { BulkBodyPreparer, INLINE_BELOW_BYTES } from '../../../src/api/bulk-body/bulk-body-preparer.js';
+import { BulkBodyPreparer, DEFAULT_MAX_QUEUE, INLINE_BELOW_BYTES } from '../../../src/api/bulk-body/bulk-body-preparer.js';
 import { prepareBulkBody, requestHash, type BulkBodyOutcome } from '../../../src/shared/bulk/prepare-bulk-body.js';
 import { validListing, validMachine } from '../../support/fixtures.js';
 
@@ -96,6 +97,55 @@ describe('BulkBodyPreparer (bulk bodies read off the event loop)', () => {
     const lowered = threads.filter((n) => n === PREPARE_THREAD_NICENESS).length;
     expect(lowered).toBeGreaterThanOrEqual(1);
     expect(lowered).toBeLessThanOrEqual(2);
+  });
+});
+
+describe('BulkBodyPreparer: the queue of bodies waiting for a thread is bounded', () => {
+  const large = largeListingsBody(INLINE_BELOW_BYTES + 1);
+
+  it('refuses a body that finds the queue full with the 503 "Service overloaded, retry shortly" (Retry-After: 5), and prepares the others', async () => {
+    const preparer = new BulkBodyPreparer(1, { maxQueue: 2 });
+    try {
+      // One thread: one body on it, two waiting, and the rest refused at once.
+      const settled = await Promise.allSettled(Array.from({ length: 8 }, () => preparer.prepare('listings', Buffer.from(large), false)));
+      const refused = settled.filter((s) => s.status === 'rejected').map((s) => s.reason as unknown);
+      expect(refused.length).toBeGreaterThanOrEqual(8 - 3);
+      for (const error of refused) {
+        expect(error).toBeInstanceOf(ApiError);
+        expect(error).toMatchObject({ statusCode: 503, body: { error: 'Service overloaded, retry shortly', retry_after_sec: 5 }, headers: { 'retry-after': '5' } });
+      }
+      for (const s of settled) if (s.status === 'fulfilled') assertOk(s.value);
+      expect(settled.filter((s) => s.status === 'fulfilled').length).toBeGreaterThanOrEqual(1);
+      // The queue drained: the next body is prepared.
+      assertOk(await preparer.prepare('listings', Buffer.from(large), false));
+    } finally {
+      await preparer.close();
+    }
+  });
+
+  it('is bounded by default, so that queued bodies (up to 2 MB each) cannot grow without limit', async () => {
+    expect(DEFAULT_MAX_QUEUE).toBeGreaterThan(0);
+    const preparer = new BulkBodyPreparer(1);
+    try {
+      const settled = await Promise.allSettled(Array.from({ length: DEFAULT_MAX_QUEUE + 4 }, () => preparer.prepare('listings', Buffer.from(large), false)));
+      expect(settled.some((s) => s.status === 'rejected' && s.reason instanceof ApiError && s.reason.statusCode === 503)).toBe(true);
+    } finally {
+      await preparer.close();
+    }
+  });
+
+  it('never refuses a body prepared inline, however many arrive at once', async () => {
+    const inline = new BulkBodyPreparer(0, { maxQueue: 1 });
+    const small = Buffer.from(JSON.stringify({ listings: [validListing()] }));
+    const settled = await Promise.allSettled(Array.from({ length: 5 }, () => inline.prepare('listings', Buffer.from(large), false)));
+    expect(settled.every((s) => s.status === 'fulfilled')).toBe(true);
+    const threaded = new BulkBodyPreparer(1, { maxQueue: 1 });
+    try {
+      const smalls = await Promise.allSettled(Array.from({ length: 5 }, () => threaded.prepare('listings', small, false)));
+      expect(smalls.every((s) => s.status === 'fulfilled')).toBe(true);
+    } finally {
+      await threaded.close();
+    }
   });
 });
 
