@@ -73,6 +73,7 @@ export async function createApiDeps(config: Config, log: Logger): Promise<ApiDep
     redis,
     queue,
     imports: new ImportRunner(
+      sql,
       queue,
       new ImportRowsStore(producerRedis, config.redisPrefix),
       events,

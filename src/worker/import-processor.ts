@@ -6,6 +6,7 @@ import type { ImportRowsStore } from '../shared/import-job/rows-store.js';
 import type { Logger } from '../shared/infra/logger.js';
 import { markImportStep } from '../shared/import-job/import-steps.js';
 import { AccountGoneError, ImportRowCountError, ImportRowsGoneError, writeImport } from '../shared/repositories/imports.js';
+import { ImportAbandonedError } from '../shared/repositories/import-records.js';
 import type { FaultHooks } from './fault-injection.js';
 
 /**
@@ -16,7 +17,7 @@ import type { FaultHooks } from './fault-injection.js';
 const PERMANENT_SQLSTATE_CLASSES = ['21', '22', '23'];
 
 function isPermanent(error: unknown): boolean {
-  if (error instanceof AccountGoneError || error instanceof ImportRowCountError) return true;
+  if (error instanceof AccountGoneError || error instanceof ImportRowCountError || error instanceof ImportAbandonedError) return true;
   return error instanceof postgres.PostgresError && PERMANENT_SQLSTATE_CLASSES.includes(error.code.slice(0, 2));
 }
 
@@ -52,8 +53,8 @@ export function createImportProcessor(sql: Sql, rowsStore: ImportRowsStore, log:
       result = await writeImport(sql, { ...data, rowsJson, jobId }, faults);
     } catch (error) {
       if (error instanceof ImportRowsGoneError) throw new UnrecoverableError('import job rows are gone; nothing was written');
-      // A retry cannot bring a deleted account back or make bad rows good; anything else (a
-      // dropped connection) may pass.
+      // A retry cannot bring a deleted account back, make bad rows good or write an import that
+      // was answered "nothing was written"; anything else (a dropped connection) may pass.
       if (isPermanent(error)) {
         await forgetRows(jobId, jobLog);
         throw new UnrecoverableError(error instanceof Error ? error.message : String(error));

@@ -4,6 +4,7 @@ import { AccountInFlight } from '../../src/api/limits/in-flight-slots.js';
 import { createLogger } from '../../src/shared/infra/logger.js';
 import { loadConfig } from '../../src/shared/infra/config.js';
 import { bearer, validListing } from '../support/fixtures.js';
+import { holdImports } from '../support/hold-imports.js';
 import { rawRequest, requestHead } from '../support/raw-http.js';
 import { testRedisPrefix } from '../support/test-database.js';
 import { testRedisClient } from '../support/test-redis.js';
@@ -164,5 +165,42 @@ describe('POST /v1/api/*/bulk with ACCOUNT_MAX_IN_FLIGHT=2', () => {
       expect(res.statusCode).toBe(400);
     }
     expect((await withWorker(() => listings(key))).statusCode).toBe(201);
+  });
+});
+
+describe('POST /v1/api/listings/bulk answered 504 (ACCOUNT_MAX_IN_FLIGHT=1, IMPORT_TIMEOUT_MS=500)', () => {
+  let service: TestService;
+
+  beforeAll(async () => {
+    service = await startTestService({ env: { ACCOUNT_MAX_IN_FLIGHT: '1', IMPORT_TIMEOUT_MS: '500' } });
+  });
+  afterAll(async () => {
+    await service?.close();
+  });
+
+  const listings = (key: string) =>
+    service.request({ method: 'POST', url: '/v1/api/listings/bulk', headers: bearer(key), payload: { listings: [validListing()] } });
+
+  it('keeps the slot while the import it answered 504 still runs, and gives it back when the job ends', async () => {
+    const account = await service.createAccount();
+    const key = await service.createKey(account);
+    const hold = await holdImports(service.sql);
+    let released = false;
+    try {
+      const timedOut = await listings(key);
+      expect(timedOut.statusCode).toBe(504);
+      // The job is still in the worker's hands: the account's one slot is still taken.
+      const refused = await listings(key);
+      expect(refused.statusCode).toBe(429);
+      expect(refused.json()).toEqual(TOO_MANY);
+      await hold.release();
+      released = true;
+    } finally {
+      if (!released) await hold.release();
+    }
+    // Once the job has ended (written), the slot comes back.
+    await expect.poll(async () => (await listings(key)).statusCode, { timeout: 10_000, interval: 200 }).toBe(201);
+    const [{ count } = { count: -1 }] = await service.sql<{ count: number }[]>`select count(*)::int as count from listings where account_id = ${account.id}`;
+    expect(count).toBe(2);
   });
 });

@@ -1,5 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { createFaultScenario, type FaultScenario } from '../support/fault-scenario.js';
+import { validListing } from '../support/fixtures.js';
+import type { ServiceProcess } from '../support/processes.js';
 
 describe('import jobs when a worker dies', () => {
   let scenario: FaultScenario | undefined;
@@ -43,6 +45,40 @@ describe('import jobs when a worker dies', () => {
     expect(body).toEqual({ inserted: 5, skipped: 0, errors: [] });
     expect(await scenario.countRows()).toEqual({ listings: 5, imports: 1 });
     expect(survivor.output.some((line) => line.includes('import written'))).toBe(true);
+  });
+
+  it('a job that ends failed after its commit (its workers die after every commit, past the stalled limit): 201 with its result, and its Idempotency-Key writes nothing again', async () => {
+    scenario = await createFaultScenario();
+    const api = await scenario.startApi();
+    const body = JSON.stringify({ listings: Array.from({ length: 3 }, () => validListing()) });
+    const post = () =>
+      fetch(`${api.baseUrl}/v1/api/listings/bulk`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${scenario!.apiKey}`, 'content-type': 'application/json', 'idempotency-key': 'dies-after-commit' },
+        body,
+      }).then(async (res) => ({ status: res.status, body: (await res.json()) as unknown }));
+
+    const first = post();
+    let answered = false;
+    void first.then(() => (answered = true));
+    let rejoined: ReturnType<typeof post> | undefined;
+    const workers: ServiceProcess[] = [];
+    // Each worker commits (or finds the commit) and dies before acknowledging; after the third
+    // stall the next worker's check fails the job. Bounded: at most six workers.
+    for (let i = 0; i < 6 && !answered; i += 1) {
+      const doomed = await scenario.startWorker({ FAULT_INJECTION: 'crash-after-commit' });
+      workers.push(doomed);
+      await Promise.race([doomed.exited, first]);
+      // A retry that comes while the first request still waits joins the same job.
+      rejoined ??= post();
+    }
+    const story = () => [...api.output.slice(-20), ...workers.flatMap((w) => w.output.slice(-5))].join('\n');
+    const expected = { inserted: 3, skipped: 0, errors: [] };
+    expect(await first, story()).toEqual({ status: 201, body: expected });
+    expect(api.output.some((line) => line.includes('job stalled more than allowable limit')), story()).toBe(true);
+    expect(await rejoined).toEqual({ status: 201, body: expected });
+    expect(await post()).toEqual({ status: 201, body: expected });
+    expect(await scenario.countRows()).toEqual({ listings: 3, imports: 1 });
   });
 
   it('no worker: 503 once the pickup timeout passes, and nothing is written when a worker starts later', async () => {

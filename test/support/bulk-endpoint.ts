@@ -18,6 +18,7 @@ export interface Snapshot {
 export interface Stored {
   listings: number;
   machines: number;
+  /** imports that wrote (completed); a failed one, answered "nothing was written", is not counted */
   imports: number;
   idempotencyKeys: number;
 }
@@ -39,7 +40,7 @@ export async function storedFor(service: TestService, account: TestAccount): Pro
   const [counts] = await service.sql<Stored[]>`
     select (select count(*)::int from listings where account_id = ${account.id}) as listings,
            (select count(*)::int from machines where account_id = ${account.id}) as machines,
-           (select count(*)::int from imports where account_id = ${account.id}) as imports,
+           (select count(*)::int from imports where account_id = ${account.id} and state = 'completed') as imports,
            (select count(*)::int from idempotency_keys where account_id = ${account.id}) as "idempotencyKeys"`;
   return counts!;
 }

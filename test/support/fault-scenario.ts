@@ -76,7 +76,7 @@ export async function createFaultScenario(baseEnv: Record<string, string> = {}):
     },
     async countRows() {
       const [row] = await sql<{ listings: number; imports: number }[]>`
-        select (select count(*)::int from listings) as listings, (select count(*)::int from imports) as imports`;
+        select (select count(*)::int from listings) as listings, (select count(*)::int from imports where state = 'completed') as imports`;
       return row!;
     },
     async close() {

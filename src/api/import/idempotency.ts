@@ -3,7 +3,7 @@ import { IDEMPOTENCY_KEY_PATTERN } from '../../shared/api-schemas/headers.js';
 import type { BulkResult } from '../../shared/import-job/job-data.js';
 import type { NewImport } from '../../shared/import-job/queue.js';
 import { claimIdempotencyKey, releaseIdempotencyKey } from '../../shared/repositories/idempotency-keys.js';
-import { findImportResult } from '../../shared/repositories/imports.js';
+import { findImportRecord } from '../../shared/repositories/import-records.js';
 import type { Sql } from '../../shared/infra/db.js';
 import { IdempotencyKeyReusedError, ImportNotWrittenError } from './import-errors.js';
 import type { ImportRunner } from './import-runner.js';
@@ -18,6 +18,9 @@ export function parseIdempotencyKey(header: string | string[] | undefined): stri
   return header;
 }
 
+/** Claims in a row that may find an earlier failed import before this request gives up. */
+const CLAIM_ATTEMPTS = 3;
+
 /**
  * Runs an import under an Idempotency-Key: the first request claims the key and runs; a repeat
  * with the same body replays the recorded result, or waits for the first run when it is still
@@ -30,27 +33,35 @@ export async function runIdempotentImport(
   key: string,
   hash: Buffer,
 ): Promise<{ result: BulkResult; replayed: boolean }> {
-  const claim = await claimIdempotencyKey(sql, { accountId: data.accountId, key, requestHash: hash, jobId: randomUUID() });
-  // note: when nothing was written for certain, the claim is released so that a retry with the
-  // same key runs afresh instead of replaying a failure. Any other error keeps it: a job whose
-  // add timed out (a Redis failover) may still run, and a retry must rejoin that job, under
-  // its id, rather than start a second one that would write the rows again.
-  const releasingOnFailure = async (run: () => Promise<BulkResult>): Promise<BulkResult> => {
+  const { accountId } = data;
+  // note: the runner throws ImportNotWrittenError only once the job's record proves it wrote
+  // nothing and never will, so the claim is released then, and a retry runs afresh under a new
+  // job id. Releasing by job id is safe even while another request rejoins that job: it can no
+  // longer write. Any other error keeps the claim: a job whose add timed out (a Redis failover)
+  // may still run, and a retry must rejoin that job, under its id, rather than start a second.
+  const releasingOnFailure = async (jobId: string, run: () => Promise<BulkResult>): Promise<BulkResult> => {
     try {
       return await run();
     } catch (error) {
-      if (error instanceof ImportNotWrittenError) {
-        await releaseIdempotencyKey(sql, { accountId: data.accountId, key, jobId: claim.jobId });
-      }
+      if (error instanceof ImportNotWrittenError) await releaseIdempotencyKey(sql, { accountId, key, jobId });
       throw error;
     }
   };
-  if (claim.claimed) return { result: await releasingOnFailure(() => runner.run(data, claim.jobId)), replayed: false };
-  if (!claim.requestHash.equals(hash)) {
-    throw new IdempotencyKeyReusedError();
+  for (let attempt = 1; attempt <= CLAIM_ATTEMPTS; attempt += 1) {
+    const claim = await claimIdempotencyKey(sql, { accountId, key, requestHash: hash, jobId: randomUUID() });
+    if (claim.claimed) return { result: await releasingOnFailure(claim.jobId, () => runner.run(data, claim.jobId)), replayed: false };
+    if (!claim.requestHash.equals(hash)) throw new IdempotencyKeyReusedError();
+    // An earlier request holds the key: its recorded result, or its job's, is what we answer.
+    const recorded = await findImportRecord(sql, claim.jobId);
+    if (recorded?.state === 'completed') return { result: recorded.result, replayed: true };
+    if (recorded?.state === 'failed') {
+      // note: that import wrote nothing, as it was answered, but its request did not get to
+      // release the key (it died, or lost the database just then): this request releases it and
+      // claims it afresh.
+      await releaseIdempotencyKey(sql, { accountId, key, jobId: claim.jobId });
+      continue;
+    }
+    return { result: await releasingOnFailure(claim.jobId, () => runner.rejoin(data, claim.jobId)), replayed: true };
   }
-  // An earlier request holds the key: its recorded result, or its job's, is what we answer.
-  const recorded = await findImportResult(sql, claim.jobId);
-  if (recorded) return { result: recorded, replayed: true };
-  return { result: await releasingOnFailure(() => runner.rejoin(data, claim.jobId)), replayed: true };
+  throw new Error(`Idempotency-Key claim changed hands ${CLAIM_ATTEMPTS} times in a row`);
 }

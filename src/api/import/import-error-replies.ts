@@ -5,6 +5,7 @@ import { IdempotencyKeyReusedError, ImportNotWrittenError, ImportOutcomeUnknownE
 const NOT_WRITTEN = {
   'workers-unavailable': apiErrors.workersUnavailable,
   failed: apiErrors.importFailed,
+  lost: apiErrors.importFailed,
   'not-enqueued': apiErrors.serviceUnavailable,
 } as const;
 

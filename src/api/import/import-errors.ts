@@ -4,19 +4,22 @@
  * (import-error-replies.ts).
  */
 
-/** Why an import certainly wrote nothing. */
+/** Why an import wrote nothing. */
 export type NotWrittenReason =
   /** no worker took the job within IMPORT_PICKUP_TIMEOUT_MS, and it was withdrawn */
   | 'workers-unavailable'
-  /** the job failed: its transaction rolled back */
+  /** the job failed */
   | 'failed'
+  /** the job is gone from the queue (a Redis that lost its data) */
+  | 'lost'
   /** the job never reached Redis (the connection was already down) */
   | 'not-enqueued';
 
 /**
- * The import is certain never to write anything, so a retry is safe. note: an error adding the
- * job is not one of these, since a command that timed out may still have reached Redis and the
- * job may run.
+ * The import is certain never to write anything, so a retry is safe. note: thrown by the runner
+ * only once the import's record says so (recordImportNotWritten), never on the queue's word
+ * alone; an error adding the job is not one of these, since a command that timed out may still
+ * have reached Redis and the job may run.
  */
 export class ImportNotWrittenError extends Error {
   override name = 'ImportNotWrittenError';
@@ -33,7 +36,14 @@ export class ImportNotWrittenError extends Error {
 export class ImportOutcomeUnknownError extends Error {
   override name = 'ImportOutcomeUnknownError';
 
-  constructor(readonly requestId: string) {
+  /**
+   * @param settled resolves when the import's job has ended (or is no longer watched): what the
+   * request's in-flight slot waits for, since the import may still be writing until then
+   */
+  constructor(
+    readonly requestId: string,
+    readonly settled: Promise<void> = Promise.resolve(),
+  ) {
     super('import outcome unknown');
   }
 }

@@ -4,12 +4,21 @@ import { type BulkResult, BulkResultSchema, type ImportJobData } from '../../sha
 import type { NewImport } from '../../shared/import-job/queue.js';
 import type { ImportRowsStore } from '../../shared/import-job/rows-store.js';
 import { markImportStep } from '../../shared/import-job/import-steps.js';
+import type { Sql } from '../../shared/infra/db.js';
 import type { Logger } from '../../shared/infra/logger.js';
+import { recordImportNotWritten } from '../../shared/repositories/import-records.js';
 import { ImportNotWrittenError, ImportOutcomeUnknownError } from './import-errors.js';
 import { JobWatch, type JobOutcome } from './job-watch.js';
 
 // note: QueueEvents delivery is best effort; polling the job bounds the cost of a lost event.
 const POLL_INTERVAL_MS = 500;
+
+/**
+ * How long a job answered 504 is still watched, so that its account's in-flight slot is held
+ * until it ends (docs/access.md#in-flight-cap). note: a bound, not an expectation: a job ends
+ * within its attempts, or is found gone, long before this.
+ */
+export const WATCH_AFTER_TIMEOUT_MS = 10 * 60_000;
 
 /**
  * ioredis refuses a command it never sent (not connected, and no offline queue) with this
@@ -23,6 +32,8 @@ export interface ImportTimeouts {
   pickupMs: number;
   /** how long the API waits for a picked-up job to finish before its outcome is unknown */
   finishMs: number;
+  /** how long a job whose outcome was answered unknown is still watched (WATCH_AFTER_TIMEOUT_MS) */
+  watchAfterTimeoutMs?: number;
 }
 
 function timeout(ms: number): { promise: Promise<'timeout'>; cancel(): void } {
@@ -37,15 +48,16 @@ function timeout(ms: number): { promise: Promise<'timeout'>; cancel(): void } {
  * Enqueues an import and waits for its outcome. One QueueEvents subscription serves every
  * request in flight; each waiter also polls its job, so a lost event delays a reply by at most
  * POLL_INTERVAL_MS instead of hanging it. Every exit is one the partner can act on: the result
- * (rows in exactly once), ImportNotWrittenError (withdrawn, failed or never queued: safe to
- * retry), or ImportOutcomeUnknownError (still running: resolved by retrying with the
- * Idempotency-Key).
+ * (rows in exactly once), ImportNotWrittenError (safe to retry: thrown only once the import's
+ * record proves that it wrote nothing and never will), or ImportOutcomeUnknownError (still
+ * running: resolved by retrying with the Idempotency-Key).
  */
 export class ImportRunner {
   /** one watch per job, shared by the requests of this process that wait on it */
   private readonly watches = new Map<string, { watch: JobWatch; waiters: number }>();
 
   constructor(
+    private readonly sql: Sql,
     private readonly queue: Queue<ImportJobData, BulkResult>,
     private readonly rowsStore: ImportRowsStore,
     events: QueueEvents,
@@ -57,15 +69,66 @@ export class ImportRunner {
     events.on('failed', ({ jobId, failedReason }) => this.watches.get(jobId)?.watch.finish({ state: 'failed', reason: failedReason }));
   }
 
-  /** Runs the import under `jobId` (a fresh one by default) and returns its result. */
+  /**
+   * Runs the import under `jobId` (a fresh one by default) and returns its result. note: an
+   * ImportOutcomeUnknownError carries `settled`, when the job ended (or stopped being watched):
+   * the request's in-flight slot is held until then.
+   */
   async run(input: NewImport, jobId: string = randomUUID()): Promise<BulkResult> {
     const watch = this.watch(jobId);
+    let settled: Promise<void> | undefined;
     try {
-      await this.enqueue(input, jobId);
-      return await this.awaitOutcome(input, jobId, watch);
+      return await this.outcomeOf(input, jobId, watch);
+    } catch (error) {
+      if (error instanceof ImportOutcomeUnknownError) {
+        settled = this.settling(watch);
+        throw new ImportOutcomeUnknownError(input.requestId, settled);
+      }
+      throw error;
     } finally {
-      this.unwatch(jobId);
+      if (settled === undefined) this.unwatch(jobId);
+      else void settled.then(() => this.unwatch(jobId));
     }
+  }
+
+  private async outcomeOf(input: NewImport, jobId: string, watch: JobWatch): Promise<BulkResult> {
+    try {
+      await this.enqueue(input, jobId, watch);
+      return await this.awaitOutcome(input, jobId, watch);
+    } catch (error) {
+      // note: a dry run rolls back whatever happens, so it is never recorded, failed or not.
+      if (error instanceof ImportNotWrittenError && input.dryRun !== true) return this.proveNotWritten(input, jobId, error);
+      throw error;
+    }
+  }
+
+  /**
+   * A job that failed, was withdrawn, lost or never queued is not proof that nothing was
+   * written: a job can fail after its commit (its acknowledgement lost, its worker dying twice
+   * before it), and a job the queue lost may still be in a worker's hands. The import's record
+   * is the proof: recorded `failed` here, the job can never write; found `completed`, it did,
+   * and its result is the answer. When the record cannot be written, nothing is proven.
+   */
+  private async proveNotWritten(input: NewImport, jobId: string, notWritten: ImportNotWrittenError): Promise<BulkResult> {
+    const { accountId, kind, requestId, errors } = input;
+    let record;
+    try {
+      record = await recordImportNotWritten(this.sql, { jobId, accountId, kind, requestId, errors });
+    } catch (error) {
+      this.log.error({ err: error, jobId, requestId, reason: notWritten.reason }, 'could not record that an import wrote nothing; its outcome is unknown');
+      throw new ImportOutcomeUnknownError(requestId);
+    }
+    if (record.state === 'failed') throw notWritten;
+    this.log.warn({ jobId, requestId, reason: notWritten.reason }, 'an import the queue reported unwritten had committed; answering its recorded result');
+    return record.result;
+  }
+
+  /** Resolves when the watched job ends, is found gone, or WATCH_AFTER_TIMEOUT_MS passes. */
+  private settling(watch: JobWatch): Promise<void> {
+    // note: an add whose outcome is unknown may have reached Redis: missing from now on means gone.
+    watch.markAdded();
+    const limit = timeout(this.timeouts.watchAfterTimeoutMs ?? WATCH_AFTER_TIMEOUT_MS);
+    return Promise.race([watch.finished, limit.promise]).then(() => limit.cancel());
   }
 
   /**
@@ -137,13 +200,14 @@ export class ImportRunner {
    * ImportRowsStore.keepsSendOrder). Re-storing the rows of a job that exists (a repeat) is
    * harmless: they are the same rows.
    */
-  private async enqueue({ rows, ...data }: NewImport, jobId: string): Promise<void> {
+  private async enqueue({ rows, ...data }: NewImport, jobId: string, watch: JobWatch): Promise<void> {
     const stored = this.rowsStore.put(jobId, rows.take());
     let added: Promise<unknown> | undefined;
     try {
       if (!this.rowsStore.keepsSendOrder) await stored;
       added = this.queue.add(data.kind, data, { jobId });
       await Promise.all([stored, added]);
+      watch.markAdded();
     } catch (error) {
       this.log.error({ err: error, requestId: data.requestId }, 'could not enqueue import');
       const addError = added === undefined ? undefined : await added.then(() => undefined, (e: unknown) => e);
@@ -171,9 +235,13 @@ export class ImportRunner {
 
   private resultOf(jobId: string, outcome: JobOutcome): BulkResult {
     if (outcome.state === 'failed') {
-      // A failed job rolled its transaction back: nothing was written, a retry is safe.
+      // note: proveNotWritten checks the record before the partner is told that nothing was written.
       this.log.error({ jobId, reason: outcome.reason }, 'import job failed');
       throw new ImportNotWrittenError('failed');
+    }
+    if (outcome.state === 'gone') {
+      this.log.error({ jobId }, 'import job is gone from the queue');
+      throw new ImportNotWrittenError('lost');
     }
     const parsed = BulkResultSchema.safeParse(outcome.result);
     if (!parsed.success) throw new Error(`import job ${jobId} returned an unexpected result`);
@@ -186,7 +254,11 @@ export class ImportRunner {
       // taken before it finished (no result) if it completed in between. A finished job's result
       // is written in the same step that finishes it, so a read after the state has it.
       const state = await this.queue.getJobState(jobId);
-      if (state === 'unknown') return;
+      if (state === 'unknown') {
+        watch.markMissing();
+        return;
+      }
+      watch.markPresent();
       if (state === 'active') {
         watch.markPickedUp();
         return;

@@ -12,6 +12,7 @@ import type { BulkBodyPreparer } from '../bulk-body/bulk-body-preparer.js';
 import type { ApiDeps } from '../deps.js';
 import { parseIdempotencyKey } from '../import/idempotency.js';
 import { submitImport } from '../import/submit-import.js';
+import { ImportOutcomeUnknownError } from '../import/import-errors.js';
 import { parseDryRun } from '../import/dry-run-flag.js';
 import { bulkBadRequestExamples, bulkBodyExamples, bulkResultExamples, ERROR_EXAMPLES } from '../openapi/examples.js';
 import { bulkDryRunExamples, bulkSyncBodyExamples, bulkSyncResultExamples, DRY_RUN_BAD_REQUEST_EXAMPLES } from '../openapi/sync-examples.js';
@@ -148,6 +149,8 @@ export async function bulkImportRoutes(app: FastifyInstance, deps: ApiDeps): Pro
       async (request, reply) => {
         const slot = request.inFlightSlot;
         if (slot) slot.handlerStarted = true;
+        // note: an import answered 504 may still be writing: its slot is held until its job ends.
+        let importRunsOn: Promise<void> | undefined;
         try {
           const { newImport, idempotency } = await prepareImport(kind, request, deps.bulkBodies);
           const { result, replayed } = await submitImport(deps.sql, deps.imports, newImport, idempotency);
@@ -156,8 +159,12 @@ export async function bulkImportRoutes(app: FastifyInstance, deps: ApiDeps): Pro
           if (replayed) reply.header('idempotent-replayed', 'true');
           else deps.metrics.recordRows(kind, result);
           return await reply.code(201).send(result);
+        } catch (error) {
+          if (error instanceof ImportOutcomeUnknownError) importRunsOn = error.settled;
+          throw error;
         } finally {
-          slot?.release();
+          if (importRunsOn === undefined) slot?.release();
+          else void importRunsOn.then(() => slot?.release());
         }
       },
     );

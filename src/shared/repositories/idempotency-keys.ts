@@ -33,7 +33,10 @@ export async function claimIdempotencyKey(
   return { claimed: false, jobId: earlier.job_id, requestHash: earlier.request_hash };
 }
 
-/** Frees a claim whose import wrote nothing, unless another job has claimed the key since. */
+/**
+ * Frees a claim whose import is recorded as having written nothing (its job can never write), unless
+ * another job has claimed the key since.
+ */
 export async function releaseIdempotencyKey(sql: Sql, input: { accountId: string; key: string; jobId: string }): Promise<void> {
   await sql`
     delete from idempotency_keys

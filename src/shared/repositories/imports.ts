@@ -1,6 +1,7 @@
 import type { Sql, TransactionSql } from '../infra/db.js';
 import type { BulkResult, CheckedImportJob } from '../import-job/job-data.js';
 import { markImportStep } from '../import-job/import-steps.js';
+import { findImportRecord, ImportAbandonedError } from './import-records.js';
 import type { ListingRow } from '../rows/listing-row.js';
 import type { MachineRow } from '../rows/machine-row.js';
 
@@ -153,7 +154,8 @@ class DryRunRollback extends Error {
  * Writes one import in one transaction: its record in `imports` and all its rows with one
  * set-based statement (writeRows). Idempotent by job id: when the record already exists (the
  * job ran before, or runs twice at once), nothing is written and the recorded result is
- * returned. The table constraints check every row (types, lengths, categories, counts); a row
+ * returned; a record of a failed import (the API answered that it wrote nothing) throws
+ * ImportAbandonedError. The table constraints check every row (types, lengths, categories, counts); a row
  * that breaks one, or a row count that differs from `rowCount`, rolls the whole import back, and
  * so do rows that turn out to be gone (ImportRowsGoneError). A dry run does all of it, then rolls
  * back and returns the result it would have had.
@@ -196,9 +198,10 @@ async function writeInTransaction(
     on conflict (job_id) do nothing
     returning job_id`;
   if (!recorded) {
-    const previous = await findImportResult(tx, input.jobId);
+    const previous = await findImportRecord(tx, input.jobId);
     if (!previous) throw new Error(`import ${input.jobId} is recorded but its result cannot be read`);
-    return previous;
+    if (previous.state === 'failed') throw new ImportAbandonedError(`import ${input.jobId} was answered "nothing was written"; it writes nothing`);
+    return previous.result;
   }
 
   markImportStep(input.requestId, 'write.recorded');
@@ -219,13 +222,4 @@ async function writeInTransaction(
   }
   await hooks.beforeCommit?.();
   return result;
-}
-
-/** The recorded result of a job that has written its import, if it has. */
-export async function findImportResult(sql: Sql | TransactionSql, jobId: string): Promise<BulkResult | undefined> {
-  const [recorded] = await sql<(BulkResult & { updated: number | null; unchanged: number | null })[]>`
-    select inserted, updated, unchanged, skipped, errors from imports where job_id = ${jobId}`;
-  if (!recorded) return undefined;
-  const { inserted, updated, unchanged, skipped, errors } = recorded;
-  return updated === null || unchanged === null ? { inserted, skipped, errors } : { inserted, updated, unchanged, skipped, errors };
 }

@@ -31,6 +31,7 @@ describe('ImportRunner when no queue event arrives', () => {
     account = await service.createAccount();
     const silentEvents = new EventEmitter() as unknown as QueueEvents;
     runner = new ImportRunner(
+      service.deps.sql,
       service.deps.queue,
       new ImportRowsStore(service.deps.redis, service.config.redisPrefix),
       silentEvents,
@@ -89,5 +90,63 @@ describe('ImportRunner when no queue event arrives', () => {
     expect(reply?.statusCode).toBe(503);
     expect(reply?.body).toEqual({ error: 'Import failed; nothing was written', retry_after_sec: 5 });
     expect(reply?.headers).toEqual({ 'retry-after': '5' });
+  });
+});
+
+/**
+ * The queue is not the truth: a job that vanished from Redis (a failover that lost it) is
+ * answered once its record proves what it wrote, instead of after IMPORT_TIMEOUT_MS.
+ */
+describe('ImportRunner when its job vanishes from the queue', () => {
+  let service: TestService;
+  let account: TestAccount;
+  let runner: ImportRunner;
+
+  beforeAll(async () => {
+    service = await startTestService({ worker: false });
+    account = await service.createAccount();
+    runner = new ImportRunner(
+      service.deps.sql,
+      service.deps.queue,
+      new ImportRowsStore(service.deps.redis, service.config.redisPrefix),
+      new EventEmitter() as unknown as QueueEvents,
+      { pickupMs: 60_000, finishMs: 60_000 },
+      service.deps.log,
+    );
+  });
+  afterAll(async () => {
+    await service?.close();
+  });
+
+  it('answers ImportNotWrittenError("lost") within seconds, records the import failed, and a worker started later writes nothing', async () => {
+    const rows = [ListingRowSchema.parse(validListing())];
+    const requestId = randomUUID();
+    const started = Date.now();
+    const outcome = runner
+      .run({ kind: 'listings', accountId: account.id, requestId, total: 1, errors: [], rowCount: 1, rows: new RowsHandOver(encodeImportRows(rows)) })
+      .catch((e: unknown) => e);
+    await vi.waitFor(async () => expect((await service.deps.queue.getWaiting()).length).toBe(1), { timeout: 5_000 });
+    const [job] = await service.deps.queue.getWaiting();
+    await job!.remove();
+
+    const error = await outcome;
+    expect(error).toBeInstanceOf(ImportNotWrittenError);
+    expect((error as ImportNotWrittenError).reason).toBe('lost');
+    expect(importErrorReply(error)?.body).toEqual({ error: 'Import failed; nothing was written', retry_after_sec: 5 });
+    // A sanity bound far below the 60 s timeouts, not a performance check.
+    expect(Date.now() - started).toBeLessThan(15_000);
+    const [record] = await service.sql<{ state: string }[]>`select state from imports where job_id = ${job!.id!}`;
+    expect(record?.state).toBe('failed');
+
+    // The same job brought back (the old master returning) writes nothing.
+    await service.deps.queue.add('listings', job!.data, { jobId: job!.id! });
+    const worker = await startWorker(service.config, service.deps.log.child({ part: 'late-worker' }));
+    try {
+      await vi.waitFor(async () => expect(await service.deps.queue.getJobState(job!.id!)).toBe('failed'), { timeout: 10_000 });
+    } finally {
+      await worker.close();
+    }
+    const [written] = await service.sql<{ n: number }[]>`select count(*)::int as n from listings where account_id = ${account.id}`;
+    expect(written?.n).toBe(0);
   });
 });

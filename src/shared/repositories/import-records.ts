@@ -1,0 +1,78 @@
+import postgres from 'postgres';
+import type { Sql, TransactionSql } from '../infra/db.js';
+import type { BulkKind } from '../rows/bulk-kinds.js';
+import type { BulkResult, ImportJobData } from '../import-job/job-data.js';
+
+/**
+ * What the `imports` table says of a job: `completed` with the result it wrote, or `failed`:
+ * recorded before an answer said it wrote nothing, so it never will (recordImportNotWritten).
+ */
+export type ImportRecord = { state: 'completed'; result: BulkResult } | { state: 'failed' };
+
+const PG_FOREIGN_KEY_VIOLATION = '23503';
+
+/** The import of a job that the API answered "nothing was written" must write nothing; its rows are left alone. */
+export class ImportAbandonedError extends Error {
+  override name = 'ImportAbandonedError';
+}
+
+/**
+ * How long the fence waits for a worker's transaction that holds the job's record. note: the
+ * worker inserts the record first thing in its transaction, so a wait means a transaction is
+ * writing that job right now (or is frozen): its outcome is not known, and the caller says so
+ * rather than hold a request for as long as the transaction may last.
+ */
+const FENCE_LOCK_TIMEOUT_MS = 2_000;
+
+export async function findImportRecord(sql: Sql | TransactionSql, jobId: string): Promise<ImportRecord | undefined> {
+  const [recorded] = await sql<(BulkResult & { state: string; updated: number | null; unchanged: number | null })[]>`
+    select state, inserted, updated, unchanged, skipped, errors from imports where job_id = ${jobId}`;
+  if (!recorded) return undefined;
+  if (recorded.state === 'failed') return { state: 'failed' };
+  const { inserted, updated, unchanged, skipped, errors } = recorded;
+  return {
+    state: 'completed',
+    result: updated === null || unchanged === null ? { inserted, skipped, errors } : { inserted, updated, unchanged, skipped, errors },
+  };
+}
+
+/**
+ * The proof behind every answer that says "nothing was written": records the job's import as
+ * `failed` unless it is recorded already, in one statement. Afterwards the job can never write
+ * (writeImport finds the record and throws ImportAbandonedError), whatever the queue does with
+ * it later: a frozen worker that wakes up, a job a Redis failover brought back, a retry that
+ * rejoins it. Returns the record as it stands: `failed`, or `completed` with the result when the
+ * job had committed after all (a failure after its commit, a lost acknowledgement). Throws when
+ * the record cannot be read or written within FENCE_LOCK_TIMEOUT_MS: then nothing is proven.
+ *
+ * note: a worker's transaction that has inserted the record but not committed holds its key; the
+ * insert waits for it, then finds it written (commit) or takes its place (rollback).
+ */
+export async function recordImportNotWritten(
+  sql: Sql,
+  input: { jobId: string; accountId: string; kind: BulkKind; requestId: string; errors: ImportJobData['errors'] },
+): Promise<ImportRecord> {
+  try {
+    return await fence(sql, input);
+  } catch (error) {
+    // note: an account that no longer exists can have no import written: the worker's insert
+    // would break the same foreign key (and its rows went with the account).
+    if (error instanceof postgres.PostgresError && error.code === PG_FOREIGN_KEY_VIOLATION) return { state: 'failed' };
+    throw error;
+  }
+}
+
+async function fence(sql: Sql, input: Parameters<typeof recordImportNotWritten>[1]): Promise<ImportRecord> {
+  return sql.begin(async (tx) => {
+    await tx.unsafe(`set local lock_timeout = ${FENCE_LOCK_TIMEOUT_MS}`);
+    const [fenced] = await tx`
+      insert into imports (job_id, account_id, kind, request_id, inserted, skipped, errors, state)
+      values (${input.jobId}, ${input.accountId}, ${input.kind}, ${input.requestId}, 0, ${input.errors.length}, ${tx.json(input.errors)}, 'failed')
+      on conflict (job_id) do nothing
+      returning job_id`;
+    if (fenced) return { state: 'failed' } as const;
+    const recorded = await findImportRecord(tx, input.jobId);
+    if (!recorded) throw new Error(`import ${input.jobId} is recorded but its record cannot be read`);
+    return recorded;
+  });
+}

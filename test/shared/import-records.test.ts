@@ -1,0 +1,139 @@
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createSql, type Sql } from '../../src/shared/infra/db.js';
+import { encodeImportRows } from '../../src/shared/import-job/rows-hand-over.js';
+import { findImportRecord, ImportAbandonedError, recordImportNotWritten } from '../../src/shared/repositories/import-records.js';
+import { writeImport, type ImportWrite } from '../../src/shared/repositories/imports.js';
+import { ListingRowSchema } from '../../src/shared/rows/listing-row.js';
+import { validListing } from '../support/fixtures.js';
+import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
+
+/**
+ * The fence behind every answer "nothing was written": once an import is recorded `failed`, its
+ * job can never write, and an import that did write is never recorded `failed`.
+ */
+describe('recordImportNotWritten and writeImport', () => {
+  let database: TestDatabase;
+  let sql: Sql;
+  let accountId: string;
+
+  beforeAll(async () => {
+    database = await createTestDatabase();
+    sql = createSql({ databaseUrl: database.url, databasePoolMax: 6 });
+    accountId = await newAccount();
+  });
+  afterAll(async () => {
+    await sql?.end();
+    await database?.drop();
+  });
+
+  async function newAccount(): Promise<string> {
+    const [account] = await sql<{ id: string }[]>`
+      insert into accounts (display_name, subscription_tier) values ('Fenced', 'global') returning id`;
+    return account!.id;
+  }
+
+  const rowError = { index: 2, reason: 'title: required', details: [{ field: 'title', code: 'required' as const, message: 'required' }] };
+
+  function importOf(jobId: string, account = accountId): ImportWrite {
+    const rows = encodeImportRows([ListingRowSchema.parse(validListing()), ListingRowSchema.parse(validListing())]);
+    return { jobId, kind: 'listings', accountId: account, requestId: 'fence-test', total: 3, errors: [rowError], rowCount: 2, rowsJson: rows };
+  }
+
+  const fenceOf = (jobId: string, account = accountId) =>
+    recordImportNotWritten(sql, { jobId, accountId: account, kind: 'listings', requestId: 'fence-test', errors: [rowError] });
+
+  async function listingsOf(jobId: string): Promise<number> {
+    const [row] = await sql<{ n: number }[]>`select count(*)::int as n from listings where import_job_id = ${jobId}`;
+    return row!.n;
+  }
+
+  it('records an import that never ran as failed, and its job then writes nothing, however often it runs', async () => {
+    const jobId = randomUUID();
+    expect(await fenceOf(jobId)).toEqual({ state: 'failed' });
+    for (let run = 0; run < 2; run += 1) {
+      await expect(writeImport(sql, importOf(jobId))).rejects.toBeInstanceOf(ImportAbandonedError);
+    }
+    expect(await listingsOf(jobId)).toBe(0);
+    expect(await findImportRecord(sql, jobId)).toEqual({ state: 'failed' });
+    // A second fence of the same job finds the first.
+    expect(await fenceOf(jobId)).toEqual({ state: 'failed' });
+  });
+
+  it('finds an import that had committed and answers its result, never "failed"', async () => {
+    const jobId = randomUUID();
+    const result = await writeImport(sql, importOf(jobId));
+    expect(result).toEqual({ inserted: 2, skipped: 1, errors: [rowError] });
+    expect(await fenceOf(jobId)).toEqual({ state: 'completed', result });
+    expect(await listingsOf(jobId)).toBe(2);
+  });
+
+  it('waits for a worker transaction that is writing the job: its commit is answered with the result', async () => {
+    const jobId = randomUUID();
+    let commit!: () => void;
+    const committing = new Promise<void>((resolve) => (commit = resolve));
+    let inserted!: () => void;
+    const insertedRows = new Promise<void>((resolve) => (inserted = resolve));
+    const writing = writeImport(sql, importOf(jobId), {
+      beforeCommit: async () => {
+        inserted();
+        await committing;
+      },
+    });
+    await insertedRows;
+    const fence = fenceOf(jobId);
+    setTimeout(commit, 300);
+    const [written, fenced] = await Promise.all([writing, fence]);
+    expect(fenced).toEqual({ state: 'completed', result: written });
+    expect(await listingsOf(jobId)).toBe(2);
+  });
+
+  it('waits for a worker transaction that is writing the job: its rollback leaves the fence in place', async () => {
+    const jobId = randomUUID();
+    let fail!: () => void;
+    const failing = new Promise<void>((resolve) => (fail = resolve));
+    let inserted!: () => void;
+    const insertedRows = new Promise<void>((resolve) => (inserted = resolve));
+    const writing = writeImport(sql, importOf(jobId), {
+      beforeCommit: async () => {
+        inserted();
+        await failing;
+        throw new Error('connection lost before commit');
+      },
+    });
+    await insertedRows;
+    const fence = fenceOf(jobId);
+    setTimeout(fail, 300);
+    await expect(writing).rejects.toThrow('connection lost before commit');
+    expect(await fence).toEqual({ state: 'failed' });
+    await expect(writeImport(sql, importOf(jobId))).rejects.toBeInstanceOf(ImportAbandonedError);
+    expect(await listingsOf(jobId)).toBe(0);
+  });
+
+  it('proves nothing while a transaction holds the job longer than its lock timeout: it throws, and records nothing', async () => {
+    const jobId = randomUUID();
+    let commit!: () => void;
+    const committing = new Promise<void>((resolve) => (commit = resolve));
+    let inserted!: () => void;
+    const insertedRows = new Promise<void>((resolve) => (inserted = resolve));
+    const writing = writeImport(sql, importOf(jobId), {
+      beforeCommit: async () => {
+        inserted();
+        await committing;
+      },
+    });
+    await insertedRows;
+    await expect(fenceOf(jobId)).rejects.toThrow(/lock timeout/);
+    commit();
+    await writing;
+    expect(await findImportRecord(sql, jobId)).toMatchObject({ state: 'completed' });
+  });
+
+  it('counts an import of an account that is gone as failed: nothing can be written for it', async () => {
+    const gone = await newAccount();
+    await sql`delete from accounts where id = ${gone}`;
+    const jobId = randomUUID();
+    expect(await fenceOf(jobId, gone)).toEqual({ state: 'failed' });
+    expect(await findImportRecord(sql, jobId)).toBeUndefined();
+  });
+});
