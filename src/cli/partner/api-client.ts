@@ -1,6 +1,18 @@
+/**
+ * The most of a reply the CLI reads. note: the largest real reply is a 201 for a full batch of
+ * which every row failed on every field: 500 machines, each with a problem in each of its fields
+ * and in each of its 100 capabilities (every problem in the reason and again in details) and an
+ * external_id of 100 escaped characters, is about 15 KB a row, 7.5 MB in all (200 such listings,
+ * about 4 KB each, stay under 1 MB). The CLI sends only rows its copy of the server's rules accepts,
+ * so a real reply is far smaller still; 16 MiB leaves room for a newer server's longer messages.
+ * Anything larger is abandoned unread: buffering whatever a server sends has no bound at all.
+ */
+export const MAX_REPLY_BYTES = 16 * 2 ** 20;
+
 /** What one HTTP attempt came back with. */
 export type AttemptResult =
-  | { type: 'response'; status: number; body: unknown; headers: Headers; sentAt: number }
+  /** `tooLarge`: the body passed MAX_REPLY_BYTES and was abandoned unread (`body` is undefined) */
+  | { type: 'response'; status: number; body: unknown; headers: Headers; sentAt: number; tooLarge: boolean }
   /**
    * No HTTP reply. `delivered: false` when the connection was never made (refused, DNS), so
    * the server cannot have seen the request; otherwise it may have, and the outcome is unknown.
@@ -26,6 +38,39 @@ export interface ApiClientOptions {
   /** per request, in milliseconds */
   timeoutMs: number;
   userAgent: string;
+  /** the largest reply read (default MAX_REPLY_BYTES) */
+  maxReplyBytes?: number;
+}
+
+/**
+ * The body as text, read as it arrives; undefined once it passes `maxBytes`, by its
+ * Content-Length or by the bytes counted, with the connection closed (`abandon`) so that the
+ * rest is neither buffered nor waited for.
+ */
+async function readAtMost(res: Response, maxBytes: number, abandon: () => void): Promise<string | undefined> {
+  const announced = Number(res.headers.get('content-length') ?? 0);
+  const reader: ReadableStreamDefaultReader<Uint8Array> | undefined = res.body?.getReader();
+  if (reader === undefined) return '';
+  if (announced > maxBytes) {
+    abandon();
+    await reader.cancel().catch(() => undefined);
+    return undefined;
+  }
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > maxBytes) {
+      abandon();
+      await reader.cancel().catch(() => undefined);
+      return undefined;
+    }
+    chunks.push(value);
+  }
+  // note: TextDecoder drops a UTF-8 BOM, as Response.text() does.
+  return new TextDecoder().decode(Buffer.concat(chunks, size));
 }
 
 /** The bulk endpoints of the API, one attempt per call; never throws. */
@@ -41,6 +86,7 @@ export class ApiClient {
     };
     if (idempotencyKey !== undefined) headers['idempotency-key'] = idempotencyKey;
     const sentAt = Date.now();
+    const abandon = new AbortController();
     try {
       const res = await fetch(new URL(`v1/api/${kind}/bulk${dryRun ? '?dry_run=true' : ''}`, this.base()), {
         method: 'POST',
@@ -49,16 +95,18 @@ export class ApiClient {
         // note: a redirect is answered, never followed: following it would send the key and the
         // rows to wherever the Location points, and count that server's 201 as an import.
         redirect: 'manual',
-        signal: AbortSignal.timeout(this.options.timeoutMs),
+        // note: the timeout covers reading the body too, so a reply that trickles in is bounded.
+        signal: AbortSignal.any([abandon.signal, AbortSignal.timeout(this.options.timeoutMs)]),
       });
-      const text = await res.text();
+      const text = await readAtMost(res, this.options.maxReplyBytes ?? MAX_REPLY_BYTES, () => abandon.abort());
+      if (text === undefined) return { type: 'response', status: res.status, body: undefined, headers: res.headers, sentAt, tooLarge: true };
       let parsed: unknown = text;
       try {
         parsed = JSON.parse(text) as unknown;
       } catch {
         // note: a proxy's HTML error page; the status decides what happens next.
       }
-      return { type: 'response', status: res.status, body: parsed, headers: res.headers, sentAt };
+      return { type: 'response', status: res.status, body: parsed, headers: res.headers, sentAt, tooLarge: false };
     } catch (error) {
       return { type: 'network', ...describeNetworkError(error) };
     }

@@ -28,6 +28,8 @@ options:
   --retries N            attempts per batch on network errors and 5xx (default ${DEFAULT_RETRY_POLICY.maxAttempts})
   --timeout SEC          per request (default 120)
   --max-wait SEC         longest Retry-After to wait out, else stop (default ${DEFAULT_RETRY_POLICY.maxWaitMs / 1000})
+  --max-retry-time SEC   longest time to keep retrying one batch, waits included (429s, 503s,
+                         lost replies), else stop (default ${DEFAULT_RETRY_POLICY.maxRetryTimeMs / 1000})
   --quiet                no progress output, only notices
   --json                 print the summary as one JSON object
   -h, --help             this text
@@ -36,8 +38,11 @@ A nightly sync: give each row your own id in an external_id column (1 to 100 cha
 per file); a row whose external_id the account already has updates that row instead of adding
 another, and a later row with the same external_id in the file fails.
 
-exit status: 0 every row imported (or valid, with --dry-run); 1 some rows failed;
-2 usage error, unreadable file, authentication failure or the server unreachable.`;
+exit status: 0 every row read is accounted for: imported (or valid, with --dry-run); 1 some rows
+failed or are unaccounted for (the report says which); 2 usage error, unreadable file,
+authentication failure, the server unreachable or retried past --retries or --max-retry-time, or
+a reply that cannot be believed (counts that do not add up to the rows sent, a reply too large
+to read): that batch's rows are unaccounted for, check them before sending them again.`;
 
 export class UsageError extends Error {}
 
@@ -59,6 +64,7 @@ export interface CliOptions {
   maxAttempts: number;
   timeoutMs: number;
   maxWaitMs: number;
+  maxRetryTimeMs: number;
   quiet: boolean;
   json: boolean;
 }
@@ -111,6 +117,7 @@ export function parseCliArgs(argv: string[], env: NodeJS.ProcessEnv): CliOptions
         retries: { type: 'string' },
         timeout: { type: 'string' },
         'max-wait': { type: 'string' },
+        'max-retry-time': { type: 'string' },
         quiet: { type: 'boolean', default: false },
         json: { type: 'boolean', default: false },
         insecure: { type: 'boolean', default: false },
@@ -176,6 +183,7 @@ export function parseCliArgs(argv: string[], env: NodeJS.ProcessEnv): CliOptions
     maxAttempts: positiveNumber('--retries', values.retries, DEFAULT_RETRY_POLICY.maxAttempts, true),
     timeoutMs: positiveNumber('--timeout', values.timeout, 120) * 1000,
     maxWaitMs: positiveNumber('--max-wait', values['max-wait'], DEFAULT_RETRY_POLICY.maxWaitMs / 1000) * 1000,
+    maxRetryTimeMs: positiveNumber('--max-retry-time', values['max-retry-time'], DEFAULT_RETRY_POLICY.maxRetryTimeMs / 1000) * 1000,
     quiet: values.quiet,
     json: values.json,
   };

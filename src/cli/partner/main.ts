@@ -18,7 +18,7 @@ import { rowFields, type FieldSpec } from './row-fields.js';
 import { DEFAULT_RETRY_POLICY, FatalError, sendBatch, type BatchOutcome, type SendContext } from './send-batch.js';
 import { printable, printableJson } from './printable.js';
 import { INPUT_FORMATS, type SourceRow } from './source-row.js';
-import { formatSummary, type Outcome } from './summary.js';
+import { formatSummary, unaccountedAdvice, type Outcome } from './summary.js';
 
 export interface CliIo {
   stdout: NodeJS.WritableStream;
@@ -78,8 +78,8 @@ async function checkReadable(file: string): Promise<void> {
 
 /**
  * The partner CLI: `bulk-import listings|machines FILE`. Returns the exit status: 0 every row in,
- * 1 some rows failed, 2 usage error, unreadable file, authentication failure or unreachable
- * server. Progress and notices go to stderr, the one-line summary to stdout.
+ * 1 some rows failed or are unaccounted for, 2 usage error, unreadable file, authentication
+ * failure, unreachable server or a reply that cannot be believed. Progress and notices go to stderr, the one-line summary to stdout.
  */
 export async function main(argv: string[], env: NodeJS.ProcessEnv, io: CliIo): Promise<number> {
   let options: CliOptions | 'help';
@@ -133,7 +133,7 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv, io: CliIo): P
     const activeProgress = createProgress({ total: count.rows, stream: io.stderr, quiet: opts.quiet });
     progress = activeProgress;
     started = true;
-    let send: ((body: string) => Promise<BatchOutcome>) | undefined;
+    let send: ((body: string, rowCount: number) => Promise<BatchOutcome>) | undefined;
     if (opts.dryRun !== 'local') {
       const client = new ApiClient({
         baseUrl: opts.baseUrl!,
@@ -144,11 +144,17 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv, io: CliIo): P
       const context: SendContext = {
         client,
         pacer: new RateLimitPacer(),
-        policy: { ...DEFAULT_RETRY_POLICY, maxAttempts: opts.maxAttempts, maxWaitMs: opts.maxWaitMs, idempotency: opts.idempotency },
+        policy: {
+          ...DEFAULT_RETRY_POLICY,
+          maxAttempts: opts.maxAttempts,
+          maxWaitMs: opts.maxWaitMs,
+          maxRetryTimeMs: opts.maxRetryTimeMs,
+          idempotency: opts.idempotency,
+        },
         sleep: (ms: number) => sleep(ms),
         notice: (message: string) => activeProgress.notice(message),
       };
-      send = (body) => sendBatch(context, opts.kind, body, opts.dryRun === 'server');
+      send = (body, rowCount) => sendBatch(context, opts.kind, body, rowCount, opts.dryRun === 'server');
     }
     await runImport(
       {
@@ -182,6 +188,9 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv, io: CliIo): P
   const seconds = (Date.now() - startedAt) / 1000;
   const summary = formatSummary({ kind: opts.kind, file: opts.file, dryRun: opts.dryRun, location: INPUT_FORMATS[opts.format].location, totals, seconds, outcome });
   if (outcome.type === 'stopped') io.stderr.write(`error: ${printable(outcome.reason)}\n`);
+  const advice = unaccountedAdvice(totals, opts.dryRun);
+  // note: not silenced by --quiet: those rows need the partner's attention before any re-run.
+  if (advice !== undefined) io.stderr.write(`note: ${printable(advice)}\n`);
   io.stdout.write(`${opts.json ? printableJson(summary.json) : printable(summary.text)}\n`);
   return summary.exitCode;
 }

@@ -23,3 +23,22 @@ export function printable(text: string): string {
 export function printableJson(value: unknown): string {
   return JSON.stringify(value).replace(JSON_UNSAFE, escaped);
 }
+
+/**
+ * The most of one text a server sends (its error, a row's reason or message) the CLI keeps.
+ * note: a real one is a sentence or a list of field problems, a few hundred characters; a
+ * hostile or broken server could send megabytes, which would otherwise be copied into every
+ * report line of the batch and onto the screen.
+ */
+export const SERVER_TEXT_MAX_CHARS = 1_000;
+
+/**
+ * A text from the server as the CLI passes it on, to the screen and to the report alike: its first
+ * `max` characters (a surrogate pair is never split), then how many were left out, with the
+ * characters printable() writes out written out, so a report read on a terminal is as safe.
+ */
+export function serverText(text: string, max = SERVER_TEXT_MAX_CHARS): string {
+  if (text.length <= max) return printable(text);
+  const end = /[\ud800-\udbff]/.test(text[max - 1] ?? '') ? max - 1 : max;
+  return `${printable(text.slice(0, end))}… (${text.length - end} more characters)`;
+}

@@ -45,7 +45,8 @@ export class ReportWriter {
       if (this.format === 'csv') {
         const id = csvCell(externalId ?? '');
         const problems = details.length > 0 ? details : [{ field: null, code: '' }];
-        for (const { field, code } of problems) await this.write(`${location},${csvCell(reason)},${csvCell(field ?? '')},${code},${id}\n`);
+        // note: the code is quoted as any cell is: it may come from a server (check-reply.ts)
+        for (const { field, code } of problems) await this.write(`${location},${csvCell(reason)},${csvCell(field ?? '')},${csvCell(code)},${id}\n`);
       } else {
         const entry = { [this.locationName]: location, ...(externalId === undefined ? {} : { external_id: externalId }), reason, details };
         await this.write(`${this.written === 0 ? '\n' : ',\n'}  ${JSON.stringify(entry)}`);

@@ -18,8 +18,8 @@ export interface ImportRunInput {
   fieldNames: readonly string[];
   limits: { maxRows: number; maxBytes: number };
   rows: AsyncIterable<SourceRow>;
-  /** undefined for a dry run: rows are validated and batched, never sent */
-  send?: (body: string) => Promise<BatchOutcome>;
+  /** undefined for a dry run: rows are validated and batched, never sent; `rowCount` rows are in `body` */
+  send?: (body: string, rowCount: number) => Promise<BatchOutcome>;
   report?: FailureSink;
   progress: Progress;
   /** checked before each row: stop reading (Ctrl-C) */
@@ -35,7 +35,13 @@ export interface ImportTotals {
   updated: number;
   /** rows that matched an external_id and were already as sent */
   unchanged: number;
+  /** rows that were not written (in a server dry run: would not be); each is in the report */
   failed: number;
+  /**
+   * rows whose outcome the CLI cannot know: a reply it could not believe or read, or a lost reply
+   * that may not be retried; each is in the report, and any of them may have been written
+   */
+  unaccounted: number;
   /** requests that got a final answer */
   batches: number;
   /** every row up to this location is settled (imported or in the report); null before the first */
@@ -57,16 +63,16 @@ export async function runImport(input: ImportRunInput, totals: ImportTotals = em
 
   const settle = async (batch: Batch): Promise<void> => {
     const failures: RowFailure[] = [...batch.failures];
+    let unaccounted = 0;
     let fatal: FatalError | undefined;
     if (batch.rows.length > 0 && input.send) {
       let outcome: BatchOutcome;
       try {
-        outcome = await input.send(batch.body());
+        outcome = await input.send(batch.body(), batch.rows.length);
       } catch (error) {
         if (!(error instanceof FatalError)) throw error;
         fatal = error;
-        const prefix = error.batchState === 'unknown' ? 'outcome unknown, check before re-sending' : 'not imported';
-        outcome = { type: 'rejected', reason: `${prefix}: ${error.message}` };
+        outcome = error.batchState === 'unknown' ? { type: 'unknown', reason: error.message } : { type: 'rejected', reason: `not imported: ${error.message}` };
       }
       if (!fatal) totals.batches += 1;
       if (outcome.type === 'imported') {
@@ -84,13 +90,17 @@ export async function runImport(input: ImportRunInput, totals: ImportTotals = em
           const error = errors.get(index);
           failures.push(error ? failureOf(location, error) : { location, reason: outcome.reason });
         });
+      } else if (outcome.type === 'unknown') {
+        unaccounted = batch.locations.length;
+        for (const location of batch.locations) failures.push({ location, reason: `${UNACCOUNTED}: ${outcome.reason}` });
       } else {
         for (const location of batch.locations) failures.push({ location, reason: outcome.reason });
       }
     }
     failures.sort((a, b) => a.location - b.location);
     await input.report?.add(failures);
-    totals.failed += failures.length;
+    totals.failed += failures.length - unaccounted;
+    totals.unaccounted += unaccounted;
     done += batch.rows.length + batch.failures.length;
     const last = Math.max(batch.locations.at(-1) ?? -1, batch.failures.at(-1)?.location ?? -1);
     if (last >= 0) totals.settledThrough = last;
@@ -128,8 +138,11 @@ export async function runImport(input: ImportRunInput, totals: ImportTotals = em
 }
 
 export function emptyTotals(): ImportTotals {
-  return { rowsRead: 0, valid: 0, inserted: 0, updated: 0, unchanged: 0, failed: 0, batches: 0, settledThrough: null, replays: 0 };
+  return { rowsRead: 0, valid: 0, inserted: 0, updated: 0, unchanged: 0, failed: 0, unaccounted: 0, batches: 0, settledThrough: null, replays: 0 };
 }
+
+/** How the report's reason of a row begins when the CLI cannot know what became of it. */
+export const UNACCOUNTED = 'unaccounted for';
 
 const DUPLICATE_IN_FILE: RowErrorDetail = { field: 'external_id', code: 'duplicate_external_id', message: 'appears more than once in this file' };
 

@@ -1,6 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import type { RowError, RowErrorDetail } from '../../shared/rows/validate-rows.js';
-import type { ApiClient, AttemptResult } from './api-client.js';
+import type { RowError } from '../../shared/rows/validate-rows.js';
+import { MAX_REPLY_BYTES, type ApiClient, type AttemptResult } from './api-client.js';
+import { checkBulkReply, rowErrorsOfRefusal } from './check-reply.js';
+import { serverText } from './printable.js';
 import { RateLimitPacer, retryAfterMs } from './rate-limit.js';
 
 /** How one batch ended. */
@@ -33,6 +35,11 @@ export interface RetryPolicy {
   maxDelayMs: number;
   /** the longest single wait the CLI accepts (Retry-After of a day quota, an auth lockout) */
   maxWaitMs: number;
+  /**
+   * the longest the CLI keeps at one batch, from its first attempt: no retry is waited for past
+   * it, however many replies say to wait (a storm of 429s does not use up attempts)
+   */
+  maxRetryTimeMs: number;
   /** retry replies whose outcome is unknown (5xx other than 503, lost connections): needs Idempotency-Key support */
   idempotency: boolean;
 }
@@ -42,6 +49,7 @@ export const DEFAULT_RETRY_POLICY: RetryPolicy = {
   baseDelayMs: 500,
   maxDelayMs: 30_000,
   maxWaitMs: 15 * 60_000,
+  maxRetryTimeMs: 30 * 60_000,
   idempotency: true,
 };
 
@@ -53,52 +61,39 @@ export interface SendContext {
   /** a line for the user (retries, waits) */
   notice(message: string): void;
   random?: () => number;
+  /** the clock --max-retry-time is measured on (Date.now) */
+  now?: () => number;
 }
 
 const AUTH_STATUSES = new Set([401, 402, 403]);
 const DEFAULT_RATE_LIMIT_WAIT_MS = 5_000;
 
-function errorText(body: unknown): string {
+const MAX_REPLY_MIB = MAX_REPLY_BYTES / 2 ** 20;
+
+/** The server's error text, bounded and printable (serverText). */
+function errorText(reply: Extract<AttemptResult, { type: 'response' }>): string {
+  const { body } = reply;
+  if (reply.tooLarge) return `(a reply larger than ${MAX_REPLY_MIB} MiB, not read)`;
   if (typeof body === 'object' && body !== null && typeof (body as { error?: unknown }).error === 'string') {
-    return (body as { error: string }).error;
+    return serverText((body as { error: string }).error);
   }
-  return typeof body === 'string' && body.length > 0 ? body.slice(0, 200) : 'no error message';
-}
-
-/** The row errors of a reply, as far as they are well formed; `details` only when they are too. */
-function rowErrorsOf(body: unknown): RowError[] | undefined {
-  const errors = typeof body === 'object' && body !== null ? (body as { errors?: unknown }).errors : undefined;
-  if (!Array.isArray(errors)) return undefined;
-  return errors
-    .filter((e): e is RowError => typeof e === 'object' && e !== null && Number.isInteger((e as RowError).index) && typeof (e as RowError).reason === 'string')
-    .map(({ index, reason, details, external_id }) => ({
-      index,
-      reason,
-      details: Array.isArray(details) ? details.filter(isDetail) : [],
-      ...(typeof external_id === 'string' ? { external_id } : {}),
-    }));
-}
-
-function isDetail(value: unknown): value is RowErrorDetail {
-  const detail = value as RowErrorDetail;
-  return typeof value === 'object' && value !== null && typeof detail.code === 'string' && typeof detail.message === 'string' && (detail.field === null || typeof detail.field === 'string');
-}
-
-const count = (value: unknown) => (typeof value === 'number' && Number.isInteger(value) && value >= 0 ? value : 0);
-
-function importedOutcome(reply: Extract<AttemptResult, { type: 'response' }>): BatchOutcome {
-  const body = reply.body as { inserted?: unknown; updated?: unknown; unchanged?: unknown } | undefined;
-  return {
-    type: 'imported',
-    inserted: count(body?.inserted),
-    updated: count(body?.updated),
-    unchanged: count(body?.unchanged),
-    rowErrors: rowErrorsOf(reply.body) ?? [],
-    replayed: reply.headers.get('idempotent-replayed') === 'true',
-  };
+  return typeof body === 'string' && body.length > 0 ? serverText(body, 200) : 'no error message';
 }
 
 const seconds = (ms: number) => (ms / 1000).toFixed(1);
+
+/**
+ * A 201 (a dry run's 200) checked against the batch it answers. note: one that cannot be believed
+ * stops the run: what the server wrote of the batch is unknown, and a server that answers so is
+ * not one to send the next batch to.
+ */
+function believedOutcome(reply: Extract<AttemptResult, { type: 'response' }>, rowCount: number, dryRun: boolean): BatchOutcome {
+  const answer = dryRun ? `the server's ${reply.status} to a dry run` : `the server's ${reply.status}`;
+  if (reply.tooLarge) throw new FatalError(`${answer} is larger than ${MAX_REPLY_MIB} MiB, more than any real reply; it was not read`, 'unknown');
+  const check = checkBulkReply(reply.body, rowCount, dryRun);
+  if (!check.ok) throw new FatalError(`${answer} cannot be believed: ${check.problem}`, 'unknown');
+  return { type: 'imported', ...check.reply, replayed: reply.headers.get('idempotent-replayed') === 'true' };
+}
 
 /** Exponential backoff with jitter: half the delay fixed, half random, so clients spread out. */
 function backoffMs(policy: RetryPolicy, attempt: number, random: () => number): number {
@@ -111,26 +106,41 @@ function backoffMs(policy: RetryPolicy, attempt: number, random: () => number): 
  * retry, so a retry after a lost reply replays the first result instead of inserting again.
  * A server dry run (`dryRun`) carries no key and expects 200: it writes nothing, so every
  * outcome may be retried.
- * - 201: imported. 429: wait `Retry-After`, then again. 401/402/403 and any redirect: fatal.
+ * - 201: imported, once it accounts for the `rowCount` rows sent (check-reply.ts); one that does
+ *   not, or is too large to read, is fatal with the batch's outcome unknown.
+ * - 429: wait `Retry-After`, then again. 401/402/403 and any redirect: fatal.
  * - other 4xx: the batch is rejected (the server wrote nothing).
  * - 503 or a connection never made: nothing was written; retried with backoff.
  * - other 5xx, a dropped connection or a timeout: the outcome is unknown; retried with the same
  *   key, or, without idempotency, reported as unknown and not retried.
- * Running out of attempts is fatal: the server is unreachable, the run stops.
+ * Running out of attempts, or of --max-retry-time, is fatal: the run stops.
  */
-export async function sendBatch(ctx: SendContext, kind: string, body: string, dryRun = false): Promise<BatchOutcome> {
+export async function sendBatch(ctx: SendContext, kind: string, body: string, rowCount: number, dryRun = false): Promise<BatchOutcome> {
   const policy = dryRun ? { ...ctx.policy, idempotency: true } : ctx.policy;
   const random = ctx.random ?? Math.random;
+  const now = ctx.now ?? Date.now;
   const key = policy.idempotency && !dryRun ? randomUUID() : undefined;
   let attempt = 0;
   let mayHaveWritten = false;
+  let firstSentAt: number | undefined;
+  /** Stops the run when waiting `wait` more would keep at this batch past --max-retry-time. */
+  const withinRetryTime = (wait: number, problem: string) => {
+    const spent = now() - (firstSentAt ?? now());
+    if (spent + wait <= policy.maxRetryTimeMs) return;
+    throw new FatalError(
+      `${problem}: still failing after ${seconds(spent)} s of retrying this batch; waiting ${seconds(wait)} s more would pass --max-retry-time (${seconds(policy.maxRetryTimeMs).replace(/\.0$/, '')} s)`,
+      mayHaveWritten ? 'unknown' : 'not-written',
+    );
+  };
   for (;;) {
     const paced = ctx.pacer.delayBeforeNext();
     if (paced > 0) {
+      if (firstSentAt !== undefined) withinRetryTime(paced, 'the minute quota is used up');
       ctx.notice(`rate limit: the minute quota is used up; waiting ${seconds(paced)} s for the next window`);
       await ctx.sleep(paced);
     }
     attempt += 1;
+    firstSentAt ??= now();
     const reply = await ctx.client.postBulk(kind, body, key, dryRun);
     let problem: string;
     let delivered: boolean;
@@ -138,7 +148,7 @@ export async function sendBatch(ctx: SendContext, kind: string, body: string, dr
     if (reply.type === 'response') {
       ctx.pacer.observe(reply.sentAt, reply.headers);
       const { status } = reply;
-      if (status === (dryRun ? 200 : 201)) return importedOutcome(reply);
+      if (status === (dryRun ? 200 : 201)) return believedOutcome(reply, rowCount, dryRun);
       if (dryRun && status === 201) {
         // note: a server that predates dry runs ignores ?dry_run=true and imports; never again
         throw new FatalError('the server answered a dry run with 201: it does not know ?dry_run=true and imported this batch; stopping', 'unknown');
@@ -147,14 +157,16 @@ export async function sendBatch(ctx: SendContext, kind: string, body: string, dr
         const retryAfter = retryAfterMs(reply.headers) ?? DEFAULT_RATE_LIMIT_WAIT_MS;
         if (retryAfter > policy.maxWaitMs) {
           throw new FatalError(
-            `429 ${errorText(reply.body)}: the server asks to wait ${seconds(retryAfter)} s, more than --max-wait allows`,
+            `429 ${errorText(reply)}: the server asks to wait ${seconds(retryAfter)} s, more than --max-wait allows`,
             mayHaveWritten ? 'unknown' : 'not-written',
           );
         }
-        // note: a refused request does not use up an attempt; the wait is at least a second.
+        // note: a refused request does not use up an attempt (--max-retry-time bounds how many
+        // there can be); the wait is at least a second.
         attempt -= 1;
         const wait = Math.max(1_000, retryAfter);
-        ctx.notice(`429 ${errorText(reply.body)}; waiting ${seconds(wait)} s (Retry-After)`);
+        withinRetryTime(wait, `429 ${errorText(reply)}`);
+        ctx.notice(`429 ${errorText(reply)}; waiting ${seconds(wait)} s (Retry-After)`);
         await ctx.sleep(wait);
         continue;
       }
@@ -166,13 +178,13 @@ export async function sendBatch(ctx: SendContext, kind: string, body: string, dr
         );
       }
       if (AUTH_STATUSES.has(status)) {
-        throw new FatalError(`${status} ${errorText(reply.body)}`, mayHaveWritten ? 'unknown' : 'not-written');
+        throw new FatalError(`${status} ${errorText(reply)}`, mayHaveWritten ? 'unknown' : 'not-written');
       }
       if (status >= 400 && status < 500) {
-        const rowErrors = rowErrorsOf(reply.body);
-        return { type: 'rejected', reason: `${status} ${errorText(reply.body)}`, ...(rowErrors && rowErrors.length > 0 ? { rowErrors } : {}) };
+        const rowErrors = rowErrorsOfRefusal(reply.body);
+        return { type: 'rejected', reason: `${status} ${errorText(reply)}`, ...(rowErrors && rowErrors.length > 0 ? { rowErrors } : {}) };
       }
-      problem = `${status} ${errorText(reply.body)}`;
+      problem = `${status} ${errorText(reply)}`;
       // note: every 503 of this API means nothing was written (see README, "Retrying safely").
       delivered = status !== 503;
       waitAtLeastMs = retryAfterMs(reply.headers) ?? 0;
@@ -192,6 +204,7 @@ export async function sendBatch(ctx: SendContext, kind: string, body: string, dr
       throw new FatalError(`${problem}: the server asks to wait ${seconds(waitAtLeastMs)} s, more than --max-wait allows`, mayHaveWritten ? 'unknown' : 'not-written');
     }
     const delay = Math.max(backoffMs(policy, attempt, random), waitAtLeastMs);
+    withinRetryTime(delay, problem);
     ctx.notice(`attempt ${attempt} of ${policy.maxAttempts} failed (${problem}); retrying in ${seconds(delay)} s`);
     await ctx.sleep(delay);
   }

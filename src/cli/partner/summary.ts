@@ -12,10 +12,37 @@ export interface SummaryInput {
   outcome: Outcome;
 }
 
-/** Exit status: 2 when the run stopped early, else 1 if any row failed, else 0. */
-export function exitCodeOf(input: Pick<SummaryInput, 'totals' | 'outcome'>): number {
+/** Rows whose fate is known: imported, updated or unchanged (valid, in a local dry run), or failed. */
+function accountedFor(totals: ImportTotals, dryRun: SummaryInput['dryRun']): number {
+  return dryRun === 'local' ? totals.valid + totals.failed : totals.inserted + totals.updated + totals.unchanged + totals.failed;
+}
+
+/**
+ * Exit status: 2 when the run stopped early, else 1 if any row failed or is unaccounted for, else
+ * 0. note: 0 also needs every row read to be accounted for, so that no slip in the counting can
+ * ever pass for a complete import.
+ */
+export function exitCodeOf(input: Pick<SummaryInput, 'totals' | 'outcome' | 'dryRun'>): number {
+  const { totals } = input;
   if (input.outcome.type === 'stopped') return 2;
-  return input.totals.failed > 0 ? 1 : 0;
+  if (totals.failed > 0 || totals.unaccounted > 0) return 1;
+  return accountedFor(totals, input.dryRun) === totals.rowsRead ? 0 : 1;
+}
+
+/**
+ * What to do about rows the CLI cannot account for, or undefined when there are none. note: a new
+ * run sends every batch with a new Idempotency-Key, so it cannot be told apart from a first send.
+ */
+export function unaccountedAdvice(totals: ImportTotals, dryRun: SummaryInput['dryRun']): string | undefined {
+  const n = totals.unaccounted;
+  if (n === 0) return undefined;
+  const rows = n === 1 ? '1 row is' : `${n} rows are`;
+  if (dryRun === 'server') return `${rows} unaccounted for: the server's answer about them could not be checked; nothing was written (server dry run)`;
+  return (
+    `${rows} unaccounted for ("unaccounted for" in the report): the server may have written some or all of them. ` +
+    'Check them in your account before sending them again: a new run sends them with new Idempotency-Keys, ' +
+    'so rows without an external_id may be added a second time (rows with one are matched on it and updated instead)'
+  );
 }
 
 /** The final line on stdout: human text, or one JSON object with `--json`. */
@@ -25,17 +52,26 @@ export function formatSummary(input: SummaryInput): { text: string; json: Record
   const parts = [`${totals.rowsRead} rows read`];
   // note: updated and unchanged only when rows were matched on external_id, as the API answers
   const matched = totals.updated + totals.unchanged > 0;
+  // note: shown only when there are some, as a run without any reads as before
+  const unaccounted = totals.unaccounted > 0 ? [`${totals.unaccounted} unaccounted for`] : [];
   if (input.dryRun === 'local') parts.push(`${totals.valid} valid`, `${totals.failed} failed`, 'nothing sent (dry run)');
   else if (input.dryRun === 'server') {
     parts.push(
       `would insert ${totals.inserted}`,
       ...(matched ? [`update ${totals.updated}`, `leave ${totals.unchanged} unchanged`] : []),
       `${totals.failed} failed`,
+      ...unaccounted,
       `${totals.batches} batches`,
       'nothing written (server dry run)',
     );
   } else {
-    parts.push(`${totals.inserted} inserted`, ...(matched ? [`${totals.updated} updated`, `${totals.unchanged} unchanged`] : []), `${totals.failed} failed`, `${totals.batches} batches`);
+    parts.push(
+      `${totals.inserted} inserted`,
+      ...(matched ? [`${totals.updated} updated`, `${totals.unchanged} unchanged`] : []),
+      `${totals.failed} failed`,
+      ...unaccounted,
+      `${totals.batches} batches`,
+    );
   }
   parts.push(`${seconds} s`);
   let text = `${input.kind}: ${parts.join(', ')}`;
@@ -58,6 +94,8 @@ export function formatSummary(input: SummaryInput): { text: string; json: Record
     updated: totals.updated,
     unchanged: totals.unchanged,
     failed: totals.failed,
+    /** rows whose outcome is unknown (each in the report): the server may have written them */
+    unaccounted: totals.unaccounted,
     batches: totals.batches,
     /** batches a retry found already imported (Idempotency-Key replay): counted once */
     replayed_batches: totals.replays,

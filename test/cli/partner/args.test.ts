@@ -47,3 +47,15 @@ describe('parseCliArgs: the base URL', () => {
     expect(USAGE).toMatch(/^ {2}--insecure {2,}\S/m);
   });
 });
+
+describe('parseCliArgs: --max-retry-time', () => {
+  it('takes seconds, 1800 by default, and refuses anything but a positive number', () => {
+    expect(parse(['--base-url', 'https://api.example.com'])).toMatchObject({ maxRetryTimeMs: 1_800_000 });
+    expect(parse(['--base-url', 'https://api.example.com', '--max-retry-time', '90'])).toMatchObject({ maxRetryTimeMs: 90_000 });
+    expect(() => parse(['--base-url', 'https://api.example.com', '--max-retry-time', '0'])).toThrow(new UsageError('--max-retry-time must be a positive number (got "0")'));
+  });
+
+  it('is documented', () => {
+    expect(USAGE).toMatch(/^ {2}--max-retry-time SEC {2,}\S.*\(default 1800\)/ms);
+  });
+});

@@ -78,8 +78,8 @@ describe('bulk-import against hostile input and servers', () => {
       const second = await run(['machines', machinesFile, '--api-key', KEY, '--base-url', refusal.url, '--json']);
       expect(second.code).toBe(2);
       expect(second.stderr + second.stdout).not.toMatch(RAW_CONTROLS);
-      // note: still JSON, and it still says exactly what the server said.
-      expect(JSON.parse(second.stdout)).toMatchObject({ completed: false, error: `403 ${reason}` });
+      // note: still JSON, and it still says what the server said, its controls written out.
+      expect(JSON.parse(second.stdout)).toMatchObject({ completed: false, error: '403 bad\\u001b[2J\\u000d\\u000afake: all rows imported\\u202e\\u009b' });
     });
 
     it("in row reasons that quote the input file (JSON.parse's message repeats the line), while the --report file keeps them exact", async () => {
@@ -97,14 +97,14 @@ describe('bulk-import against hostile input and servers', () => {
       expect(failure).toMatchObject({ line: 2, reason: expect.stringContaining('"\u001b[2J\u202eoops"') });
     });
 
-    it("but writes a server's row reason to the --report file exactly as the server gave it", async () => {
+    it("in a server's row reason in the --report file too: a report is read on a terminal as well", async () => {
       const reason = 'bad\u001b[2J\r\nfake: all rows imported\u202e\u009b';
       const rows = await started(json(201, { inserted: 0, skipped: 1, errors: [{ index: 0, reason }] }));
       const report = join(dir, 'server-report.csv');
       const result = await run(['machines', machinesFile, '--api-key', KEY, '--base-url', rows.url, '--report', report]);
       expect(result.code).toBe(1);
       expect(result.stderr + result.stdout).not.toMatch(RAW_CONTROLS);
-      expect(await readFile(report, 'utf8')).toBe(`line,reason,field,code,external_id\n1,"${reason}",,,\n`);
+      expect(await readFile(report, 'utf8')).toBe('line,reason,field,code,external_id\n1,bad\\u001b[2J\\u000d\\u000afake: all rows imported\\u202e\\u009b,,,\n');
     });
 
     it('in the Location of a redirect (a C1 CSI, which a server can send as the byte 0x9b)', async () => {
@@ -179,5 +179,158 @@ describe('bulk-import against hostile input and servers', () => {
       expect(result.stderr).not.toMatch(/warning|unencrypted|--insecure/);
       expect(result.stderr).toMatch(/gave up after 1 attempts/);
     });
+  });
+
+  describe('believes a 201 only when it accounts for every row sent', () => {
+    /** Five valid machines: one batch of five rows. */
+    let fiveFile: string;
+    beforeAll(async () => {
+      fiveFile = join(dir, 'five.ndjson');
+      await writeFile(fiveFile, MACHINE.repeat(5));
+    });
+    const HEAD = '{"inserted":5,"skipped":0,"errors":[]';
+    const HUGE = 200 * 2 ** 20;
+    const error = (index: unknown) => ({ index, reason: 'model: required', details: [{ field: 'model', code: 'required', message: 'required' }] });
+
+    it.each<[string, number, unknown, RegExp]>([
+      ['an unreadable 201 (not JSON)', 201, '<html>created</html>', /the server's 201 cannot be believed: it is not a JSON object/],
+      ['a 201 of another shape', 201, { ok: true }, /the server's 201 cannot be believed: it is not of the documented shape/],
+      ['counts that add up to more rows than were sent ("5 rows read, 55 inserted")', 201, { inserted: 55, skipped: 0, errors: [] }, /inserted \+ skipped is 55, but 5 rows were sent/],
+      ['counts that add up to fewer rows than were sent', 201, { inserted: 3, skipped: 0, errors: [] }, /inserted \+ skipped is 3, but 5 rows were sent/],
+      ['sync counts that do not add up', 201, { inserted: 1, updated: 1, unchanged: 1, skipped: 0, errors: [] }, /inserted \+ updated \+ unchanged \+ skipped is 3, but 5 rows were sent/],
+      ['an error index outside the batch', 201, { inserted: 4, skipped: 1, errors: [error(5)] }, /errors\[0\]\.index is 5, but the rows sent are 0 to 4/],
+      ['a negative error index', 201, { inserted: 4, skipped: 1, errors: [error(-1)] }, /it is not of the documented shape \(errors\[0\]\.index: /],
+      ['a fractional error index', 201, { inserted: 4, skipped: 1, errors: [error(1.5)] }, /it is not of the documented shape \(errors\[0\]\.index: /],
+      ['an error index given twice', 201, { inserted: 3, skipped: 2, errors: [error(1), error(1)] }, /row 1 is listed twice in errors/],
+      ['skipped and errors that disagree', 201, { inserted: 3, skipped: 2, errors: [error(1)] }, /skipped is 2, but errors lists 1 row/],
+    ])('%s: the batch is unaccounted for, the run stops (exit 2) and no impossible count is printed', async (_name, status, body, problem) => {
+      const bad = await started((_req, res) => {
+        res.writeHead(status, { 'content-type': 'application/json' });
+        res.end(typeof body === 'string' ? body : JSON.stringify(body));
+      });
+      const report = join(dir, 'unaccounted.csv');
+      const text = await run(['machines', fiveFile, '--api-key', KEY, '--base-url', bad.url, '--quiet', '--report', report]);
+      expect(text.code).toBe(2);
+      expect(text.stderr).toMatch(problem);
+      expect(text.stderr).toContain('5 rows are unaccounted for');
+      expect(text.stdout).toMatch(/^machines: 5 rows read, 0 inserted, 0 failed, 5 unaccounted for, 0 batches, [\d.]+ s; stopped/);
+      const reasons = (await readFile(report, 'utf8')).trim().split('\n').slice(1);
+      expect(reasons).toHaveLength(5);
+      for (const line of reasons) expect(line).toMatch(/^\d,"?unaccounted for: the server's 201 cannot be believed: /);
+
+      const json = await run(['machines', fiveFile, '--api-key', KEY, '--base-url', bad.url, '--quiet', '--json']);
+      expect(json.code).toBe(2);
+      expect(JSON.parse(json.stdout)).toMatchObject({ rows_read: 5, inserted: 0, updated: 0, unchanged: 0, failed: 0, unaccounted: 5, completed: false });
+    });
+
+    it("holds a server dry run's 200 to the same counts: it never predicts more rows than were sent", async () => {
+      const bad = await started(json(200, { inserted: 55, skipped: 0, errors: [], dry_run: true }));
+      const result = await run(['machines', fiveFile, '--api-key', KEY, '--base-url', bad.url, '--quiet', '--dry-run=server']);
+      expect(result.code).toBe(2);
+      expect(result.stderr).toMatch(/the server's 200 to a dry run cannot be believed: inserted \+ skipped is 55, but 5 rows were sent/);
+      expect(result.stderr).toContain('nothing was written (server dry run)');
+      expect(result.stdout).not.toMatch(/would insert 55/);
+      expect(result.stdout).toMatch(/would insert 0, 0 failed, 5 unaccounted for/);
+    });
+
+    it('still believes a 201 that adds up: row errors, sync counts and a row-error code this CLI does not know yet', async () => {
+      const good = await started(
+        json(201, { inserted: 1, updated: 1, unchanged: 1, skipped: 2, errors: [{ index: 3, reason: 'x: new', details: [{ field: 'x', code: 'some_future_code', message: 'new' }] }, error(0)] }),
+      );
+      const result = await run(['machines', fiveFile, '--api-key', KEY, '--base-url', good.url, '--quiet', '--json']);
+      expect(result.code).toBe(1);
+      expect(JSON.parse(result.stdout)).toMatchObject({ rows_read: 5, inserted: 1, updated: 1, unchanged: 1, failed: 2, unaccounted: 0, completed: true });
+    });
+
+    it.each<[string, Record<string, string>]>([
+      ['streamed without a length', {}],
+      ['with its Content-Length announced', { 'content-length': String(HEAD.length + HUGE + 1) }],
+    ])('abandons a 200 MB reply (%s) long before the server has written it, and counts its rows as unaccounted for', async (_name, headers) => {
+      const total = HUGE;
+      let written = 0;
+      let finished = false;
+      let closed!: () => void;
+      const closedAfter = new Promise<number>((resolve) => (closed = () => resolve(written)));
+      const huge = await started((_req, res) => {
+        res.on('error', () => {});
+        res.on('close', closed);
+        res.writeHead(201, { 'content-type': 'application/json', ...headers });
+        res.write(HEAD);
+        const chunk = Buffer.alloc(2 ** 20, 0x20);
+        const pump = () => {
+          while (written < total && !res.destroyed) {
+            written += chunk.length;
+            if (!res.write(chunk)) return void res.once('drain', pump);
+          }
+          if (!res.destroyed) res.end('}', () => (finished = true));
+        };
+        pump();
+      });
+      const result = await run(['machines', fiveFile, '--api-key', KEY, '--base-url', huge.url, '--quiet', '--json']);
+      const writtenAtClose = await closedAfter;
+      expect(finished).toBe(false);
+      expect(writtenAtClose).toBeLessThan(64 * 2 ** 20);
+      expect(result.code).toBe(2);
+      expect(result.stderr).toMatch(/the server's 201 is larger than 16 MiB, more than any real reply; it was not read/);
+      expect(JSON.parse(result.stdout)).toMatchObject({ inserted: 0, failed: 0, unaccounted: 5, completed: false });
+    });
+  });
+
+  describe('copies at most 1,000 characters of what the server says into the report', () => {
+    let twoFile: string;
+    beforeAll(async () => {
+      twoFile = join(dir, 'two.ndjson');
+      await writeFile(twoFile, MACHINE.repeat(2));
+    });
+    const reportLines = async (path: string) => (await readFile(path, 'utf8')).trim().split('\n').slice(1);
+
+    it("a 50 MB error text of a 400: never read, each row's report line stays short", async () => {
+      const huge = await started(json(400, { error: 'E'.repeat(50 * 2 ** 20) }));
+      const report = join(dir, 'huge-error.csv');
+      const result = await run(['machines', twoFile, '--api-key', KEY, '--base-url', huge.url, '--quiet', '--report', report]);
+      expect(result.code).toBe(1);
+      const lines = await reportLines(report);
+      expect(lines).toHaveLength(2);
+      for (const line of lines) {
+        expect(line.length).toBeLessThan(2_000);
+        expect(line).toMatch(/^[12],"400 \(a reply larger than 16 MiB, not read\)"/);
+      }
+    });
+
+    it('a 1 MB error text of a 400: cut to its first 1,000 characters, saying how much was left out', async () => {
+      const long = await started(json(400, { error: 'E'.repeat(2 ** 20) }));
+      const report = join(dir, 'long-error.csv');
+      const result = await run(['machines', twoFile, '--api-key', KEY, '--base-url', long.url, '--quiet', '--report', report]);
+      expect(result.code).toBe(1);
+      expect(await reportLines(report)).toEqual([1, 2].map((line) => `${line},400 ${'E'.repeat(1_000)}… (${2 ** 20 - 1_000} more characters),,,`));
+      expect(result.stderr.length).toBeLessThan(5_000);
+    });
+
+    it("a 1 MB row reason and detail message of a 201, in the CSV and the JSON report", async () => {
+      const reason = 'R'.repeat(2 ** 20);
+      const long = await started(json(201, { inserted: 1, skipped: 1, errors: [{ index: 1, reason, details: [{ field: 'model', code: 'required', message: reason }] }] }));
+      const cut = `${'R'.repeat(1_000)}… (${2 ** 20 - 1_000} more characters)`;
+      const csv = join(dir, 'long-reason.csv');
+      expect((await run(['machines', twoFile, '--api-key', KEY, '--base-url', long.url, '--quiet', '--report', csv])).code).toBe(1);
+      expect(await reportLines(csv)).toEqual([`2,${cut},model,required,`]);
+      const jsonReport = join(dir, 'long-reason.json');
+      expect((await run(['machines', twoFile, '--api-key', KEY, '--base-url', long.url, '--quiet', '--report', jsonReport])).code).toBe(1);
+      expect(JSON.parse(await readFile(jsonReport, 'utf8'))).toEqual([{ line: 2, reason: cut, details: [{ field: 'model', code: 'required', message: cut }] }]);
+    });
+  });
+
+  it.each([
+    [429, { error: 'Rate limit exceeded (per-minute)' }],
+    [503, { error: 'Service temporarily unavailable' }],
+  ])('a storm of %i replies ends within --max-retry-time, with a message that says so, and exit 2', async (status, body) => {
+    const storm = await started(json(status, body, { 'retry-after': '1' }));
+    const startedAt = Date.now();
+    const result = await run(['machines', machinesFile, '--api-key', KEY, '--base-url', storm.url, '--quiet', '--json', '--retries', '1000', '--max-retry-time', '3']);
+    const elapsed = Date.now() - startedAt;
+    expect(result.code).toBe(2);
+    expect(storm.requests()).toBeGreaterThanOrEqual(2);
+    expect(elapsed).toBeLessThan(3_000 + 1_500);
+    expect(result.stderr).toMatch(new RegExp(`error: ${status} .*: still failing after [\\d.]+ s of retrying this batch; waiting [\\d.]+ s more would pass --max-retry-time \\(3 s\\)`));
+    expect(JSON.parse(result.stdout)).toMatchObject({ inserted: 0, failed: 1, unaccounted: 0, completed: false });
   });
 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { printable, printableJson } from '../../../src/cli/partner/printable.js';
+import { printable, printableJson, serverText } from '../../../src/cli/partner/printable.js';
 
 const hex = (code: number) => code.toString(16).padStart(4, '0');
 
@@ -58,5 +58,20 @@ describe('printableJson', () => {
 
   it('is still JSON that reads back as exactly the same value', () => {
     expect(JSON.parse(printableJson(value))).toEqual(value);
+  });
+});
+
+describe('serverText', () => {
+  it('keeps a text of up to 1,000 characters whole, its controls written out', () => {
+    expect(serverText('x'.repeat(1_000))).toBe('x'.repeat(1_000));
+    expect(serverText('bad\u001b[2J')).toBe('bad\\u001b[2J');
+  });
+
+  it('cuts a longer one to its first 1,000 characters and says how many were left out', () => {
+    expect(serverText('y'.repeat(50_000))).toBe(`${'y'.repeat(1_000)}… (49000 more characters)`);
+  });
+
+  it('never splits a surrogate pair', () => {
+    expect(serverText(`${'y'.repeat(999)}🐉tail`)).toBe(`${'y'.repeat(999)}… (6 more characters)`);
   });
 });

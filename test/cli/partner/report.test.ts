@@ -47,6 +47,11 @@ describe('bulk-import --report', () => {
     );
   });
 
+  it('quotes a code that needs it, as a server could send any', async () => {
+    const odd: RowFailure = { location: 3, reason: 'x: y', details: [{ field: 'x', code: 'a,"b"' as 'required', message: 'y' }] };
+    expect(await report('csv', 'line', [odd])).toBe('line,reason,field,code,external_id\n3,x: y,x,"a,""b""",\n');
+  });
+
   it('names the first column index for a JSON array input', async () => {
     expect((await report('csv', 'index', [])).split('\n')[0]).toBe('index,reason,field,code,external_id');
   });

@@ -6,17 +6,21 @@ import { DEFAULT_RETRY_POLICY, FatalError, sendBatch, type RetryPolicy } from '.
 type Scripted = AttemptResult | (() => AttemptResult);
 
 function reply(status: number, body: unknown = {}, headers: Record<string, string> = {}): AttemptResult {
-  return { type: 'response', status, body, headers: new Headers(headers), sentAt: Date.now() };
+  return { type: 'response', status, body, headers: new Headers(headers), sentAt: Date.now(), tooLarge: false };
 }
 const refused: AttemptResult = { type: 'network', delivered: false, message: 'fetch failed: connect ECONNREFUSED' };
 const dropped: AttemptResult = { type: 'network', delivered: true, message: 'fetch failed: other side closed' };
 const created = (inserted: number, extra: Record<string, string> = {}) => reply(201, { inserted, skipped: 0, errors: [] }, extra);
 
-/** A scripted server: answers in order, records what it was sent; sleeps are recorded, not slept. */
+/**
+ * A scripted server: answers in order, records what it was sent; sleeps are recorded, not slept,
+ * and move the clock on by as much.
+ */
 function harness(script: Scripted[], policy: Partial<RetryPolicy> = {}) {
   const keys: (string | undefined)[] = [];
   const sleeps: number[] = [];
   const notices: string[] = [];
+  let clock = 1_000_000;
   const ctx = {
     client: {
       postBulk: async (_kind: string, _body: string, key: string | undefined) => {
@@ -28,24 +32,36 @@ function harness(script: Scripted[], policy: Partial<RetryPolicy> = {}) {
     },
     pacer: new RateLimitPacer(),
     policy: { ...DEFAULT_RETRY_POLICY, ...policy },
-    sleep: async (ms: number) => void sleeps.push(ms),
+    sleep: async (ms: number) => {
+      sleeps.push(ms);
+      clock += ms;
+    },
     notice: (message: string) => void notices.push(message),
     random: () => 0.5,
+    now: () => clock,
   };
-  return { ctx, keys, sleeps, notices, send: () => sendBatch(ctx, 'listings', '{"listings":[]}'), dryRun: () => sendBatch(ctx, 'listings', '{"listings":[]}', true) };
+  return {
+    ctx,
+    keys,
+    sleeps,
+    notices,
+    /** sends a batch of `rows` rows (the body is not looked at) */
+    send: (rows = 1) => sendBatch(ctx, 'listings', '{"listings":[]}', rows),
+    dryRun: (rows = 1) => sendBatch(ctx, 'listings', '{"listings":[]}', rows, true),
+  };
 }
 
 describe('sendBatch', () => {
   it('returns the 201 result with the server row errors', async () => {
     const error = { index: 1, reason: 'title: required', details: [{ field: 'title', code: 'required', message: 'required' }] };
     const h = harness([reply(201, { inserted: 1, skipped: 1, errors: [error] })]);
-    expect(await h.send()).toEqual({ type: 'imported', inserted: 1, updated: 0, unchanged: 0, rowErrors: [error], replayed: false });
+    expect(await h.send(2)).toEqual({ type: 'imported', inserted: 1, updated: 0, unchanged: 0, rowErrors: [error], replayed: false });
     expect(h.keys[0]).toMatch(/^[0-9a-f-]{36}$/);
   });
 
   it('waits Retry-After on 429 and sends again, without using up an attempt', async () => {
     const h = harness([reply(429, { error: 'Rate limit exceeded (per-minute)' }, { 'retry-after': '3' }), reply(429, {}, { 'retry-after': '3' }), created(2)], { maxAttempts: 1 });
-    expect(await h.send()).toMatchObject({ type: 'imported', inserted: 2 });
+    expect(await h.send(2)).toMatchObject({ type: 'imported', inserted: 2 });
     expect(h.sleeps).toEqual([3000, 3000]);
     expect(h.notices[0]).toMatch(/429 Rate limit exceeded \(per-minute\); waiting 3.0 s/);
   });
@@ -57,7 +73,7 @@ describe('sendBatch', () => {
 
   it('retries 503 and refused connections with growing delays and the same Idempotency-Key', async () => {
     const h = harness([reply(503, { error: 'Service temporarily unavailable' }), refused, refused, created(5)]);
-    expect(await h.send()).toMatchObject({ type: 'imported', inserted: 5 });
+    expect(await h.send(5)).toMatchObject({ type: 'imported', inserted: 5 });
     expect(new Set(h.keys).size).toBe(1);
     expect(h.sleeps).toEqual([375, 750, 1500]);
   });
@@ -76,7 +92,7 @@ describe('sendBatch', () => {
 
   it('retries unknown outcomes (504, 500, dropped connection) with the same key, and reports a replay', async () => {
     const h = harness([reply(504, { error: 'Import is still running; check before retrying' }), dropped, reply(500), created(3, { 'idempotent-replayed': 'true' })]);
-    expect(await h.send()).toEqual({ type: 'imported', inserted: 3, updated: 0, unchanged: 0, rowErrors: [], replayed: true });
+    expect(await h.send(3)).toEqual({ type: 'imported', inserted: 3, updated: 0, unchanged: 0, rowErrors: [], replayed: true });
     expect(h.keys).toHaveLength(4);
     expect(new Set(h.keys).size).toBe(1);
   });
@@ -112,7 +128,7 @@ describe('sendBatch', () => {
   describe('a server dry run', () => {
     it('sends no Idempotency-Key and takes the 200 with its counts', async () => {
       const h = harness([reply(200, { inserted: 1, updated: 2, unchanged: 3, skipped: 0, errors: [], dry_run: true })]);
-      expect(await h.dryRun()).toEqual({ type: 'imported', inserted: 1, updated: 2, unchanged: 3, rowErrors: [], replayed: false });
+      expect(await h.dryRun(6)).toEqual({ type: 'imported', inserted: 1, updated: 2, unchanged: 3, rowErrors: [], replayed: false });
       expect(h.keys).toEqual([undefined]);
     });
 
@@ -140,6 +156,61 @@ describe('sendBatch', () => {
   it('gives up after maxAttempts, saying whether the batch may have been written', async () => {
     await expect(harness([refused, refused, refused], { maxAttempts: 3 }).send()).rejects.toMatchObject({ batchState: 'not-written', message: /gave up after 3 attempts/ });
     await expect(harness([dropped, refused, refused], { maxAttempts: 3 }).send()).rejects.toMatchObject({ batchState: 'unknown' });
+  });
+
+  describe('--max-retry-time', () => {
+    it('ends a storm of 429s, which use up no attempt, before the next wait would pass it', async () => {
+      const storm = Array.from({ length: 100 }, () => reply(429, { error: 'Rate limit exceeded (per-minute)' }, { 'retry-after': '3' }));
+      const h = harness(storm, { maxRetryTimeMs: 10_000 });
+      await expect(h.send()).rejects.toMatchObject({
+        batchState: 'not-written',
+        message: '429 Rate limit exceeded (per-minute): still failing after 9.0 s of retrying this batch; waiting 3.0 s more would pass --max-retry-time (10 s)',
+      });
+      expect(h.sleeps).toEqual([3_000, 3_000, 3_000]);
+    });
+
+    it('ends a storm of 503s within it however many --retries are left, and says when a lost reply may have written the batch', async () => {
+      const storm = Array.from({ length: 100 }, () => reply(503, {}, { 'retry-after': '2' }));
+      const h = harness(storm, { maxAttempts: 1_000, maxRetryTimeMs: 5_000 });
+      await expect(h.send()).rejects.toMatchObject({ batchState: 'not-written', message: /^503 no error message: still failing after 4\.0 s/ });
+      expect(h.sleeps).toEqual([2_000, 2_000]);
+      const afterLoss = harness([dropped, ...storm], { maxAttempts: 1_000, maxRetryTimeMs: 5_000 });
+      await expect(afterLoss.send()).rejects.toMatchObject({ batchState: 'unknown' });
+    });
+
+    it('counts from the first attempt of each batch, not of the run', async () => {
+      const h = harness([reply(429, {}, { 'retry-after': '4' }), created(1), reply(429, {}, { 'retry-after': '4' }), created(1)], { maxRetryTimeMs: 5_000 });
+      expect(await h.send()).toMatchObject({ type: 'imported' });
+      expect(await h.send()).toMatchObject({ type: 'imported' });
+      expect(h.sleeps).toEqual([4_000, 4_000]);
+    });
+  });
+
+  describe('a 201 that cannot be believed is fatal, with the batch unaccounted for', () => {
+    it.each<[string, unknown, string]>([
+      ['more rows than were sent', { inserted: 55, skipped: 0, errors: [] }, "the server's 201 cannot be believed: inserted + skipped is 55, but 5 rows were sent"],
+      ['an index outside the batch', { inserted: 4, skipped: 1, errors: [{ index: 5, reason: 'x' }] }, "the server's 201 cannot be believed: errors[0].index is 5, but the rows sent are 0 to 4"],
+      ['not JSON', '<html>', "the server's 201 cannot be believed: it is not a JSON object"],
+    ])('%s', async (_name, body, message) => {
+      const h = harness([reply(201, body)]);
+      await expect(h.send(5)).rejects.toMatchObject({ batchState: 'unknown', message });
+      expect(h.keys).toHaveLength(1);
+    });
+
+    it('too large to read', async () => {
+      const h = harness([{ type: 'response', status: 201, body: undefined, headers: new Headers(), sentAt: Date.now(), tooLarge: true }]);
+      await expect(h.send(5)).rejects.toMatchObject({ batchState: 'unknown', message: "the server's 201 is larger than 16 MiB, more than any real reply; it was not read" });
+    });
+
+    it("and a dry run's 200 too, which wrote nothing", async () => {
+      const h = harness([reply(200, { inserted: 5, skipped: 0, errors: [] })]);
+      await expect(h.dryRun(5)).rejects.toMatchObject({ message: "the server's 200 to a dry run cannot be believed: it is not of the documented shape (dry_run: Invalid input: expected true)" });
+    });
+  });
+
+  it("cuts the server's error text to 1,000 characters and writes out its controls", async () => {
+    const outcome = await harness([reply(413, { error: `\u001b[2J${'x'.repeat(5_000)}` })]).send();
+    expect(outcome).toEqual({ type: 'rejected', reason: `413 \\u001b[2J${'x'.repeat(996)}… (4004 more characters)` });
   });
 
   it('waits for the next minute window when the quota headers say it is used up', async () => {

@@ -1,0 +1,87 @@
+import { z } from 'zod';
+import { BulkDryRunResponseSchema, BulkResponseSchema } from '../../shared/api-schemas/bulk.js';
+import { RowErrorDetailSchema, RowErrorSchema } from '../../shared/import-job/job-data.js';
+import type { RowError, RowErrorDetail } from '../../shared/rows/validate-rows.js';
+import { serverText } from './printable.js';
+
+// note: the row-error codes are a closed set that grows: a newer server may send a code this CLI
+// does not know yet, and its reply is no less true. Any code is taken and passed on as it came.
+const ReplyRowErrorSchema = RowErrorSchema.extend({
+  details: z.array(RowErrorDetailSchema.extend({ code: z.string() })).default([]),
+});
+const ImportReplySchema = BulkResponseSchema.extend({ errors: z.array(ReplyRowErrorSchema) });
+const DryRunReplySchema = BulkDryRunResponseSchema.extend({ errors: z.array(ReplyRowErrorSchema) });
+
+/** What a checked 201 (or a dry run's 200) says became of the batch, every row accounted for. */
+export interface CheckedReply {
+  inserted: number;
+  updated: number;
+  unchanged: number;
+  /** one per skipped row, each index inside the batch and listed once; texts bounded (serverText) */
+  rowErrors: RowError[];
+}
+
+export type ReplyCheck = { ok: true; reply: CheckedReply } | { ok: false; problem: string };
+
+function pathOf(path: readonly PropertyKey[]): string {
+  return path.map((part, i) => (typeof part === 'number' ? `[${part}]` : `${i === 0 ? '' : '.'}${String(part)}`)).join('') || 'the reply';
+}
+
+/** A row error as the CLI passes it on: every text the server wrote bounded and printable. */
+function boundedRowError(error: z.output<typeof ReplyRowErrorSchema>): RowError {
+  return {
+    index: error.index,
+    reason: serverText(error.reason),
+    details: error.details.map(({ field, code, message }) => ({
+      field: field === null ? null : serverText(field),
+      // note: a code this CLI does not know is passed on as it came (bounded); see above.
+      code: serverText(code) as RowErrorDetail['code'],
+      message: serverText(message),
+    })),
+    ...(error.external_id === undefined ? {} : { external_id: serverText(error.external_id) }),
+  };
+}
+
+/**
+ * Believes a 201 (or a server dry run's 200) only when it accounts for exactly the `rowsSent` rows
+ * of the batch: the documented shape, one error per skipped row, each with an index inside the
+ * batch and none listed twice, and `inserted + skipped` (with `updated` and `unchanged` when
+ * present) equal to the rows sent. note: the CLI's counts and report are built from this reply;
+ * one that does not add up would print counts no file could give, or leave rows in neither.
+ */
+export function checkBulkReply(body: unknown, rowsSent: number, dryRun: boolean): ReplyCheck {
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) return { ok: false, problem: 'it is not a JSON object' };
+  const parsed = (dryRun ? DryRunReplySchema : ImportReplySchema).safeParse(body);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    return { ok: false, problem: `it is not of the documented shape (${pathOf(issue.path)}: ${issue.message})` };
+  }
+  const { inserted, updated, unchanged, skipped, errors } = parsed.data;
+  const listed = new Set<number>();
+  for (const [position, { index }] of errors.entries()) {
+    if (index >= rowsSent) return { ok: false, problem: `errors[${position}].index is ${index}, but the rows sent are 0 to ${rowsSent - 1}` };
+    if (listed.has(index)) return { ok: false, problem: `row ${index} is listed twice in errors` };
+    listed.add(index);
+  }
+  if (errors.length !== skipped) return { ok: false, problem: `skipped is ${skipped}, but errors lists ${errors.length} row${errors.length === 1 ? '' : 's'}` };
+  const synced = updated !== undefined || unchanged !== undefined;
+  const total = inserted + (updated ?? 0) + (unchanged ?? 0) + skipped;
+  if (total !== rowsSent) {
+    return { ok: false, problem: `${synced ? 'inserted + updated + unchanged + skipped' : 'inserted + skipped'} is ${total}, but ${rowsSent} rows were sent` };
+  }
+  return { ok: true, reply: { inserted, updated: updated ?? 0, unchanged: unchanged ?? 0, rowErrors: errors.map(boundedRowError) } };
+}
+
+/**
+ * The row errors of a refusal (400 "no valid rows"), as far as they are well formed. note: a
+ * refusal wrote nothing, so nothing rides on them: a row without a usable entry is reported with
+ * the refusal's own text instead.
+ */
+export function rowErrorsOfRefusal(body: unknown): RowError[] | undefined {
+  const errors = typeof body === 'object' && body !== null ? (body as { errors?: unknown }).errors : undefined;
+  if (!Array.isArray(errors)) return undefined;
+  return errors.flatMap((entry) => {
+    const parsed = ReplyRowErrorSchema.safeParse(entry);
+    return parsed.success ? [boundedRowError(parsed.data)] : [];
+  });
+}
