@@ -4,6 +4,7 @@ import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { INLINE_BELOW_BYTES } from '../../src/api/bulk-body/bulk-body-preparer.js';
 import { IMPORT_QUEUE_NAME, createImportQueue } from '../../src/shared/import-job/queue.js';
+import { ImportRowsStore } from '../../src/shared/import-job/rows-store.js';
 import { createRedis, type RedisClient } from '../../src/shared/infra/redis.js';
 import { startWorker, type RunningWorker } from '../../src/worker/worker.js';
 import { bearer, validListing, validMachine } from '../support/fixtures.js';
@@ -502,6 +503,39 @@ describe('POST /v1/api/listings/bulk when no worker picks the job up (IMPORT_PIC
 
     expect(retry.statusCode).toBe(201);
     expect(retry.json()).toEqual({ inserted: 2, skipped: 1, errors: [rowError(1, 'currency: must be exactly USD', 'not_allowed')] });
+    expect(await storedFor(service, account)).toEqual({ listings: 2, machines: 0, imports: 1, idempotencyKeys: 1 });
+  });
+
+  it('never writes a job answered 503 that a rejoining retry brings back, and the next retry writes the rows once', async () => {
+    const { account, key } = await newPartner(service);
+    const body = twoListings();
+    // note: the spies only watch what the first request hands the queue, to bring it back as a
+    // retry that rejoined the same job would: the same id, the same data and rows.
+    const added = vi.spyOn(service.deps.queue, 'add');
+    const stored = vi.spyOn(ImportRowsStore.prototype, 'put');
+    let refused;
+    let firstJob;
+    try {
+      refused = await postBulk(service, 'listings', key, body, 'rejoined-after-503');
+      const [name, data, options] = added.mock.calls[0]!;
+      const [jobId, rows] = stored.mock.calls[0]!;
+      firstJob = { name, data, jobId, rows };
+      expect(options?.jobId).toBe(jobId);
+    } finally {
+      added.mockRestore();
+      stored.mockRestore();
+    }
+    expect(refused.statusCode).toBe(503);
+    const { name, data, jobId, rows } = firstJob;
+    await new ImportRowsStore(service.deps.redis, service.config.redisPrefix).put(jobId, rows);
+    await service.deps.queue.add(name, data, { jobId });
+
+    const retry = await withWorker(async () => {
+      await vi.waitFor(async () => expect(await service.deps.queue.getJobState(jobId)).toBe('failed'), { timeout: 10_000 });
+      return postBulk(service, 'listings', key, body, 'rejoined-after-503');
+    });
+
+    expect(retry.statusCode).toBe(201);
     expect(await storedFor(service, account)).toEqual({ listings: 2, machines: 0, imports: 1, idempotencyKeys: 1 });
   });
 
