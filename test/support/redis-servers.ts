@@ -1,6 +1,6 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
@@ -10,7 +10,7 @@ import { freePort } from './processes.js';
 export interface RedisServer {
   port: number;
   child: ChildProcess;
-  /** a plain client of this one server (not cluster- or sentinel-aware) */
+  /** a client of this one server (not cluster- or sentinel-aware), over TLS when the port speaks it */
   client(): Redis;
   /** SIGSTOP: the server keeps its sockets but answers nothing, as a hung master would */
   freeze(): void;
@@ -22,6 +22,75 @@ const START_TIMEOUT_MS = 10_000;
 
 export function redisServerAvailable(): boolean {
   return spawnSync('redis-server', ['--version']).status === 0 && spawnSync('redis-cli', ['--version']).status === 0;
+}
+
+export function opensslAvailable(): boolean {
+  return spawnSync('openssl', ['version']).status === 0;
+}
+
+/** PEM files of a throwaway CA and of a certificate it signed for 127.0.0.1 and localhost. */
+export interface TestCertificates {
+  caFile: string;
+  certFile: string;
+  keyFile: string;
+}
+
+/**
+ * Made with openssl in `dir`, so they go when the directory is removed; valid for a day.
+ * note: P-256 keys, generated in milliseconds where RSA would take a while on a busy machine.
+ */
+export function createTestCertificates(dir: string): TestCertificates {
+  const file = (name: string) => join(dir, name);
+  const openssl = (args: string[]) => {
+    const result = spawnSync('openssl', args, { encoding: 'utf8', timeout: 30_000 });
+    if (result.status !== 0) throw new Error(`openssl ${args[0]} failed: ${result.stderr}`);
+  };
+  const newKey = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes'];
+  openssl(['req', '-x509', ...newKey, '-keyout', file('ca.key'), '-out', file('ca.crt'), '-days', '1', '-subj', '/CN=bulk-import test CA']);
+  openssl(['req', ...newKey, '-keyout', file('server.key'), '-out', file('server.csr'), '-subj', '/CN=localhost']);
+  writeFileSync(file('server.ext'), 'subjectAltName=IP:127.0.0.1,DNS:localhost\nextendedKeyUsage=serverAuth,clientAuth\n');
+  openssl([
+    'x509', '-req', '-in', file('server.csr'), '-CA', file('ca.crt'), '-CAkey', file('ca.key'), '-set_serial', '1',
+    '-days', '1', '-extfile', file('server.ext'), '-out', file('server.crt'),
+  ]);
+  return { caFile: file('ca.crt'), certFile: file('server.crt'), keyFile: file('server.key') };
+}
+
+export interface RedisServerOptions {
+  /** `redis-server <conf> --sentinel`; extraArgs are then lines of its config file */
+  sentinel?: boolean;
+  /**
+   * The server's certificate: its port then speaks TLS only, and it reaches the servers it
+   * replicates or monitors over TLS.
+   */
+  tls?: TestCertificates;
+  /** with `tls`: its own port speaks plain text; TLS is used only towards the servers it reaches */
+  plainPort?: boolean;
+  /** `--requirepass`: the probe and client() authenticate with it */
+  password?: string;
+}
+
+/** redis.conf directives, as [name, value] */
+function portSettings(port: number, options: RedisServerOptions): [string, string][] {
+  const { tls } = options;
+  if (tls === undefined) return [['port', String(port)]];
+  const tlsPort = options.plainPort !== true;
+  return [
+    ['port', tlsPort ? '0' : String(port)],
+    ['tls-port', tlsPort ? String(port) : '0'],
+    ['tls-cert-file', tls.certFile],
+    ['tls-key-file', tls.keyFile],
+    ['tls-ca-cert-file', tls.caFile],
+    // note: the clients show no certificate of their own; the servers' is what is tested.
+    ['tls-auth-clients', 'no'],
+    ['tls-replication', 'yes'],
+  ];
+}
+
+/** ioredis options that reach `port` of a server started with `options` (the CA given explicitly) */
+function clientOptions(port: number, options: RedisServerOptions) {
+  const tls = options.tls !== undefined && options.plainPort !== true ? { tls: { ca: readFileSync(options.tls.caFile) } } : {};
+  return { port, host: '127.0.0.1', ...tls, ...(options.password === undefined ? {} : { password: options.password }) };
 }
 
 /** A scratch directory for the servers' files, removed by the returned function. */
@@ -44,14 +113,19 @@ async function waitUntil(what: string, check: () => Promise<boolean>, timeoutMs 
  * Starts `redis-server` (or `redis-server <conf> --sentinel`) in the foreground as a child of this
  * process, so it is stopped by its pid. note: nothing is persisted (no RDB, no AOF).
  */
-export async function startRedisServer(dir: string, extraArgs: string[] = [], options: { sentinel?: boolean } = {}): Promise<RedisServer> {
+export async function startRedisServer(dir: string, extraArgs: string[] = [], options: RedisServerOptions = {}): Promise<RedisServer> {
   const port = await freePort();
+  const ports = portSettings(port, options);
   const args = options.sentinel
-    ? sentinelArgs(dir, port, extraArgs)
-    : ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir, ...extraArgs];
+    ? sentinelArgs(dir, port, [...ports.map(([name, value]) => `${name} ${value}`), ...extraArgs])
+    : [
+        ...ports.flatMap(([name, value]) => [`--${name}`, value]),
+        ...(options.password === undefined ? [] : ['--requirepass', options.password]),
+        '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir, ...extraArgs,
+      ];
   const child = spawn('redis-server', args, { stdio: ['ignore', 'ignore', 'pipe'] });
   const exited = once(child, 'exit');
-  const probe = new Redis({ port, host: '127.0.0.1', lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
+  const probe = new Redis({ ...clientOptions(port, options), lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
   probe.on('error', () => undefined); // note: refused until the server listens; the loop retries
   try {
     await waitUntil(`redis-server on ${port} did not answer`, async () => {
@@ -65,7 +139,7 @@ export async function startRedisServer(dir: string, extraArgs: string[] = [], op
   return {
     port,
     child,
-    client: () => new Redis({ port, host: '127.0.0.1', maxRetriesPerRequest: 1, retryStrategy: () => null }).on('error', () => undefined),
+    client: () => new Redis({ ...clientOptions(port, options), maxRetriesPerRequest: 1, retryStrategy: () => null }).on('error', () => undefined),
     freeze: () => child.kill('SIGSTOP'),
     thaw: () => child.kill('SIGCONT'),
     async stop() {
@@ -77,10 +151,10 @@ export async function startRedisServer(dir: string, extraArgs: string[] = [], op
   };
 }
 
-function sentinelArgs(dir: string, port: number, monitorLines: string[]): string[] {
+function sentinelArgs(dir: string, port: number, lines: string[]): string[] {
   // note: a sentinel rewrites its config file, so each gets its own.
   const conf = join(dir, `sentinel-${port}.conf`);
-  writeFileSync(conf, [`port ${port}`, 'bind 127.0.0.1', `dir ${dir}`, ...monitorLines, ''].join('\n'));
+  writeFileSync(conf, ['bind 127.0.0.1', `dir ${dir}`, ...lines, ''].join('\n'));
   return [conf, '--sentinel'];
 }
 
@@ -235,6 +309,61 @@ export async function startRedisSentinelGroup(name = 'bulk-import-test'): Promis
       },
       stop,
     };
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+}
+
+export interface RedisTlsSentinels {
+  certificates: TestCertificates;
+  /** speaks TLS only */
+  master: RedisServer;
+  /** speaks TLS only, and reaches the master over TLS */
+  sentinel: RedisServer;
+  /** speaks plain text, and reaches the master over TLS */
+  plainSentinel: RedisServer;
+  /** the monitored master's name */
+  name: string;
+  stop(): Promise<void>;
+}
+
+/**
+ * A TLS-only master (no replica) watched by two sentinels, one speaking TLS and one plain text,
+ * with a throwaway CA that only the clients given it trust. Everything lives in one scratch
+ * directory, removed by stop().
+ */
+export async function startRedisTlsSentinels(name = 'bulk-import-tls'): Promise<RedisTlsSentinels> {
+  const dir = scratchDir('redis-tls');
+  const servers: RedisServer[] = [];
+  const stop = async () => {
+    await Promise.all(servers.map((s) => s.stop()));
+    dir.remove();
+  };
+  try {
+    const certificates = createTestCertificates(dir.path);
+    const master = await startRedisServer(dir.path, [], { tls: certificates });
+    servers.push(master);
+    const monitor = [`sentinel monitor ${name} 127.0.0.1 ${master.port} 1`];
+    const sentinel = await startRedisServer(dir.path, monitor, { sentinel: true, tls: certificates });
+    servers.push(sentinel);
+    const plainSentinel = await startRedisServer(dir.path, monitor, { sentinel: true, tls: certificates, plainPort: true });
+    servers.push(plainSentinel);
+    // note: a sentinel that cannot reach the master still names it; the master's run id (from its
+    // INFO) shows that the sentinel's TLS to it works, so a client that fails has itself to blame.
+    for (const server of [sentinel, plainSentinel]) {
+      const client = server.client();
+      try {
+        await waitUntil(`sentinel ${server.port} did not hear from the TLS master`, async () => {
+          const fields = (await client.call('SENTINEL', 'MASTER', name)) as string[];
+          const field = (key: string) => (fields.includes(key) ? (fields[fields.indexOf(key) + 1] ?? '') : '');
+          return field('runid') !== '' && !field('flags').includes('disconnected');
+        });
+      } finally {
+        client.disconnect();
+      }
+    }
+    return { certificates, master, sentinel, plainSentinel, name, stop };
   } catch (error) {
     await stop();
     throw error;

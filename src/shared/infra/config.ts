@@ -39,6 +39,7 @@ const EnvSchema = z.object({
   REDIS_USERNAME: optionalFromEnv(z.string()),
   REDIS_PASSWORD: optionalFromEnv(z.string()),
   REDIS_TLS: optionalFromEnv(z.enum(['true', 'false'])),
+  REDIS_SENTINEL_TLS: optionalFromEnv(z.enum(['true', 'false'])),
   // note: { and } for a Redis Cluster hash tag ({bulk-import}); see redis-target.ts.
   REDIS_PREFIX: z.string().min(1).max(100).regex(/^[A-Za-z0-9_.:{}-]+$/, 'letters, digits and _.:-{} only').default('bulk-import'),
   SESSION_SECRET: z.string().min(32, 'must be at least 32 characters').optional(),
@@ -81,7 +82,8 @@ const ConfigSchema = EnvSchema.transform((e, ctx) => {
   }
   let redis: RedisTarget;
   try {
-    redis = parseRedisTarget({ ...e, REDIS_TLS: e.REDIS_TLS === 'true' });
+    const sentinelTls = e.REDIS_SENTINEL_TLS === undefined ? undefined : e.REDIS_SENTINEL_TLS === 'true';
+    redis = parseRedisTarget({ ...e, REDIS_TLS: e.REDIS_TLS === 'true', REDIS_SENTINEL_TLS: sentinelTls });
   } catch (error) {
     ctx.addIssue({ code: 'custom', message: (error as Error).message });
     return z.NEVER;

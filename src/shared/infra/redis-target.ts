@@ -4,7 +4,11 @@ export interface RedisAddress {
   port: number;
 }
 
-/** Credentials and TLS of the Redis servers themselves (cluster nodes, or the master and replicas). */
+/**
+ * Credentials and TLS of the Redis servers themselves (cluster nodes, or the master and replicas).
+ * note: TLS verifies the servers' certificates against Node's CAs; a private CA is added with
+ * NODE_EXTRA_CA_CERTS, which Node reads at start.
+ */
 export interface RedisAuth {
   username: string | undefined;
   password: string | undefined;
@@ -16,9 +20,16 @@ export interface RedisAuth {
  * sentinels names. Exactly one is configured (see parseRedisTarget).
  */
 export type RedisTarget =
-  | { mode: 'single'; url: string }
+  | { mode: 'single'; url: string; tls: boolean }
   | ({ mode: 'cluster'; nodes: RedisAddress[] } & RedisAuth)
-  | ({ mode: 'sentinel'; sentinels: RedisAddress[]; name: string; sentinelPassword: string | undefined } & RedisAuth);
+  | ({
+      mode: 'sentinel';
+      sentinels: RedisAddress[];
+      name: string;
+      sentinelPassword: string | undefined;
+      /** TLS to the sentinels themselves, apart from `tls` (to the master and replicas they name) */
+      sentinelTls: boolean;
+    } & RedisAuth);
 
 export interface RedisEnv {
   REDIS_URL?: string | undefined;
@@ -26,6 +37,7 @@ export interface RedisEnv {
   REDIS_SENTINELS?: string | undefined;
   REDIS_SENTINEL_NAME?: string | undefined;
   REDIS_SENTINEL_PASSWORD?: string | undefined;
+  REDIS_SENTINEL_TLS?: boolean | undefined;
   REDIS_USERNAME?: string | undefined;
   REDIS_PASSWORD?: string | undefined;
   REDIS_TLS: boolean;
@@ -60,8 +72,11 @@ export function prefixHashTag(prefix: string): string | undefined {
 }
 
 /**
- * Decisions G: exactly one of REDIS_URL, REDIS_CLUSTER_NODES and REDIS_SENTINELS (REDIS_URL
- * alone falls back to its default), and on a cluster a prefix with a hash tag.
+ * Exactly one of REDIS_URL, REDIS_CLUSTER_NODES and REDIS_SENTINELS (REDIS_URL alone falls back
+ * to its default), and on a cluster a prefix with a hash tag. note: REDIS_TLS=true means TLS to
+ * every Redis the service talks to: a `redis://` URL, and the sentinels unless
+ * REDIS_SENTINEL_TLS=false says they speak plain text; a secure setting must never be ignored in
+ * silence.
  */
 export function parseRedisTarget(env: RedisEnv): RedisTarget {
   const chosen = (['REDIS_URL', 'REDIS_CLUSTER_NODES', 'REDIS_SENTINELS'] as const).filter((name) => env[name] !== undefined);
@@ -85,8 +100,9 @@ export function parseRedisTarget(env: RedisEnv): RedisTarget {
       sentinels: parseAddresses('REDIS_SENTINELS', env.REDIS_SENTINELS),
       name: env.REDIS_SENTINEL_NAME,
       sentinelPassword: env.REDIS_SENTINEL_PASSWORD,
+      sentinelTls: env.REDIS_SENTINEL_TLS ?? env.REDIS_TLS,
       ...auth,
     };
   }
-  return { mode: 'single', url: env.REDIS_URL ?? DEFAULT_REDIS_URL };
+  return { mode: 'single', url: env.REDIS_URL ?? DEFAULT_REDIS_URL, tls: env.REDIS_TLS };
 }

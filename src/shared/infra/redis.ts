@@ -72,13 +72,18 @@ function connect(target: RedisTarget, role: RedisRole, perRole: RedisOptions): R
       sentinels: target.sentinels,
       name: target.name,
       ...(target.sentinelPassword === undefined ? {} : { sentinelPassword: target.sentinelPassword }),
+      // note: in sentinel mode ioredis ignores `tls` for the master unless told so, and the
+      // sentinels' own connections take their TLS from `sentinelTLS`.
+      ...(target.tls ? { enableTLSForSentinelMode: true } : {}),
+      ...(target.sentinelTls ? { sentinelTLS: {} } : {}),
       // note: +switch-master from a sentinel makes the client leave the old master at once,
       // rather than when the old master stops answering or starts refusing writes.
       failoverDetector: true,
       sentinelRetryStrategy: reconnectDelay,
     });
   }
-  return new Redis(target.url, common);
+  // note: a rediss:// URL is TLS whatever REDIS_TLS says.
+  return new Redis(target.url, { ...common, ...(target.tls ? { tls: {} } : {}) });
 }
 
 /** Resolves once the client is ready; a command client refuses commands before that. */

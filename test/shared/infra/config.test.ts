@@ -5,7 +5,7 @@ import { prefixHashTag } from '../../../src/shared/infra/redis-target.js';
 describe('loadConfig: which Redis (REDIS_URL, REDIS_CLUSTER_NODES, REDIS_SENTINELS)', () => {
   it('defaults to one server at redis://127.0.0.1:6379 with the prefix bulk-import', () => {
     const config = loadConfig({});
-    expect(config.redis).toEqual({ mode: 'single', url: 'redis://127.0.0.1:6379' });
+    expect(config.redis).toEqual({ mode: 'single', url: 'redis://127.0.0.1:6379', tls: false });
     expect(config.redisPrefix).toBe('bulk-import');
   });
 
@@ -40,6 +40,7 @@ describe('loadConfig: which Redis (REDIS_URL, REDIS_CLUSTER_NODES, REDIS_SENTINE
       ],
       name: 'mymaster',
       sentinelPassword: 'pw',
+      sentinelTls: false,
       username: undefined,
       password: undefined,
       tls: false,
