@@ -122,15 +122,18 @@ describe('migrate', () => {
 });
 
 /**
- * Migration 0005 (external ids) on tables as a partner-heavy deployment has them: it must not
- * rewrite them (the table's file stays the same), and what it adds works on new rows.
+ * Migrations 0005 (external ids) and 0007 (the row rules as table checks) on tables as a
+ * partner-heavy deployment has them: they must not rewrite them (the table's file stays the
+ * same), and what they add works on new rows. note: the tests run in order on the same million
+ * rows, each applying its migration alone from a copy of the files.
  */
 // note: PostgreSQL alone, reached directly: the Redis Cluster and PgBouncer runs of the suite
 // would repeat it unchanged, so it runs in the plain run only.
 const plainRun = !process.env.TEST_REDIS_CLUSTER && !process.env.TEST_PGBOUNCER;
 
-describe.runIf(plainRun)('migration 0005 on a table that already holds a million rows', () => {
+describe.runIf(plainRun)('migrations on tables that already hold a million rows', () => {
   const EXTERNAL_IDS = '0005_external_ids.sql';
+  const ROW_LIMITS = '0007_row_limits.sql';
   let sql: postgres.Sql;
   let before: string;
 
@@ -146,7 +149,7 @@ describe.runIf(plainRun)('migration 0005 on a table that already holds a million
 
   const fileOf = async (table: string) => (await sql<{ n: string }[]>`select pg_relation_filenode(${table})::text as n`)[0]!.n;
 
-  it('adds the columns, checks and indexes without rewriting the tables, and they hold for new rows', async () => {
+  it('0005 adds the columns, checks and indexes without rewriting the tables, and they hold for new rows', async () => {
     const [account] = await sql<{ id: string }[]>`insert into accounts (display_name, subscription_tier) values ('Big', 'global') returning id`;
     await sql`
       insert into listings (account_id, title, description, price_cents, currency, category, material, photo_urls, thumbnail_url, maker_name)
@@ -157,8 +160,10 @@ describe.runIf(plainRun)('migration 0005 on a table that already holds a million
       select ${account!.id}, 'tpl-' || g, 'fdm', 'Prusa', 'MK4' from generate_series(1, 200000) g`;
     const files = { listings: await fileOf('listings'), machines: await fileOf('machines'), imports: await fileOf('imports') };
 
+    // note: 0005 alone, from the same copy of the files: the later migrations have tests of their own
+    await copyFile(join(MIGRATIONS_DIR, EXTERNAL_IDS), join(before, EXTERNAL_IDS));
     const started = performance.now();
-    expect((await migrate(sql)).applied).toEqual([EXTERNAL_IDS]);
+    expect((await migrate(sql, before)).applied).toEqual([EXTERNAL_IDS]);
     console.log(`migration 0005 on 1,000,000 listings and 200,000 machines: ${Math.round(performance.now() - started)} ms`);
 
     expect({ listings: await fileOf('listings'), machines: await fileOf('machines'), imports: await fileOf('imports') }).toEqual(files);
@@ -177,6 +182,43 @@ describe.runIf(plainRun)('migration 0005 on a table that already holds a million
     await expect(sql`update machines set external_id = '' where template_id = 'tpl-1'`).rejects.toMatchObject({ code: '23514' });
     await sql`update listings set external_id = 'SKU-1' where price_cents = 1`;
     await expect(sql`update listings set external_id = 'SKU-1' where price_cents = 2`).rejects.toMatchObject({ code: '23505' });
+  }, 120_000);
+
+  it('0007 adds its checks without reading or rewriting the tables: rows stored before stay, every row written after is checked', async () => {
+    const CHECKS = [
+      'listings_external_id_characters', 'listings_photo_urls_https', 'listings_tags_length', 'listings_thumbnail_url_https',
+      'machines_capabilities_size', 'machines_external_id_characters', 'machines_identifiers_length',
+    ];
+    for (const file of migrationFiles.filter((f) => f > EXTERNAL_IDS && f < ROW_LIMITS)) await copyFile(join(MIGRATIONS_DIR, file), join(before, file));
+    await migrate(sql, before);
+    // note: a row of each table that breaks a new check, as one stored by an older version could
+    await sql`update listings set photo_urls = array['http://cdn.example.test/a.jpg'] where price_cents = 3`;
+    await sql`update machines set template_id = repeat('t', 300) where template_id = 'tpl-3'`;
+    const files = { listings: await fileOf('listings'), machines: await fileOf('machines') };
+
+    await copyFile(join(MIGRATIONS_DIR, ROW_LIMITS), join(before, ROW_LIMITS));
+    const started = performance.now();
+    expect((await migrate(sql, before)).applied).toEqual([ROW_LIMITS]);
+    console.log(`migration 0007 on 1,000,000 listings and 200,000 machines: ${Math.round(performance.now() - started)} ms`);
+
+    expect({ listings: await fileOf('listings'), machines: await fileOf('machines') }).toEqual(files);
+    const checks = await sql<{ conname: string; convalidated: boolean }[]>`
+      select conname, convalidated from pg_constraint where conname in ${sql(CHECKS)} order by conname`;
+    expect(checks).toEqual(CHECKS.map((conname) => ({ conname, convalidated: false })));
+    const [counts] = await sql`
+      select (select count(*)::int from listings) as listings, (select count(*)::int from machines) as machines,
+             (select count(*)::int from listings where photo_urls[1] like 'http:%') as http,
+             (select count(*)::int from machines where char_length(template_id) > 200) as long`;
+    expect(counts).toEqual({ listings: 1_000_000, machines: 200_000, http: 1, long: 1 });
+
+    // every row written after is checked, an update of a row stored before included
+    const refused = (constraint: string) => ({ code: '23514', constraint_name: constraint });
+    await expect(sql`update listings set photo_urls = array['javascript:alert(1)'] where price_cents = 2`).rejects.toMatchObject(refused('listings_photo_urls_https'));
+    await expect(sql`update listings set tags = array[repeat('t', 81)] where price_cents = 2`).rejects.toMatchObject(refused('listings_tags_length'));
+    await expect(sql`update machines set capabilities = array_fill('c'::text, array[101]) where template_id = 'tpl-2'`).rejects.toMatchObject(refused('machines_capabilities_size'));
+    await expect(sql`update machines set external_id = ${'asset\u0007'} where template_id = 'tpl-2'`).rejects.toMatchObject(refused('machines_external_id_characters'));
+    await expect(sql`update listings set title = 'still http' where price_cents = 3`).rejects.toMatchObject(refused('listings_photo_urls_https'));
+    await sql`update listings set tags = array[repeat('t', 80)], external_id = 'SKU-2' where price_cents = 2`;
   }, 120_000);
 });
 
