@@ -13,7 +13,7 @@ import { listenForAuthChanges, type AuthChangeListener } from './auth/auth-chang
 import { KeyCache } from './auth/key-cache.js';
 import { onRedisReconnect } from './auth/redis-reconnect.js';
 import { BulkBodyPreparer, defaultPrepareThreads } from './bulk-body/bulk-body-preparer.js';
-import { ImportRunner } from './import/import-runner.js';
+import { ImportRunner, WATCH_AFTER_TIMEOUT_MS } from './import/import-runner.js';
 import { AccountQuota } from './limits/account-quota.js';
 import { AuthLockout } from './limits/auth-lockout.js';
 import { AccountInFlight } from './limits/in-flight-slots.js';
@@ -57,7 +57,11 @@ export async function createApiDeps(config: Config, log: Logger): Promise<ApiDep
   events.on('error', (err) => log.warn({ err: err.message }, 'queue events error'));
   await events.waitUntilReady();
 
-  const inFlight = new AccountInFlight(redis, config.redisPrefix, config.accountMaxInFlight, log);
+  const inFlight = new AccountInFlight(redis, config.redisPrefix, config.accountMaxInFlight, log, {
+    // note: the longest a request can hold its slot: its headers and body, the import's pickup and
+    // finish, then a job answered 504 watched to its end; a minute for the claim and the record.
+    maxHoldMs: config.requestTimeoutMs + config.importPickupTimeoutMs + config.importTimeoutMs + WATCH_AFTER_TIMEOUT_MS + 60_000,
+  });
   const keyCache = new KeyCache();
   onRedisReconnect(redis, () => keyCache.clear());
   // note: changes made directly in the tables reach the cache through the database's NOTIFY, on

@@ -32,6 +32,21 @@ describe('AccountInFlight (slots in Redis)', () => {
     }
   });
 
+  it('releases a slot held past maxHoldMs, whatever its holder does, and says so in the log', async () => {
+    const chunks: string[] = [];
+    const log = createLogger(loadConfig({ LOG_LEVEL: 'info' }), 'test', { write: (line: string) => void chunks.push(line) });
+    const slots = new AccountInFlight(redis, testRedisPrefix(), 1, log, { leaseMs: 60_000, renewEveryMs: 100, maxHoldMs: 300 });
+    try {
+      // A holder that never releases its slot, as a request whose end was lost track of.
+      expect(await slots.tryAcquire('acct')).toBeDefined();
+      expect(await slots.tryAcquire('acct')).toBeUndefined();
+      await expect.poll(async () => (await slots.tryAcquire('acct')) !== undefined, { timeout: 3_000, interval: 100 }).toBe(true);
+      expect(chunks.join('')).toContain('an in-flight slot outlived any import it could belong to; released');
+    } finally {
+      slots.close();
+    }
+  });
+
   it('frees the slots of a replica that died when their leases end, and keeps those of a live one', async () => {
     const prefix = testRedisPrefix();
     const options = { leaseMs: 600, renewEveryMs: 150 };

@@ -42,6 +42,11 @@ export interface InFlightOptions {
   leaseMs: number;
   /** how often a replica renews the slots it holds */
   renewEveryMs: number;
+  /**
+   * the longest a request can hold a slot (its body, its import, and a job answered 504 watched
+   * to its end); a slot still held then is a leak, released at the next renewal
+   */
+  maxHoldMs?: number;
 }
 
 /** note: a slot held by a replica that died frees itself within LEASE_MS (docs/access.md#in-flight-cap). */
@@ -53,21 +58,24 @@ const DEFAULTS: InFlightOptions = { leaseMs: 45_000, renewEveryMs: 15_000 };
  * it holds, so a replica that dies without releasing them frees them when their leases end.
  */
 export class AccountInFlight {
-  private readonly held = new Map<string, string>();
+  /** the slots this replica holds: member -> its key, and when it was taken */
+  private readonly held = new Map<string, { key: string; takenAt: number; release: () => void }>();
   private readonly renewal: NodeJS.Timeout;
   private readonly redis: ScriptClient;
+  private readonly options: InFlightOptions;
 
   constructor(
     redis: RedisClient,
     private readonly prefix: string,
     private readonly max: number,
     private readonly log: Logger,
-    private readonly options: InFlightOptions = DEFAULTS,
+    settings: Partial<InFlightOptions> = {},
   ) {
+    this.options = { ...DEFAULTS, ...settings };
     redis.defineCommand('inFlightAcquire', { numberOfKeys: 1, lua: ACQUIRE });
     redis.defineCommand('inFlightRenew', { numberOfKeys: 1, lua: RENEW });
     this.redis = redis as ScriptClient;
-    this.renewal = setInterval(() => this.renewAll(), options.renewEveryMs);
+    this.renewal = setInterval(() => this.renewAll(), this.options.renewEveryMs);
     this.renewal.unref();
   }
 
@@ -86,22 +94,28 @@ export class AccountInFlight {
       throw apiErrors.serviceUnavailable();
     }
     if (taken !== 1) return undefined;
-    this.held.set(member, key);
     let released = false;
-    return {
-      handlerStarted: false,
-      release: () => {
-        if (released) return;
-        released = true;
-        this.held.delete(member);
-        // note: not awaited; a slot whose release is lost frees itself when its lease ends.
-        this.redis.zrem(key, member).catch((err: unknown) => this.log.warn({ err }, 'could not release an in-flight slot; its lease ends it'));
-      },
+    const release = () => {
+      if (released) return;
+      released = true;
+      this.held.delete(member);
+      // note: not awaited; a slot whose release is lost frees itself when its lease ends.
+      this.redis.zrem(key, member).catch((err: unknown) => this.log.warn({ err }, 'could not release an in-flight slot; its lease ends it'));
     };
+    this.held.set(member, { key, takenAt: Date.now(), release });
+    return { handlerStarted: false, release };
   }
 
   private renewAll(): void {
-    for (const [member, key] of this.held) {
+    const { maxHoldMs } = this.options;
+    for (const [member, { key, takenAt, release }] of this.held) {
+      if (maxHoldMs !== undefined && Date.now() - takenAt > maxHoldMs) {
+        // note: no request holds a slot this long; one that does was lost track of (a bug), and
+        // would otherwise take one of its account's imports away for as long as this process lives.
+        this.log.error({ accountSlotKey: key, heldMs: Date.now() - takenAt }, 'an in-flight slot outlived any import it could belong to; released');
+        release();
+        continue;
+      }
       this.redis.inFlightRenew(key, member, this.options.leaseMs).catch((err: unknown) => this.log.warn({ err }, 'could not renew an in-flight slot'));
     }
   }
