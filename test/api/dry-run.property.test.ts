@@ -1,27 +1,37 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CONTROL_CHARACTERS } from '../../src/shared/rows/control-characters.js';
 import { bearer, validListing, validMachine } from '../support/fixtures.js';
 import { startTestService, type TestService } from '../support/test-service.js';
 import { newPartner, storedFor } from '../support/bulk-endpoint.js';
 
-/** Query strings a client might send: the parameter spelt right or wrong, once or twice, encoded or not. */
+/** Values a client might send: spelt right or wrong, encoded or not. */
 const valueArb = fc.oneof(
-  fc.constantFrom('true', 'false', 'TRUE', 'True', '1', '0', 'yes', '', ' true', 'true ', '%74rue', 'true%00', 'false&dry_run=true', 'true&dry_run=false', 'null', '[]', '%'),
+  fc.constantFrom('true', 'false', 'TRUE', 'True', '1', '0', 'yes', '', ' true', 'true ', '%74rue', 'true%00', 'null', '[]', '%'),
   fc.string({ maxLength: 8 }).map(encodeURIComponent),
   fc.string({ maxLength: 8 }),
 );
-const queryArb = fc.oneof(
-  valueArb.map((value) => `dry_run=${value}`),
-  fc.constant('dry_run'),
-  valueArb.map((value) => `other=1&dry_run=${value}`),
+/** Names a client might send: `dry_run` and its misspellings, encoded or not, and anything else. */
+const nameArb = fc.oneof(
+  { weight: 4, arbitrary: fc.constant('dry_run') },
+  { weight: 3, arbitrary: fc.constantFrom('dryRun', 'dry-run', 'dryrun', 'DRY_RUN', 'Dry_Run', 'dry_run ', 'dry_run%20', 'dry%5Frun', 'dry_run%00', 'dry+run', 'dry_run[]', 'dry_run.', '0', '10', '__proto__', 'constructor', '', '%', '%1B%5B2J') },
+  { weight: 2, arbitrary: fc.string({ maxLength: 8 }).map(encodeURIComponent) },
+  { weight: 1, arbitrary: fc.string({ maxLength: 80 }) },
 );
+/** One to four parameters, each `name=value`, or a bare `name`. */
+const queryArb = fc
+  .array(fc.tuple(nameArb, fc.option(valueArb, { nil: undefined })), { minLength: 1, maxLength: 4 })
+  .map((pairs) => pairs.map(([name, value]) => (value === undefined ? name : `${name}=${value}`)).join('&'));
+
+const UNKNOWN = 'Unknown query parameter: ';
 
 /**
- * Any `dry_run` spelling: exactly `true` is a dry run (200, nothing written), exactly `false` or
- * no parameter an import (201), and everything else a clean 400; never a 5xx, never an import
- * written by a request that asked for something else.
+ * Any query string: exactly `dry_run=true` is a dry run (200, nothing written), exactly
+ * `dry_run=false` or no parameter an import (201), and everything else a clean 400; a parameter
+ * other than `dry_run` is always the 400 `Unknown query parameter: <name>` and never an import,
+ * whatever `dry_run` says beside it. Never a 5xx.
  */
-describe.each(['listings', 'machines'] as const)('?dry_run on the %s endpoint', (kind) => {
+describe.each(['listings', 'machines'] as const)('the query string on the %s endpoint', (kind) => {
   let service: TestService;
 
   beforeAll(async () => {
@@ -31,7 +41,7 @@ describe.each(['listings', 'machines'] as const)('?dry_run on the %s endpoint', 
     await service?.close();
   });
 
-  it('answers 200 for true, 201 for false, and a 400 for anything else, without a 5xx', async () => {
+  it('answers 200 for dry_run=true, 201 for dry_run=false or nothing, a 400 for anything else, and never imports beside another parameter', async () => {
     let partner = await newPartner(service);
     let sent = 0;
     await fc.assert(
@@ -41,10 +51,25 @@ describe.each(['listings', 'machines'] as const)('?dry_run on the %s endpoint', 
         const row = kind === 'listings' ? validListing(withId ? { external_id: `P-${sent}` } : {}) : validMachine(withId ? { external_id: `P-${sent}` } : {});
         const url = `/v1/api/${kind}/bulk?${query}`;
         const res = await service.request({ method: 'POST', url, headers: bearer(partner.key), payload: { [kind]: [row] } });
-        // note: the values as a URL parser reads them (it drops trailing spaces and a fragment)
-        const values = new URL(url, 'http://localhost').searchParams.getAll('dry_run');
+        // note: the parameters as a URL parser reads them (it drops trailing spaces and a fragment),
+        // in the order sent.
+        const params = [...new URL(url, 'http://localhost').searchParams];
+        const unknown = params.find(([name]) => name !== 'dry_run');
+        const values = params.filter(([name]) => name === 'dry_run').map(([, value]) => value);
         const after = await storedFor(service, partner.account);
-        if (values.length === 1 && values[0] === 'true') {
+        if (unknown !== undefined) {
+          expect(res.statusCode, query).toBe(400);
+          const { error } = res.json<{ error: string }>();
+          expect(error.startsWith(UNKNOWN), query).toBe(true);
+          const shown = error.slice(UNKNOWN.length);
+          expect(CONTROL_CHARACTERS.test(shown), query).toBe(false);
+          expect([...shown].length, query).toBeLessThanOrEqual(65);
+          // note: a name with a malformed percent-escape is shown as sent, where a URL parser
+          // reads a replacement character; any other printable name is shown exactly.
+          const [name] = unknown;
+          if (/^[\x20-\x7e]{1,64}$/.test(name) && !/%/.test(query)) expect(shown, query).toBe(name);
+          expect(after, query).toEqual(before);
+        } else if (values.length === 1 && values[0] === 'true') {
           expect(res.statusCode, query).toBe(200);
           expect(res.json()).toMatchObject({ inserted: 1, dry_run: true });
           expect(after).toEqual(before);

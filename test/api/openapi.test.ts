@@ -408,6 +408,7 @@ describe('responses the server sends match the document', () => {
       [listings, 'post', service.request({ method: 'POST', url: listings, headers: bearer(readOnly), payload: body }), 403],
       [listings, 'post', service.request({ method: 'POST', url: listings, headers: bearer(key), payload: { listings: [] } }), 400],
       [listings, 'post', service.request({ method: 'POST', url: listings, headers: bearer(key), payload: { listings: [validListing({ currency: 'EUR' })] } }), 400],
+      [machines, 'post', service.request({ method: 'POST', url: `${machines}?dryRun=true`, headers: bearer(key), payload: { machines: [validMachine()] } }), 400],
       [listings, 'post', service.request({ method: 'POST', url: listings, headers: { ...bearer(key), 'content-type': 'application/xml' }, payload: '<listings/>' }), 415],
       [machines, 'post', service.request({ method: 'POST', url: machines, headers: { ...bearer(key), 'content-type': 'application/json' }, payload: `"${'x'.repeat(1_048_577)}"` }), 413],
     ];

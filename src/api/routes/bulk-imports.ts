@@ -13,7 +13,7 @@ import type { ApiDeps } from '../deps.js';
 import { parseIdempotencyKey } from '../import/idempotency.js';
 import { submitImport } from '../import/submit-import.js';
 import { ImportOutcomeUnknownError } from '../import/import-errors.js';
-import { parseDryRun } from '../import/dry-run-flag.js';
+import { parseDryRun, refuseUnknownQueryParameters } from '../import/bulk-query.js';
 import { bulkBadRequestExamples, bulkBodyExamples, bulkResultExamples, ERROR_EXAMPLES } from '../openapi/examples.js';
 import { bulkDryRunExamples, bulkSyncBodyExamples, bulkSyncResultExamples, DRY_RUN_BAD_REQUEST_EXAMPLES } from '../openapi/sync-examples.js';
 import {
@@ -33,7 +33,10 @@ const { workersUnavailable, importFailed, storeUnavailable, overloaded, stillRun
   ERROR_EXAMPLES;
 
 const DRY_RUN_DESCRIPTION =
-  '`true`: a dry run. Everything an import does, the worker\'s transaction, the table constraints and the `external_id` matching included, then rolled back: the answer is 200 with what the import would have given and `dry_run: true`, and nothing is written. Needs the same key, scope and tier, and counts against the rate limits. Not with an `Idempotency-Key`. Any other value than `true` or `false` is a 400.';
+  '`true`: a dry run. Everything an import does, the worker\'s transaction, the table constraints and the `external_id` matching included, then rolled back: the answer is 200 with what the import would have given and `dry_run: true`, and nothing is written. Needs the same key, scope and tier, and counts against the rate limits. Not with an `Idempotency-Key`. Any other value than `true` or `false` is a 400. The only query parameter: any other (`dryRun`, `dry-run`) is a 400 `Unknown query parameter: <name>`, never an import.';
+
+/** The bulk routes' query string; a parameter it does not name is refused (refuseUnknownQueryParameters). */
+const BulkQuerySchema = z.object({ dry_run: z.enum(['true', 'false']).optional().meta({ description: DRY_RUN_DESCRIPTION }) });
 
 function bulkSchema(kind: BulkKind) {
   const { maxRows, bodyLimitBytes } = BULK_KINDS[kind];
@@ -44,7 +47,7 @@ function bulkSchema(kind: BulkKind) {
     tags: ['Bulk imports'],
     security: [{ apiKey: [] }],
     headers: z.object({ 'Idempotency-Key': IdempotencyKeyHeaderSchema.optional() }),
-    querystring: z.object({ dry_run: z.enum(['true', 'false']).optional().meta({ description: DRY_RUN_DESCRIPTION }) }),
+    querystring: BulkQuerySchema,
     body: jsonBody(BULK_BODY_SCHEMAS[kind], { ...bulkBodyExamples(kind), ...bulkSyncBodyExamples(kind) }),
     response: {
       200: jsonResponse(BulkDryRunResponseSchema, {
@@ -58,7 +61,7 @@ function bulkSchema(kind: BulkKind) {
         examples: { ...bulkResultExamples(kind), ...bulkSyncResultExamples() },
       }),
       400: errorResponse(
-        'Nothing was written: the body is not JSON, not an object with the array, has no rows or too many, or no row is valid; or the `Idempotency-Key` is malformed; or `dry_run` is not `true` or `false`, or is `true` with an `Idempotency-Key`.',
+        'Nothing was written: the body is not JSON, not an object with the array, has no rows or too many, or no row is valid; or the `Idempotency-Key` is malformed; or `dry_run` is not `true` or `false`, or is `true` with an `Idempotency-Key`; or the query has a parameter other than `dry_run` (decided before the body is read).',
         { ...bulkBadRequestExamples(kind), ...DRY_RUN_BAD_REQUEST_EXAMPLES },
         AUTHENTICATED,
         BulkRequestErrorSchema,
@@ -144,7 +147,12 @@ export async function bulkImportRoutes(app: FastifyInstance, deps: ApiDeps): Pro
         bodyLimit: BULK_KINDS[kind].bodyLimitBytes,
         config: { auth: 'api-key', requiredScope: 'listings:write', jsonBodyAsBytes: true },
         // note: in the order of docs/access.md#order-of-checks; the body is read after them.
-        onRequest: [apiKeyAuth(deps), holdInFlightSlot(deps.inFlight), shedWhenOverloaded(app)],
+        onRequest: [
+          apiKeyAuth(deps),
+          holdInFlightSlot(deps.inFlight),
+          shedWhenOverloaded(app),
+          refuseUnknownQueryParameters(Object.keys(BulkQuerySchema.shape)),
+        ],
       },
       async (request, reply) => {
         const slot = request.inFlightSlot;

@@ -1,5 +1,6 @@
 import { ApiError, retryAfterHeaders } from './api-error.js';
 import type { RowError } from '../rows/validate-rows.js';
+import { echoedText } from './echoed-text.js';
 
 /**
  * Every error the API answers, in one table: its status and its text (docs/ and the OpenAPI
@@ -18,6 +19,7 @@ export const API_ERRORS = {
   idempotencyKeyMalformed: { status: 400, text: 'Idempotency-Key must be 1 to 255 printable ASCII characters' },
   dryRunMalformed: { status: 400, text: 'dry_run must be true or false' },
   dryRunWithIdempotencyKey: { status: 400, text: 'Idempotency-Key cannot be used with dry_run=true: a dry run writes nothing to replay' },
+  unknownQueryParameter: { status: 400, text: (name: string) => `Unknown query parameter: ${name}` },
   malformedUrl: { status: 400, text: 'Malformed request URL' },
   badRequest: { status: 400, text: 'Bad request' },
   apiKeyMissing: { status: 401, text: 'Missing or malformed API key' },
@@ -76,6 +78,8 @@ export const apiErrors = {
   idempotencyKeyMalformed: () => plain('idempotencyKeyMalformed'),
   dryRunMalformed: () => plain('dryRunMalformed'),
   dryRunWithIdempotencyKey: () => plain('dryRunWithIdempotencyKey'),
+  /** `name` as the partner sent it; the text shows it through echoedText */
+  unknownQueryParameter: (name: string) => new ApiError(400, { error: API_ERRORS.unknownQueryParameter.text(echoedText(name)) }),
   malformedUrl: () => plain('malformedUrl'),
   badRequest: () => plain('badRequest'),
   apiKeyMissing: () => plain('apiKeyMissing'),
