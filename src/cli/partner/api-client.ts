@@ -3,9 +3,10 @@
  * which every row failed on every field: 500 machines, each with a problem in each of its fields
  * and in each of its 100 capabilities (every problem in the reason and again in details) and an
  * external_id of 100 escaped characters, is about 15 KB a row, 7.5 MB in all (200 such listings,
- * about 4 KB each, stay under 1 MB). The CLI sends only rows its copy of the server's rules accepts,
- * so a real reply is far smaller still; 16 MiB leaves room for a newer server's longer messages.
- * Anything larger is abandoned unread: buffering whatever a server sends has no bound at all.
+ * each with 100 bad photo URLs, about 17 KB a row, make 3.5 MB). The CLI sends only rows its copy
+ * of the server's rules accepts, so a real reply is far smaller still; 16 MiB leaves room for a
+ * newer server's longer messages. Anything larger is abandoned unread: buffering whatever a
+ * server sends has no bound at all.
  */
 export const MAX_REPLY_BYTES = 16 * 2 ** 20;
 
