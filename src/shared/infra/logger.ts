@@ -47,13 +47,127 @@ function serializeRequest(req: LoggedRequest) {
   };
 }
 
+/**
+ * The own properties of an error that a log line keeps, when they are plain values. note: a list
+ * of what is kept rather than of what is dropped, because the rest is where secrets travel:
+ * ioredis attaches the command to its errors (`command.args`: the password of AUTH or HELLO, the
+ * rows of a SET, a job's data), Node's URL errors their `input` (a connection URL with its
+ * password), PostgresError its `detail`, `where` and `hint` (which quote the values of a row),
+ * and postgres.js in debug mode the query's parameters.
+ */
+const LOGGED_ERROR_FIELDS = [
+  'code',
+  'errno',
+  'syscall',
+  'address',
+  'port',
+  'statusCode',
+  'severity',
+  'schema_name',
+  'table_name',
+  'column_name',
+  'constraint_name',
+] as const;
+/** Errors an error holds (ClusterAllFailedError's last node error, an EXECABORT's earlier errors), logged by the same rules. */
+const NESTED_ERROR_FIELDS = ['cause', 'lastNodeError'] as const;
+const NESTED_ERROR_LISTS = ['errors', 'previousErrors'] as const;
+const MAX_NESTING = 3;
+/**
+ * Redis quotes the first arguments of a command it does not know in its error ("ERR unknown
+ * command 'x', with args beginning with: 'a' 'b'"), and an error's stack repeats its message.
+ */
+const QUOTED_ARGUMENTS = /, with args beginning with: .*/g;
+
+function withoutQuotedArguments(text: string): string {
+  return text.replace(QUOTED_ARGUMENTS, ', with args beginning with: [redacted]');
+}
+
+type ErrorLike = Error | { message: string };
+
+function isErrorLike(value: unknown): value is ErrorLike {
+  return value instanceof Error || (typeof value === 'object' && value !== null && typeof (value as { message?: unknown }).message === 'string');
+}
+
+function serializeErrorLike(error: ErrorLike, depth: number): Record<string, unknown> {
+  const source = error as unknown as Record<string, unknown>;
+  const type = error.constructor?.name ?? 'Error';
+  const name = typeof source.name === 'string' ? source.name : undefined;
+  const out: Record<string, unknown> = {
+    type,
+    ...(name !== undefined && name !== type ? { name } : {}),
+    message: withoutQuotedArguments(String(error.message)),
+  };
+  if (typeof source.stack === 'string') out.stack = withoutQuotedArguments(source.stack);
+  for (const field of LOGGED_ERROR_FIELDS) {
+    const value = source[field];
+    if (typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean') out[field] = value;
+  }
+  if (depth < MAX_NESTING) {
+    for (const field of NESTED_ERROR_FIELDS) {
+      if (isErrorLike(source[field])) out[field] = serializeErrorLike(source[field], depth + 1);
+    }
+    for (const field of NESTED_ERROR_LISTS) {
+      const list = source[field];
+      if (Array.isArray(list)) out[field] = list.filter(isErrorLike).map((item) => serializeErrorLike(item, depth + 1));
+    }
+  }
+  return out;
+}
+
+/**
+ * What a log line shows of an error: its type, message, stack and the fields above, never the
+ * command, query or input it failed on. A string (an error's message logged alone) loses the
+ * arguments Redis quotes; anything else is logged as it is.
+ */
+export function serializeError(value: unknown): unknown {
+  if (typeof value === 'string') return withoutQuotedArguments(value);
+  return isErrorLike(value) ? serializeErrorLike(value, 0) : value;
+}
+
+const ERROR_KEYS = ['err', 'error'];
+
+/**
+ * note: an Error logged under any other key ({ cause }, { reason }) goes through serializeError
+ * too; pino would otherwise write its enumerable properties, the command among them.
+ */
+function serializeErrorsUnderAnyKey(object: Record<string, unknown>): Record<string, unknown> {
+  let copy: Record<string, unknown> | undefined;
+  for (const key of Object.keys(object)) {
+    if (!ERROR_KEYS.includes(key) && object[key] instanceof Error) {
+      copy ??= { ...object };
+      copy[key] = serializeError(object[key]);
+    }
+  }
+  return copy ?? object;
+}
+
+function errorUnderErrorKey(object: unknown): ErrorLike | undefined {
+  if (typeof object !== 'object' || object === null) return undefined;
+  return ERROR_KEYS.map((key) => (object as Record<string, unknown>)[key]).find(isErrorLike);
+}
+
+/**
+ * note: pino takes a line's message from its error when the call gives none (`log.error(err)`,
+ * `log.error({ err })`); it is given here, without the arguments Redis quotes, as is every string
+ * argument of a call.
+ */
+function logMethod(this: Logger, args: unknown[], method: (...args: unknown[]) => void): void {
+  const [first] = args;
+  const error = isErrorLike(first) ? first : errorUnderErrorKey(first);
+  const given = args.map((arg) => (typeof arg === 'string' ? withoutQuotedArguments(arg) : arg));
+  if (args.length === 1 && error !== undefined) given.push(withoutQuotedArguments(String(error.message)));
+  method.apply(this, given);
+}
+
 /** `destination` defaults to stdout; tests pass a stream to read what was logged. */
 export function createLogger(config: Pick<Config, 'logLevel'>, name: string, destination?: DestinationStream): Logger {
   const options = {
     name,
     level: config.logLevel,
     redact: { paths: REDACTED_PATHS, censor: '[redacted]' },
-    serializers: { req: serializeRequest },
+    serializers: { req: serializeRequest, err: serializeError, error: serializeError },
+    formatters: { log: serializeErrorsUnderAnyKey },
+    hooks: { logMethod },
   };
   return destination === undefined ? pino(options) : pino(options, destination);
 }
