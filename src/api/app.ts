@@ -5,6 +5,7 @@ import type { ApiDeps } from './deps.js';
 import { registerApiDocs } from './plugins/api-docs.js';
 import { registerCors } from './plugins/cors.js';
 import { registerErrorHandling } from './plugins/error-handler.js';
+import { registerExpectContinue } from './plugins/expect-continue.js';
 import { clientErrorHandler, frameworkErrors } from './plugins/framework-errors.js';
 import { registerGracefulClose } from './plugins/graceful-close.js';
 import { registerJsonBodyParser } from './plugins/json-body.js';
@@ -56,6 +57,7 @@ export async function buildApp(deps: ApiDeps): Promise<FastifyInstance> {
   registerErrorHandling(app);
   registerGracefulClose(app);
   registerJsonBodyParser(app);
+  registerExpectContinue(app);
   await registerCors(app, deps.config.corsAllowedOrigins);
   await registerLoadShedding(app, deps.config);
   registerLockoutGuard(app, deps.lockout, deps.metrics);
