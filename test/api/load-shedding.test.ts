@@ -104,21 +104,21 @@ describe('load shedding: new bulk imports get 503 while the process is overloade
     });
 
     it.each([
-      ['no key', async () => ({}), 401, { error: 'Missing or malformed API key' }],
-      ['an unknown key', async () => bearer(`svc_live_0badc0de_${'0'.repeat(32)}`), 401, { error: 'Invalid API key' }],
+      ['no key', 401, { error: 'Missing or malformed API key' }, async () => ({})],
+      ['an unknown key', 401, { error: 'Invalid API key' }, async () => bearer(`svc_live_0badc0de_${'0'.repeat(32)}`)],
       [
         'a key of an account off the API tiers',
+        402,
+        { error: 'API access requires an Enterprise or Global subscription', current_tier: 'pro', upgrade_url: 'https://example.test/upgrade' },
         async () => {
           const account = await service.createAccount();
           const key = await service.createKey(account);
           await setAccountTier(service.sql, account.id, 'pro');
           return bearer(key);
         },
-        402,
-        { error: 'API access requires an Enterprise or Global subscription', current_tier: 'pro', upgrade_url: 'https://example.test/upgrade' },
       ],
-      ['a key without listings:write', async () => bearer(await service.createKey(await service.createAccount(), ['jobs:read'])), 403, { error: 'Missing required scope: listings_write' }],
-    ] as const)('answers %s %i as a process that is not overloaded does', async (_what, headers, status, body) => {
+      ['a key without listings:write', 403, { error: 'Missing required scope: listings_write' }, async () => bearer(await service.createKey(await service.createAccount(), ['jobs:read']))],
+    ] as const)('answers %s %i as a process that is not overloaded does', async (_what, status, body, headers) => {
       const res = await importOn(overloaded, await headers());
       expect(res.statusCode).toBe(status);
       expect(res.json()).toEqual(body);
