@@ -310,7 +310,7 @@ async function main(): Promise<void> {
   // with bodies still read on the event loop, and the defaults.
   if (want('fairness')) {
     const onTheLoop = { IMPORT_PREPARE_THREADS: '0' };
-    const unlimited = { ...onTheLoop, ACCOUNT_MAX_IN_FLIGHT: '1000000', OVERLOAD_EVENT_LOOP_DELAY_MS: '1000000', OVERLOAD_HEAP_USED_MB: '1000000' };
+    const unlimited = { ...onTheLoop, ACCOUNT_MAX_IN_FLIGHT: '1000000', OVERLOAD_EVENT_LOOP_DELAY_MS: '1000000', OVERLOAD_HEAP_USED_MB: '1000000', OVERLOAD_RSS_MB: '1000000' };
     const stacks = [
       ['without cap, shedding or threads', unlimited],
       ['cap and shedding, bodies read on the event loop', onTheLoop],
