@@ -48,12 +48,13 @@ function expectNoSecretIn(output: string, secrets: string[]): void {
  * PostgreSQL.
  */
 describe.skipIf(!redisServerAvailable())('secrets in the output of the API and the worker', () => {
-  const dir = scratchDir('secrets-in-logs');
+  let dir: ReturnType<typeof scratchDir> | undefined;
   let master: RedisServer;
   let sentinel: RedisServer;
   let database: TestDatabase;
 
   beforeAll(async () => {
+    dir = scratchDir('secrets-in-logs');
     master = await startRedisServer(dir.path, [], { password: REDIS_PASSWORD });
     sentinel = await startRedisServer(
       dir.path,
@@ -66,7 +67,7 @@ describe.skipIf(!redisServerAvailable())('secrets in the output of the API and t
     await sentinel?.stop();
     await master?.stop();
     await database?.drop();
-    dir.remove();
+    dir?.remove();
   });
 
   const baseEnv = () => ({ DATABASE_URL: database.url, REDIS_PREFIX: testRedisPrefix(), SESSION_SECRET: TEST_SESSION_SECRET, REDIS_CLUSTER_NODES: '' });

@@ -56,13 +56,14 @@ async function rejection(promise: Promise<unknown>): Promise<Error> {
  * the secrets, in any encoding.
  */
 describe.skipIf(!redisServerAvailable())('createLogger: errors in log lines', () => {
-  const dir = scratchDir('logger-errors');
+  let dir: ReturnType<typeof scratchDir> | undefined;
   let server: RedisServer;
   let redis: Redis;
   let sql: postgres.Sql;
   let debugSql: postgres.Sql;
 
   beforeAll(async () => {
+    dir = scratchDir('logger-errors');
     server = await startRedisServer(dir.path, [], { password: REDIS_PASSWORD });
     redis = server.client();
     const url = databaseUrl(inject('postgresUrl'), 'postgres');
@@ -75,7 +76,7 @@ describe.skipIf(!redisServerAvailable())('createLogger: errors in log lines', ()
     await sql?.end({ timeout: 5 });
     await debugSql?.end({ timeout: 5 });
     await server?.stop();
-    dir.remove();
+    dir?.remove();
   });
 
   async function wrongPasswordError(): Promise<Error> {
