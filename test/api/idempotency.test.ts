@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { QueueEvents, type Queue } from 'bullmq';
+import { Job, QueueEvents, type Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { INLINE_BELOW_BYTES } from '../../src/api/bulk-body/bulk-body-preparer.js';
@@ -445,6 +445,41 @@ describe('POST /v1/api/listings/bulk: a repeat while the first request is still 
     expect(firstReply.json()).toEqual({ inserted: 2, skipped: 1, errors: [rowError(1, 'currency: must be exactly USD', 'not_allowed')] });
     expect(firstReply.headers[REPLAYED]).toBeUndefined();
     expect(repeatReply.headers[REPLAYED]).toBe('true');
+    expect(await storedFor(service, account)).toEqual({ listings: 2, machines: 0, imports: 1, idempotencyKeys: 1 });
+  });
+});
+
+describe('POST /v1/api/listings/bulk: a repeat that cannot reach Redis while the first request runs', () => {
+  let service: TestService;
+
+  beforeAll(async () => {
+    // No worker: the first request's job waits in the queue.
+    service = await startTestService({ worker: false });
+  });
+  afterAll(async () => {
+    await service?.close();
+  });
+
+  it('answers 504, never the 503 that says nothing was written, since the first request may yet write; a later retry gets the rows once', async () => {
+    const { account, key } = await newPartner(service);
+    const body = twoListings();
+    const first = postBulk(service, 'listings', key, body, 'repeat-without-redis');
+    await vi.waitFor(async () => expect((await service.deps.queue.getJobCounts('waiting')).waiting).toBe(1), { timeout: 5_000, interval: 20 });
+
+    // The repeat's look at the first request's job fails as a Redis failover makes it fail.
+    const lookup = vi.spyOn(Job, 'fromId').mockRejectedValueOnce(new Error('Connection is closed.'));
+    let repeat;
+    try {
+      repeat = await postBulk(service, 'listings', key, body, 'repeat-without-redis');
+    } finally {
+      lookup.mockRestore();
+    }
+    expect(repeat.statusCode).toBe(504);
+    expect(repeat.json()).toEqual({ error: 'Import is still running; check before retrying', request_id: expect.any(String) });
+
+    const [firstReply, retry] = await withLateWorker(service, async () => [await first, await postBulk(service, 'listings', key, body, 'repeat-without-redis')]);
+    expect(firstReply.statusCode).toBe(201);
+    expect(retry.statusCode).toBe(201);
     expect(await storedFor(service, account)).toEqual({ listings: 2, machines: 0, imports: 1, idempotencyKeys: 1 });
   });
 });

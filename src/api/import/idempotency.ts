@@ -5,7 +5,7 @@ import type { NewImport } from '../../shared/import-job/queue.js';
 import { claimIdempotencyKey, releaseIdempotencyKey } from '../../shared/repositories/idempotency-keys.js';
 import { findImportRecord } from '../../shared/repositories/import-records.js';
 import type { Sql } from '../../shared/infra/db.js';
-import { IdempotencyKeyReusedError, ImportNotWrittenError } from './import-errors.js';
+import { IdempotencyKeyReusedError, ImportNotWrittenError, ImportOutcomeUnknownError } from './import-errors.js';
 import type { ImportRunner } from './import-runner.js';
 import { apiErrors } from '../../shared/errors/api-errors.js';
 
@@ -16,6 +16,16 @@ export function parseIdempotencyKey(header: string | string[] | undefined): stri
     throw apiErrors.idempotencyKeyMalformed();
   }
   return header;
+}
+
+/** Runs `step`; an error other than the import's own outcomes becomes ImportOutcomeUnknownError. */
+async function asOutcomeUnknown<T>(requestId: string, step: () => Promise<T>): Promise<T> {
+  try {
+    return await step();
+  } catch (error) {
+    if (error instanceof ImportNotWrittenError || error instanceof ImportOutcomeUnknownError) throw error;
+    throw new ImportOutcomeUnknownError(requestId, Promise.resolve(), { cause: error });
+  }
 }
 
 /** Claims in a row that may find an earlier failed import before this request gives up. */
@@ -52,16 +62,21 @@ export async function runIdempotentImport(
     if (claim.claimed) return { result: await releasingOnFailure(claim.jobId, () => runner.run(data, claim.jobId)), replayed: false };
     if (!claim.requestHash.equals(hash)) throw new IdempotencyKeyReusedError();
     // An earlier request holds the key: its recorded result, or its job's, is what we answer.
-    const recorded = await findImportRecord(sql, claim.jobId);
-    if (recorded?.state === 'completed') return { result: recorded.result, replayed: true };
-    if (recorded?.state === 'failed') {
+    // note: that request's job may be writing right now, so an error here (the database or Redis
+    // away) leaves the import's outcome unknown: never the 503 that says nothing was written.
+    const earlier = await asOutcomeUnknown(data.requestId, async () => {
+      const recorded = await findImportRecord(sql, claim.jobId);
+      if (recorded?.state !== undefined) return recorded;
+      return { state: 'rejoined' as const, result: await releasingOnFailure(claim.jobId, () => runner.rejoin(data, claim.jobId)) };
+    });
+    if (earlier.state === 'failed') {
       // note: that import wrote nothing, as it was answered, but its request did not get to
       // release the key (it died, or lost the database just then): this request releases it and
       // claims it afresh.
       await releaseIdempotencyKey(sql, { accountId, key, jobId: claim.jobId });
       continue;
     }
-    return { result: await releasingOnFailure(claim.jobId, () => runner.rejoin(data, claim.jobId)), replayed: true };
+    return { result: earlier.result, replayed: true };
   }
   throw new Error(`Idempotency-Key claim changed hands ${CLAIM_ATTEMPTS} times in a row`);
 }

@@ -43,8 +43,9 @@ export class ImportOutcomeUnknownError extends Error {
   constructor(
     readonly requestId: string,
     readonly settled: Promise<void> = Promise.resolve(),
+    options?: { cause: unknown },
   ) {
-    super('import outcome unknown');
+    super('import outcome unknown', options);
   }
 }
 

@@ -168,7 +168,10 @@ export async function bulkImportRoutes(app: FastifyInstance, deps: ApiDeps): Pro
           else deps.metrics.recordRows(kind, result);
           return await reply.code(201).send(result);
         } catch (error) {
-          if (error instanceof ImportOutcomeUnknownError) importRunsOn = error.settled;
+          if (error instanceof ImportOutcomeUnknownError) {
+            importRunsOn = error.settled;
+            if (error.cause !== undefined) request.log.warn({ err: error.cause }, 'import outcome unknown: an earlier request with its Idempotency-Key may be writing it');
+          }
           throw error;
         } finally {
           if (importRunsOn === undefined) slot?.release();
