@@ -5,6 +5,8 @@ interface SocketOptions {
   host: string[];
   port: number[];
   path?: string | false;
+  target_session_attrs?: string | null;
+  ssl?: unknown;
 }
 
 function dial(host: string, port: number, timeoutMs: number): Promise<net.Socket> {
@@ -29,6 +31,8 @@ function dial(host: string, port: number, timeoutMs: number): Promise<net.Socket
 
 /** A connection closed this soon after it was opened was turned away (see connectWithNoDelay). */
 const TURNED_AWAY_MS = 2_000;
+/** How long a host that turned a connection away is passed over before it is dialled again. */
+const PASS_OVER_MS = 500;
 
 /**
  * Opens the PostgreSQL socket with TCP_NODELAY. postgres.js leaves Nagle's algorithm on, and a
@@ -44,6 +48,13 @@ const TURNED_AWAY_MS = 2_000;
  * cursor past its host, so the next dial goes to the next host. One cursor per pool, so every
  * connection of the pool goes straight to the host the others found. When no host answers, the
  * factory hands back a refusedConnection instead of rejecting (see there why).
+ *
+ * note: a host that turned a connection away is passed over for PASS_OVER_MS. While no host is
+ * a primary (the primary died, its standby is not promoted yet), postgres.js would otherwise dial
+ * again at once, for ever: every waiting query hung until a primary appeared, and each pooled
+ * connection opened some 50 sessions a second on the standby. Passed over, the hosts run out,
+ * and the waiting queries fail at once with 08001, as libpq fails when no host fits
+ * `target_session_attrs`; the request answers 503 and the next query dials again.
  */
 export function connectWithNoDelay(timeoutMs: number) {
   const dialLiveHost = dialInTurn(timeoutMs);
@@ -59,6 +70,8 @@ export function connectWithNoDelay(timeoutMs: number) {
 
 function dialInTurn(timeoutMs: number) {
   let cursor = 0;
+  /** per host index, when it last turned a connection away */
+  const turnedAwayAt: number[] = [];
   return async (options: SocketOptions): Promise<net.Socket> => {
     const hosts = options.host.length > 0 ? options.host : ['127.0.0.1'];
     const failures: string[] = [];
@@ -70,6 +83,10 @@ function dialInTurn(timeoutMs: number) {
       const index = (first + attempt) % hosts.length;
       const host = hosts[index]!;
       const port = options.port[index] ?? options.port[0] ?? 5432;
+      if (Date.now() - (turnedAwayAt[index] ?? -Infinity) < PASS_OVER_MS) {
+        failures.push(`${host}:${port} (turned away)`);
+        continue;
+      }
       let socket: net.Socket;
       try {
         socket = await dial(host, port, timeoutMs);
@@ -80,15 +97,81 @@ function dialInTurn(timeoutMs: number) {
       }
       cursor = index;
       const openedAt = Date.now();
+      // note: postgres.js ends a connection itself (Terminate, then end()) to turn it away or
+      // when the pool closes. A connection the server dropped is ended too, by Node, once the
+      // server's side has ended; it, and one that carried a cancel request, leave the host alone.
+      let endedHere = false;
+      const end = socket.end.bind(socket) as (...args: unknown[]) => net.Socket;
+      socket.end = (...args: unknown[]) => {
+        if (!socket.readableEnded) endedHere = true;
+        return end(...args);
+      };
       socket.once('close', () => {
-        if (Date.now() - openedAt < TURNED_AWAY_MS && cursor === index) cursor = (index + 1) % hosts.length;
+        if (Date.now() - openedAt >= TURNED_AWAY_MS) return;
+        if (cursor === index) cursor = (index + 1) % hosts.length;
+        if (endedHere) turnedAwayAt[index] = Date.now();
       });
+      const refuses = options.target_session_attrs ? REFUSES[options.target_session_attrs] : undefined;
+      // note: TLS replaces this socket's listeners, and the first answer is then not a message.
+      if (refuses && !options.ssl) {
+        onStartup(socket, (parameters) => {
+          if (!refuses(parameters)) return;
+          endedHere = true;
+          socket.destroy();
+        });
+      }
       return socket;
     }
     throw Object.assign(new Error(`could not connect to PostgreSQL at ${failures.join(', ')}`), {
       code: (lastError as { code?: string } | undefined)?.code,
     });
   };
+}
+
+/**
+ * What each `target_session_attrs` turns away, from the parameters PostgreSQL 14 and later report
+ * at startup (older servers do not, and postgres.js then asks them).
+ */
+const REFUSES: Record<string, (parameters: Record<string, string>) => boolean> = {
+  primary: (p) => p.in_hot_standby === 'on',
+  standby: (p) => p.in_hot_standby === 'off',
+  'read-write': (p) => p.default_transaction_read_only === 'on',
+  'read-only': (p) => p.default_transaction_read_only === 'off',
+};
+
+/**
+ * Calls `onReady` with the parameters the server reported, at its first ReadyForQuery.
+ *
+ * note: postgres.js checks `target_session_attrs` there too, but skips the check when it still
+ * holds an error from the connection's previous socket (a query the server cut off with a FATAL
+ * error: a terminated backend, a shutdown): the connection then settled on a standby, and every
+ * write failed there (25006, a 500) until the connection was recycled. This listener comes
+ * before postgres.js's, so a wrong server is dropped before a query is written to it; it misses
+ * nothing, as the server says nothing before the startup message postgres.js sends once it listens.
+ */
+function onStartup(socket: net.Socket, onReady: (parameters: Record<string, string>) => void): void {
+  let pending: Buffer = Buffer.alloc(0);
+  const parameters: Record<string, string> = {};
+  const read = (chunk: Buffer) => {
+    pending = pending.length === 0 ? chunk : Buffer.concat([pending, chunk]);
+    // note: each message is a type byte, then its length (itself included) as an int32.
+    while (pending.length >= 5) {
+      const end = 1 + pending.readInt32BE(1);
+      if (pending.length < end) return;
+      const type = String.fromCharCode(pending[0]!);
+      const body = pending.subarray(5, end);
+      pending = pending.subarray(end);
+      if (type === 'S') {
+        const [name = '', value = ''] = body.toString('utf8').split('\0');
+        parameters[name] = value;
+      } else if (type === 'Z') {
+        socket.off('data', read);
+        onReady(parameters);
+        return;
+      }
+    }
+  };
+  socket.on('data', read);
 }
 
 /**

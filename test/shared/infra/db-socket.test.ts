@@ -1,4 +1,5 @@
 import net, { type Socket } from 'node:net';
+import postgres from 'postgres';
 import { afterAll, assert, beforeAll, describe, expect, it } from 'vitest';
 import { inject } from 'vitest';
 import { createSql, type Sql } from '../../../src/shared/infra/db.js';
@@ -167,6 +168,89 @@ describe.skipIf(!postgresServersAvailable())('a multi-host DATABASE_URL with tar
       await sql`create table if not exists failover_probe (id int)`;
     } finally {
       await sql.end({ timeout: 5 });
+    }
+  });
+
+  it('fails queries at once with 08001 while no host is a primary, dials the standby a few times a second, and gets through once it is one', async () => {
+    const { primary, standby } = servers;
+    const [dead] = DEAD_PORTS;
+    // note: a proxy in front of the standby counts the connections made to it, and later turns
+    // into the primary, as a promoted standby would.
+    let upstreamPort = standby.port;
+    let dials = 0;
+    const proxy = net.createServer((client) => {
+      dials += 1;
+      const upstream = net.connect(upstreamPort, '127.0.0.1');
+      client.pipe(upstream).pipe(client);
+      client.on('error', () => upstream.destroy());
+      upstream.on('error', () => client.destroy());
+    });
+    await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+    const { port } = proxy.address() as net.AddressInfo;
+    const sql = createSql({ databaseUrl: `postgres://postgres@127.0.0.1:${dead},127.0.0.1:${port}/postgres?target_session_attrs=primary`, databasePoolMax: 4 });
+    const within = <T,>(ms: number, promise: Promise<T>) =>
+      Promise.race([promise, new Promise<'still waiting'>((resolve) => setTimeout(() => resolve('still waiting'), ms))]);
+    try {
+      const started = Date.now();
+      const outcomes = await within(3_000, Promise.all([1, 2, 3, 4].map((n) => sql`select ${n}::int`.catch((error: unknown) => error))));
+      expect(outcomes).toEqual(
+        Array(4).fill(
+          expect.objectContaining({
+            code: '08001',
+            message: `could not connect to PostgreSQL at 127.0.0.1:${dead} (ECONNREFUSED), 127.0.0.1:${port} (turned away)`,
+          }),
+        ),
+      );
+      expect(Date.now() - started).toBeLessThan(1_000);
+      // A query every 50 ms for 2 s, as requests keep coming.
+      for (let i = 0; i < 40; i += 1) {
+        await within(1_000, sql`select 1`.catch(() => undefined));
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      // note: the first four, then about one each half second; before the standby was passed
+      // over, each waiting connection dialled it again at once, some 50 times a second.
+      expect(dials).toBeLessThanOrEqual(12);
+
+      upstreamPort = primary.port;
+      const promotedAt = Date.now();
+      let reached: unknown;
+      while (Date.now() - promotedAt < 3_000) {
+        reached = await sql<{ standby: boolean }[]>`select pg_is_in_recovery() as standby`.then(([row]) => row, (error: unknown) => error);
+        if ((reached as { standby?: boolean }).standby === false) break;
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      expect(reached).toEqual({ standby: false });
+      expect(Date.now() - promotedAt).toBeLessThan(1_500);
+    } finally {
+      await sql.end({ timeout: 1 });
+      proxy.close();
+    }
+  });
+
+  it('never settles on the standby after the server cut off a query on the primary', async () => {
+    const { primary, standby } = servers;
+    const url = `postgres://postgres@127.0.0.1:${primary.port},127.0.0.1:${standby.port}/postgres?target_session_attrs=primary`;
+    const sql = createSql({ databaseUrl: url, databasePoolMax: 1 });
+    const admin = postgres(primary.url(), { max: 1, onnotice: () => {} });
+    try {
+      const [row] = await sql<{ pid: number }[]>`select pg_backend_pid() as pid`;
+      const cut = sql`select pg_sleep(5)`.catch((error: unknown) => error);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      await admin`select pg_terminate_backend(${row!.pid})`;
+      expect(await cut).toMatchObject({ code: 'CONNECTION_CLOSED' });
+      // note: postgres.js kept the server's FATAL error and, on the next connection, failed its
+      // first query with it before checking target_session_attrs, so that connection stayed on
+      // the standby, where every write failed.
+      const reached: unknown[] = [];
+      for (let i = 0; i < 6; i += 1) {
+        reached.push(await sql<{ standby: boolean }[]>`select pg_is_in_recovery() as standby`.then(([r]) => r!.standby, (error: { code?: string }) => error.code));
+        await new Promise((resolve) => setTimeout(resolve, 200));
+      }
+      expect(reached).not.toContain(true);
+      expect(reached.at(-1)).toBe(false);
+    } finally {
+      await sql.end({ timeout: 1 });
+      await admin.end();
     }
   });
 
