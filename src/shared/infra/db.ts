@@ -24,7 +24,91 @@ export function createSql(config: Pick<Config, 'databaseUrl' | 'databasePoolMax'
     onnotice: () => {},
     transform: { undefined: null },
   };
-  return postgres(config.databaseUrl, settings as unknown as postgres.Options<Record<string, never>>);
+  return guardTransactions(postgres(config.databaseUrl, settings as unknown as postgres.Options<Record<string, never>>));
+}
+
+/**
+ * Makes `sql.begin` give up a transaction whose connection is lost (the primary died, the
+ * backend was terminated) instead of sending it anything more.
+ *
+ * note: postgres.js 3.4 goes on handing the statements of such a transaction, its ROLLBACK or
+ * COMMIT included, to the lost connection. A write to its closed socket throws from a timer
+ * (porsager/postgres#1154, #1208), which takes the whole process down; and once the pool has
+ * reopened that connection for other queries, they run there, outside the transaction: rows
+ * written without their import's record, and written again by the retry. So once the connection
+ * is gone, the transaction's later statements are refused here, and neither ROLLBACK nor COMMIT
+ * is sent: postgres.js would send them when the callback settles, so it is left unsettled, and
+ * `begin` rejects with the loss at once. The server rolled the transaction back when the
+ * connection went.
+ */
+function guardTransactions(sql: Sql): Sql {
+  const begin = sql.begin.bind(sql) as (options: string, fn: (tx: TransactionSql) => unknown) => Promise<unknown>;
+  const guarded = (optionsOrFn: string | ((tx: TransactionSql) => unknown), maybeFn?: (tx: TransactionSql) => unknown) => {
+    const [options, fn] = typeof optionsOrFn === 'function' ? ['', optionsOrFn] : [optionsOrFn, maybeFn!];
+    let lost: unknown;
+    let abandon!: (error: unknown) => void;
+    const abandoned = new Promise<never>((_, reject) => (abandon = reject));
+    const run = begin(options, async (tx) => {
+      try {
+        const made = fn(refusingOnceLost(tx, () => lost));
+        // note: postgres.js also takes an array of statements from the callback, and awaits them all.
+        const result: unknown = await (Array.isArray(made) ? Promise.all(made) : made);
+        if (lost === undefined) return result;
+      } catch (error) {
+        // note: a statement fails with its connection in the same turn of the event loop as
+        // postgres.js notices the close, which rejects `run`; one turn later `lost` says which.
+        await new Promise((resolve) => setImmediate(resolve));
+        if (lost === undefined) throw error;
+      }
+      abandon(lost);
+      return new Promise(() => {});
+    });
+    run.catch((error: unknown) => {
+      lost ??= error;
+    });
+    return Promise.race([run, abandoned]);
+  };
+  sql.begin = guarded as Sql['begin'];
+  return sql;
+}
+
+interface PendingQuery {
+  handler?: ((query: PendingQuery) => void) & { debug?: unknown };
+  reject(error: unknown): void;
+}
+
+/** The transaction's `sql`, whose statements are refused once `lostError()` is set. */
+function refusingOnceLost(tx: TransactionSql, lostError: () => unknown): TransactionSql {
+  // note: a statement is handed to its connection when it is awaited, not when it is written,
+  // so the check goes into the handler postgres.js calls then.
+  const guard = <T>(made: T): T => {
+    const query = made as PendingQuery;
+    const handler = made instanceof Promise ? query.handler : undefined;
+    if (handler === undefined) return made;
+    query.handler = Object.assign((pending: PendingQuery) => {
+      const lost = lostError();
+      if (lost === undefined) handler(pending);
+      else pending.reject(lost);
+    }, { debug: handler.debug });
+    return made;
+  };
+  return new Proxy(tx, {
+    apply: (target, thisArg, args: unknown[]) => guard(Reflect.apply(target, thisArg, args) as unknown),
+    get: (target, property, receiver) => {
+      const value: unknown = Reflect.get(target, property, receiver);
+      if (property === 'unsafe' || property === 'file') return (...args: unknown[]) => guard((value as (...a: unknown[]) => unknown)(...args));
+      if (property === 'savepoint') {
+        return (nameOrFn: unknown, maybeFn?: (sp: TransactionSql) => unknown) => {
+          // note: postgres.js counts the arguments to tell savepoint(fn) from savepoint(name, fn).
+          const savepoint = value as (...args: unknown[]) => Promise<unknown>;
+          const inner = (typeof nameOrFn === 'function' ? nameOrFn : maybeFn) as (sp: TransactionSql) => unknown;
+          const wrapped = (sp: TransactionSql) => inner(refusingOnceLost(sp, lostError));
+          return typeof nameOrFn === 'function' ? savepoint(wrapped) : savepoint(nameOrFn, wrapped);
+        };
+      }
+      return value;
+    },
+  });
 }
 
 /**
