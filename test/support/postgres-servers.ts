@@ -30,6 +30,7 @@ export function postgresServersAvailable(): boolean {
 
 export interface PostgresServer {
   port: number;
+  dataDir: string;
   child: ChildProcess;
   url(database?: string): string;
   stop(): Promise<void>;
@@ -38,8 +39,24 @@ export interface PostgresServer {
 export interface PrimaryAndStandby {
   primary: PostgresServer;
   standby: PostgresServer;
+  /** `pg_ctl stop -m immediate`: the server dies as in a crash, without a shutdown checkpoint */
+  kill(server: PostgresServer): Promise<void>;
+  /** `pg_ctl promote -w`: returns once the standby accepts writes */
+  promote(server: PostgresServer): void;
   stop(): Promise<void>;
 }
+
+export interface PrimaryAndStandbyOptions {
+  /**
+   * Synchronous replication: the standby connects as STANDBY_NAME, the primary lists it in
+   * synchronous_standby_names with synchronous_commit = on, so a commit returns only once the
+   * standby has flushed it.
+   */
+  synchronous?: boolean;
+}
+
+/** the standby's application_name, as its primary_conninfo gives it */
+export const STANDBY_NAME = 'standby1';
 
 const START_TIMEOUT_MS = 20_000;
 
@@ -47,7 +64,7 @@ const START_TIMEOUT_MS = 20_000;
  * A throwaway primary (initdb) and a streaming standby of it (pg_basebackup -R), each a child
  * process of this one on a loopback port, with nothing kept after stop().
  */
-export async function startPrimaryAndStandby(): Promise<PrimaryAndStandby> {
+export async function startPrimaryAndStandby(options: PrimaryAndStandbyOptions = {}): Promise<PrimaryAndStandby> {
   const bin = binDir();
   if (bin === undefined) throw new Error('no PostgreSQL binaries under /usr/lib/postgresql');
   const asRoot = process.getuid?.() === 0;
@@ -76,6 +93,7 @@ export async function startPrimaryAndStandby(): Promise<PrimaryAndStandby> {
     const exited = once(child, 'exit');
     const server: PostgresServer = {
       port,
+      dataDir,
       child,
       url: (database = 'postgres') => `postgres://postgres@127.0.0.1:${port}/${database}`,
       async stop() {
@@ -101,14 +119,49 @@ export async function startPrimaryAndStandby(): Promise<PrimaryAndStandby> {
     throw new Error(`postgres on ${port} did not accept connections within ${START_TIMEOUT_MS} ms: ${stderr}`);
   };
 
+  const kill = async (server: PostgresServer) => {
+    const exited = once(server.child, 'exit');
+    if (server.child.exitCode !== null || server.child.signalCode !== null) return;
+    run('pg_ctl', ['stop', '-D', server.dataDir, '-m', 'immediate', '-w']);
+    await exited;
+  };
+  const promote = (server: PostgresServer) => run('pg_ctl', ['promote', '-D', server.dataDir, '-w', '-t', '30']);
+
   try {
     run('initdb', ['-D', join(dir, 'primary'), '-A', 'trust', '-U', 'postgres', '--no-sync']);
     const primary = await start(join(dir, 'primary'));
-    run('pg_basebackup', ['-h', '127.0.0.1', '-p', String(primary.port), '-U', 'postgres', '-D', join(dir, 'standby'), '-R', '-X', 'stream']);
+    // note: -R writes this connection string into the standby's primary_conninfo, application_name included.
+    const conninfo = `host=127.0.0.1 port=${primary.port} user=postgres application_name=${STANDBY_NAME}`;
+    run('pg_basebackup', ['-d', conninfo, '-D', join(dir, 'standby'), '-R', '-X', 'stream']);
     const standby = await start(join(dir, 'standby'));
-    return { primary, standby, stop };
+    if (options.synchronous) await makeSynchronous(primary);
+    return { primary, standby, kill, promote, stop };
   } catch (error) {
     await stop();
     throw error;
+  }
+}
+
+/**
+ * Turns synchronous replication on once the standby streams, and waits until the primary counts
+ * it as synchronous. note: ALTER SYSTEM after the base backup, so the standby's copy of the
+ * configuration does not name a synchronous standby of its own: once promoted, it would wait for
+ * one for ever.
+ */
+async function makeSynchronous(primary: PostgresServer): Promise<void> {
+  const sql = postgres(primary.url(), { max: 1, onnotice: () => {} });
+  try {
+    // note: unsafe, as ALTER SYSTEM takes no bound parameters; the name is a constant.
+    await sql.unsafe(`alter system set synchronous_standby_names = '${STANDBY_NAME}'`);
+    await sql`alter system set synchronous_commit = 'on'`;
+    await sql`select pg_reload_conf()`;
+    for (let attempt = 0; attempt < 100; attempt += 1) {
+      const rows = await sql`select 1 from pg_stat_replication where application_name = ${STANDBY_NAME} and sync_state = 'sync'`;
+      if (rows.length === 1) return;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    throw new Error(`the standby did not become synchronous: ${JSON.stringify(await sql`select application_name, state, sync_state from pg_stat_replication`)}`);
+  } finally {
+    await sql.end({ timeout: 5 });
   }
 }
