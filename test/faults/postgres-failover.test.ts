@@ -201,6 +201,7 @@ describe.skipIf(!postgresServersAvailable())('PostgreSQL failover: the primary d
     let failingOver: Promise<void> | undefined;
 
     const failover = async () => {
+      await untilWritingTransaction(primary.url('bulk_import'));
       failoverStartedAt = Date.now();
       await servers!.kill(primary);
       await pause(PROMOTION_DELAY_MS);
@@ -301,6 +302,26 @@ describe.skipIf(!postgresServersAvailable())('PostgreSQL failover: the primary d
     expect(fresh.status).toBe(201);
   }, 150_000);
 });
+
+/**
+ * Waits, for up to 5 s, until some transaction on the server has written and not yet ended, so
+ * that the primary dies in the middle of an import's transaction rather than between two.
+ */
+async function untilWritingTransaction(url: string): Promise<void> {
+  const monitor = postgres(url, { max: 1, onnotice: () => {} });
+  try {
+    const deadline = Date.now() + 5_000;
+    while (Date.now() < deadline) {
+      const [row] = await monitor<{ n: number }[]>`
+        select count(*)::int as n from pg_stat_activity
+        where backend_xid is not null and pid <> pg_backend_pid()`;
+      if (row!.n > 0) return;
+      await pause(5);
+    }
+  } finally {
+    await monitor.end({ timeout: 1 });
+  }
+}
 
 /** `api: "import job failed" x2; worker: ...`, from the JSON log lines at warn and above */
 function warningsOf(parts: ServiceProcess[]): string {
