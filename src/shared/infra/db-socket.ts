@@ -24,7 +24,9 @@ function dial(host: string, port: number, timeoutMs: number): Promise<net.Socket
     socket.once('connect', () => {
       clearTimeout(timer);
       socket.removeListener('error', onError);
-      resolve(socket);
+      // note: as postgres.js marks the sockets it dials itself: TLS takes the server name to send
+      // (SNI) and to check the certificate against (verify-full) from here, and errors name it.
+      resolve(Object.assign(socket, { host, port }));
     });
   });
 }

@@ -1,4 +1,9 @@
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import net, { type Socket } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import tls from 'node:tls';
 import postgres from 'postgres';
 import { afterAll, assert, beforeAll, describe, expect, it } from 'vitest';
 import { inject } from 'vitest';
@@ -133,6 +138,41 @@ describe('connectWithNoDelay (the PostgreSQL socket factory)', () => {
     } finally {
       await sql.end({ timeout: 5 });
       proxy.close();
+    }
+  });
+
+  it('names the host it dialled to TLS (SNI, and the name a verify-full certificate check expects)', async () => {
+    // note: a server that accepts PostgreSQL's SSLRequest, then records the name the TLS hello carries.
+    const dir = mkdtempSync(join(tmpdir(), 'tls-name-'));
+    try {
+      execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '1', '-subj', '/CN=localhost', '-keyout', join(dir, 'key.pem'), '-out', join(dir, 'cert.pem')], { stdio: 'ignore' });
+      const names: (string | false | null)[] = [];
+      const context = tls.createSecureContext({ key: readFileSync(join(dir, 'key.pem')), cert: readFileSync(join(dir, 'cert.pem')) });
+      const fake = net.createServer((socket) => {
+        socket.once('data', () => {
+          socket.write('S');
+          const secure = new tls.TLSSocket(socket, { isServer: true, secureContext: context });
+          secure.once('secure', () => {
+            names.push(secure.servername);
+            secure.destroy();
+          });
+          secure.on('error', () => secure.destroy());
+        });
+      });
+      await new Promise<void>((resolve) => fake.listen(0, '127.0.0.1', resolve));
+      const { port } = fake.address() as net.AddressInfo;
+      const sql = createSql({ databaseUrl: `postgres://postgres@localhost:${port}/postgres?sslmode=require`, databasePoolMax: 1 });
+      try {
+        // note: postgres.js dials again and again while a server hangs up during startup.
+        void sql`select 1`.catch(() => undefined);
+        for (let i = 0; i < 100 && names.length === 0; i += 1) await new Promise((resolve) => setTimeout(resolve, 50));
+        expect(names[0]).toBe('localhost');
+      } finally {
+        await sql.end({ timeout: 1 });
+        fake.close();
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 
