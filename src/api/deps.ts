@@ -68,6 +68,14 @@ export async function createApiDeps(config: Config, log: Logger): Promise<ApiDep
   // a connection of its own (DATABASE_LISTEN_URL): LISTEN does not work through transaction pooling.
   const listenSql = createSql({ databaseUrl: config.databaseListenUrl, databasePoolMax: 1 });
   const authChanges = listenForAuthChanges(listenSql, () => keyCache.clear(), log);
+  const imports = new ImportRunner(
+    sql,
+    queue,
+    new ImportRowsStore(producerRedis, config.redisPrefix),
+    events,
+    { pickupMs: config.importPickupTimeoutMs, finishMs: config.importTimeoutMs },
+    log,
+  );
   const bulkBodies = new BulkBodyPreparer(config.importPrepareThreads ?? defaultPrepareThreads());
 
   return {
@@ -76,14 +84,7 @@ export async function createApiDeps(config: Config, log: Logger): Promise<ApiDep
     sql,
     redis,
     queue,
-    imports: new ImportRunner(
-      sql,
-      queue,
-      new ImportRowsStore(producerRedis, config.redisPrefix),
-      events,
-      { pickupMs: config.importPickupTimeoutMs, finishMs: config.importTimeoutMs },
-      log,
-    ),
+    imports,
     quota: new AccountQuota(redis, config.redisPrefix),
     lockout: new AuthLockout(redis, config.redisPrefix),
     authVersion: new AuthVersion(redis, config.redisPrefix),
@@ -93,6 +94,7 @@ export async function createApiDeps(config: Config, log: Logger): Promise<ApiDep
     authChanges,
     metrics: createApiMetrics(queue, log),
     async close() {
+      imports.close();
       inFlight.close();
       await bulkBodies.close();
       await authChanges.stop();

@@ -55,6 +55,9 @@ function timeout(ms: number): { promise: Promise<'timeout'>; cancel(): void } {
 export class ImportRunner {
   /** one watch per job, shared by the requests of this process that wait on it */
   private readonly watches = new Map<string, { watch: JobWatch; waiters: number }>();
+  /** resolves when the process stops: the jobs answered 504 are watched no longer */
+  private readonly closed: Promise<void>;
+  private markClosed!: () => void;
 
   constructor(
     private readonly sql: Sql,
@@ -64,6 +67,7 @@ export class ImportRunner {
     private readonly timeouts: ImportTimeouts,
     private readonly log: Logger,
   ) {
+    this.closed = new Promise((resolve) => (this.markClosed = resolve));
     events.on('active', ({ jobId }) => this.watches.get(jobId)?.watch.markPickedUp());
     events.on('completed', ({ jobId, returnvalue }) => this.watches.get(jobId)?.watch.finish({ state: 'completed', result: returnvalue }));
     events.on('failed', ({ jobId, failedReason }) => this.watches.get(jobId)?.watch.finish({ state: 'failed', reason: failedReason }));
@@ -123,12 +127,20 @@ export class ImportRunner {
     return record.result;
   }
 
-  /** Resolves when the watched job ends, is found gone, or WATCH_AFTER_TIMEOUT_MS passes. */
+  /** Resolves when the watched job ends, is found gone, WATCH_AFTER_TIMEOUT_MS passes, or the runner closes. */
   private settling(watch: JobWatch): Promise<void> {
     // note: an add whose outcome is unknown may have reached Redis: missing from now on means gone.
     watch.markAdded();
     const limit = timeout(this.timeouts.watchAfterTimeoutMs ?? WATCH_AFTER_TIMEOUT_MS);
-    return Promise.race([watch.finished, limit.promise]).then(() => limit.cancel());
+    return Promise.race([watch.finished, limit.promise, this.closed]).then(() => limit.cancel());
+  }
+
+  /**
+   * Stops watching the jobs answered 504, so that their timers do not hold the process up once
+   * its requests are answered. note: their slots' leases end with the process.
+   */
+  close(): void {
+    this.markClosed();
   }
 
   /**

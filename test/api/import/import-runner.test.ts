@@ -3,7 +3,7 @@ import { EventEmitter } from 'node:events';
 import { Job, type QueueEvents } from 'bullmq';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { importErrorReply } from '../../../src/api/import/import-error-replies.js';
-import { ImportNotWrittenError } from '../../../src/api/import/import-errors.js';
+import { ImportNotWrittenError, ImportOutcomeUnknownError } from '../../../src/api/import/import-errors.js';
 import { ImportRunner } from '../../../src/api/import/import-runner.js';
 import { startWorker, type RunningWorker } from '../../../src/worker/worker.js';
 import { RowsHandOver } from '../../../src/shared/import-job/rows-hand-over.js';
@@ -148,5 +148,50 @@ describe('ImportRunner when its job vanishes from the queue', () => {
     }
     const [written] = await service.sql<{ n: number }[]>`select count(*)::int as n from listings where account_id = ${account.id}`;
     expect(written?.n).toBe(0);
+  });
+});
+
+describe('ImportRunner after an import answered 504', () => {
+  let service: TestService;
+  let account: TestAccount;
+
+  beforeAll(async () => {
+    // No worker: the job stays in the queue, neither finished nor gone.
+    service = await startTestService({ worker: false });
+    account = await service.createAccount();
+  });
+  afterAll(async () => {
+    await service?.close();
+  });
+
+  it('keeps watching the job (settled stays pending) until the runner closes, and then lets go at once', async () => {
+    const events = new EventEmitter();
+    const runner = new ImportRunner(
+      service.deps.sql,
+      service.deps.queue,
+      new ImportRowsStore(service.deps.redis, service.config.redisPrefix),
+      events as unknown as QueueEvents,
+      { pickupMs: 60_000, finishMs: 300 },
+      service.deps.log,
+    );
+    const rows = encodeImportRows([ListingRowSchema.parse(validListing())]);
+    const outcome = runner
+      .run({ kind: 'listings', accountId: account.id, requestId: randomUUID(), total: 1, errors: [], rowCount: 1, rows: new RowsHandOver(rows) })
+      .catch((e: unknown) => e);
+    await vi.waitFor(async () => expect((await service.deps.queue.getWaiting()).length).toBe(1), { timeout: 5_000 });
+    const [job] = await service.deps.queue.getWaiting();
+    // A worker's pickup, as the queue's event reports it; the job then never finishes.
+    events.emit('active', { jobId: job!.id });
+
+    const error = await outcome;
+    expect(error).toBeInstanceOf(ImportOutcomeUnknownError);
+    let settled = false;
+    void (error as ImportOutcomeUnknownError).settled.then(() => (settled = true));
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    expect(settled).toBe(false);
+
+    runner.close();
+    await vi.waitFor(() => expect(settled).toBe(true), { timeout: 1_000 });
+    await job!.remove();
   });
 });
