@@ -7,7 +7,7 @@ import postgres from 'postgres';
 import { freePort } from './processes.js';
 
 /** Debian's PostgreSQL binaries (the newest installed major), or undefined when there are none. */
-function binDir(): string | undefined {
+export function binDir(): string | undefined {
   const root = '/usr/lib/postgresql';
   if (!existsSync(root)) return undefined;
   const majors = readdirSync(root).filter((name) => /^\d+$/.test(name)).sort((a, b) => Number(b) - Number(a));
@@ -16,7 +16,7 @@ function binDir(): string | undefined {
 }
 
 /** The OS user PostgreSQL runs as: its binaries refuse to run as root. */
-function postgresUser(): { uid: number; gid: number } | undefined {
+export function postgresUser(): { uid: number; gid: number } | undefined {
   const uid = spawnSync('id', ['-u', 'postgres'], { encoding: 'utf8' });
   const gid = spawnSync('id', ['-g', 'postgres'], { encoding: 'utf8' });
   if (uid.status !== 0 || gid.status !== 0) return undefined;
