@@ -257,6 +257,25 @@ export async function expectFailoverSurvived(label: string, stack: Stack, stream
   expect((await fetch(`${api.baseUrl}/v1/health`)).status).toBe(200);
   const fresh = await postListings(api, stack.apiKey, [validListing({ title: `${tag}-after row 0` })], `${tag}-after`);
   expect(fresh.status).toBe(201);
+
+  // The API listens for auth changes again, on the new primary: a key revoked directly in the
+  // tables is refused within a second or two, not after the key cache's 30 s.
+  const me = () => fetch(`${api.baseUrl}/v1/api/me`, { headers: { authorization: `Bearer ${stack.apiKey}` } }).then((res) => res.status);
+  expect(await me()).toBe(200);
+  const revoker = postgres(promotedUrl, { max: 1, onnotice: () => {} });
+  try {
+    await revoker`update api_keys set is_revoked = true, revoked_at = now()`;
+  } finally {
+    await revoker.end({ timeout: 5 });
+  }
+  const revokedAt = Date.now();
+  let status = 200;
+  while (status === 200 && Date.now() - revokedAt < 5_000) {
+    await pause(100);
+    status = await me();
+  }
+  expect(status, 'a key revoked in the tables after the failover').toBe(401);
+  console.log(`${label}: a key revoked in the tables was refused ${Date.now() - revokedAt} ms later`);
 }
 
 /**
