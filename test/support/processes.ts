@@ -58,7 +58,9 @@ export function spawnScript(part: string, entry: string, env: Record<string, str
   const loader = entry.endsWith('.ts') ? ['--import', 'tsx'] : [];
   const child = spawn(process.execPath, [...nodeArgs, ...loader, entry], {
     cwd: REPO_ROOT,
-    env: { ...process.env, NODE_ENV: 'test', LOG_LEVEL: 'info', ...env },
+    // note: JSON lines whatever the shell's LOG_FORMAT, since tests parse them; a test passes
+    // LOG_FORMAT: '' to see the default (stdout here is a pipe, never a terminal).
+    env: { ...process.env, NODE_ENV: 'test', LOG_LEVEL: 'info', LOG_FORMAT: 'json', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const output: string[] = [];

@@ -47,6 +47,7 @@ const EnvSchema = z.object({
   CORS_ALLOWED_ORIGINS: z.string().default(''),
   UPGRADE_URL: z.url().default('https://example.com/pricing'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  LOG_FORMAT: optionalFromEnv(z.enum(['pretty', 'json'])),
   DATABASE_POOL_MAX: intFromEnv(10),
   WORKER_CONCURRENCY: intFromEnv(8),
   IMPORT_TIMEOUT_MS: intFromEnv(60_000),
@@ -107,6 +108,8 @@ const ConfigSchema = EnvSchema.transform((e, ctx) => {
     corsAllowedOrigins: e.CORS_ALLOWED_ORIGINS.split(',').map((o) => o.trim()).filter(Boolean),
     upgradeUrl: e.UPGRADE_URL,
     logLevel: e.LOG_LEVEL,
+    /** `pretty` (pino-pretty) or `json` lines; unset (`auto`): pretty when stdout is a terminal */
+    logFormat: e.LOG_FORMAT ?? ('auto' as const),
     workerConcurrency: e.WORKER_CONCURRENCY,
     importTimeoutMs: e.IMPORT_TIMEOUT_MS,
     importPickupTimeoutMs: e.IMPORT_PICKUP_TIMEOUT_MS,

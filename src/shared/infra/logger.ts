@@ -1,4 +1,6 @@
+import { createRequire } from 'node:module';
 import { pino, type DestinationStream, type Logger } from 'pino';
+import type { PrettyOptions, prettyFactory } from 'pino-pretty';
 import type { Config } from './config.js';
 
 /**
@@ -159,8 +161,47 @@ function logMethod(this: Logger, args: unknown[], method: (...args: unknown[]) =
   method.apply(this, given);
 }
 
-/** `destination` defaults to stdout; tests pass a stream to read what was logged. */
-export function createLogger(config: Pick<Config, 'logLevel'>, name: string, destination?: DestinationStream): Logger {
+type LogFormat = Config['logFormat'];
+
+/** How a pretty line reads: `[12:00:01.234] INFO (api): Server listening at http://127.0.0.1:3000`, then its fields. */
+const PRETTY_OPTIONS: PrettyOptions = { translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname' };
+
+/**
+ * pino-pretty's formatter, or undefined when it cannot be loaded. note: loaded here, only when a
+ * pretty line is wanted, because it is a devDependency: the production image (`npm ci
+ * --omit=dev`) has none, and must never need it.
+ */
+function loadPrettyFormatter(): ((line: string) => string) | undefined {
+  try {
+    const pinoPretty = createRequire(import.meta.url)('pino-pretty') as { prettyFactory: typeof prettyFactory };
+    return pinoPretty.prettyFactory(PRETTY_OPTIONS);
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Pretty lines to `destination` (stdout by default). note: pino still writes each line as JSON,
+ * redacted and serialized as above, and pino-pretty only re-reads that line, so a pretty line
+ * holds nothing the JSON line would not. Synchronous, as pino's own stdout is: nothing is lost
+ * when a process exits right after logging.
+ */
+function prettyDestination(format: (line: string) => string, destination?: DestinationStream): DestinationStream {
+  const out = destination ?? pino.destination({ dest: 1, sync: true });
+  return { write: (line: string) => void out.write(format(line)) };
+}
+
+/**
+ * `destination` defaults to stdout; tests pass a stream to read what was logged. `logFormat`:
+ * `json` lines; `pretty` lines through pino-pretty; `auto` (LOG_FORMAT unset) pretty only when
+ * the lines go to stdout and stdout is a terminal. Pretty lines without pino-pretty installed are
+ * JSON lines: after one warning when LOG_FORMAT=pretty asked for them, quietly for `auto`.
+ */
+export function createLogger(
+  config: Pick<Config, 'logLevel'> & Partial<Pick<Config, 'logFormat'>>,
+  name: string,
+  destination?: DestinationStream,
+): Logger {
   const options = {
     name,
     level: config.logLevel,
@@ -169,7 +210,15 @@ export function createLogger(config: Pick<Config, 'logLevel'>, name: string, des
     formatters: { log: serializeErrorsUnderAnyKey },
     hooks: { logMethod },
   };
-  return destination === undefined ? pino(options) : pino(options, destination);
+  const format: LogFormat = config.logFormat ?? 'auto';
+  const wantsPretty = format === 'pretty' || (format === 'auto' && destination === undefined && process.stdout.isTTY === true);
+  const pretty = wantsPretty ? loadPrettyFormatter() : undefined;
+  if (pretty !== undefined) return pino(options, prettyDestination(pretty, destination));
+  const log = destination === undefined ? pino(options) : pino(options, destination);
+  if (format === 'pretty') {
+    log.warn('LOG_FORMAT=pretty needs the pino-pretty package, a devDependency (not installed here: the production image has none); writing JSON lines');
+  }
+  return log;
 }
 
 export function warnAboutDevSecrets(config: Config, log: Logger): void {
