@@ -10,6 +10,8 @@ const CONNECTION_ERROR_CODES = new Set([
   'ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENOTFOUND',
   // PostgreSQL: admin/crash shutdown, cannot connect now, too many connections
   '57P01', '57P02', '57P03', '53300',
+  // PostgreSQL: a write reached a standby (during a failover, before the pool found the new primary)
+  '25006',
 ]);
 
 const REDIS_UNAVAILABLE_MESSAGES = [
