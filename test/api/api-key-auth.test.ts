@@ -119,7 +119,7 @@ describe('API-key authentication (GET /v1/api/me, POST /v1/api/listings/bulk)', 
       await setTier(proAccount.id, 'pro');
     });
 
-    it('answers a pro account\'s valid key on GET /v1/api/me with 402 and the spec body', async () => {
+    it('answers a pro account\'s valid key on GET /v1/api/me with 402 and the body of docs/access.md#tiers', async () => {
       const res = await service.request({ method: 'GET', url: '/v1/api/me', headers: bearer(proKey) });
       expect(res.statusCode).toBe(402);
       expect(res.json()).toEqual(paywall);

@@ -8,7 +8,7 @@ import { startTestService, type ApiReplica, type TestService } from '../support/
 const NOT_DELIVERED = 'DATABASE_LISTEN_URL does not deliver notifications';
 
 /**
- * Behind PgBouncer in transaction pooling mode (decisions G): DATABASE_URL through it with
+ * Behind PgBouncer in transaction pooling mode (docs/contracts.md#topologies): DATABASE_URL through it with
  * prepare=false, DATABASE_LISTEN_URL straight to PostgreSQL. Each test starts PgBouncer itself,
  * whatever the run's own setting.
  */

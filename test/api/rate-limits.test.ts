@@ -140,7 +140,7 @@ describe('API-key rate limits', () => {
       expect(first300).toEqual(Array(300).fill(200));
     });
 
-    it('refuses the 301st with 429, the spec body and a matching Retry-After of 1..60 s', () => {
+    it('refuses the 301st with 429, the body of docs/access.md#rate-limits and a matching Retry-After of 1..60 s', () => {
       expect(refused.statusCode).toBe(429);
       const body = refused.json<{ error: string; retry_after_sec: number }>();
       expect(body).toEqual({ error: 'Rate limit exceeded (per-minute)', retry_after_sec: ANY_NUMBER });

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bearer } from '../support/fixtures.js';
 import { startTestService, type TestService } from '../support/test-service.js';
 
-describe('unexpected failures (decisions E)', () => {
+describe('unexpected failures (docs/errors.md#unexpected-errors)', () => {
   let service: TestService;
 
   beforeAll(async () => {
@@ -29,7 +29,7 @@ describe('unexpected failures (decisions E)', () => {
   });
 });
 
-describe('last_used_at (decisions C)', () => {
+describe('last_used_at (docs/access.md#api-keys)', () => {
   let service: TestService;
 
   beforeAll(async () => {

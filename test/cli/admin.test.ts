@@ -19,7 +19,7 @@ interface CliRun {
 }
 
 /**
- * Runs the operator CLI as a separate process, the way operators and scripts do (decisions F):
+ * Runs the operator CLI as a separate process, the way operators and scripts do (docs/contracts.md#operator-cli):
  * `npm run --silent admin -- ...` or `npx tsx src/cli/admin.ts ...`.
  */
 function runCli(env: NodeJS.ProcessEnv, args: string[], via: 'npm' | 'npx' = 'npx'): Promise<CliRun> {

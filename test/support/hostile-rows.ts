@@ -134,7 +134,7 @@ export function rowArbitraries(kind: BulkKind, value: fc.Arbitrary<unknown>) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// What a stored or normalised row must satisfy: decisions A and the database's rules.
+// What a stored or normalised row must satisfy: docs/rows.md and the database's rules (#stored-once).
 // ---------------------------------------------------------------------------------------------
 
 /** note: not URL.canParse: on Node 20 its optimised fast path answers false for non-ASCII hosts ("https://¡"). */

@@ -13,7 +13,7 @@ function dockerLooksReachable(): boolean {
 
 /**
  * Testcontainers when a Docker engine answers; otherwise the local services named by
- * TEST_DATABASE_URL / TEST_REDIS_URL, or the machine's defaults (DEVELOPERS.md).
+ * TEST_DATABASE_URL / TEST_REDIS_URL, or the machine's defaults (README.md#quick-start).
  */
 export async function startServices(): Promise<ServiceUrls> {
   if (process.env.TEST_DATABASE_URL === undefined && process.env.TEST_REDIS_URL === undefined && dockerLooksReachable()) {

@@ -43,8 +43,8 @@ export function jsonBody<Schema extends z.ZodType>(schema: Schema, examples: Exa
 }
 
 /**
- * For a route whose handler checks its input itself, to answer with the texts the spec and
- * docs/rows.md fixes (per-row reasons, envelope messages): the route still declares its zod
+ * For a route whose handler checks its input itself, to answer with the texts docs/rows.md and
+ * docs/access.md#api-keys fix (per-row reasons, envelope messages): the route still declares its zod
  * schemas, so the document shows them, but Fastify does not validate against them.
  */
 export const documentationOnly: FastifySchemaCompiler<unknown> = () => () => true;

@@ -12,7 +12,7 @@ import { databaseUrl } from '../../support/services.js';
 const MIGRATIONS_DIR = fileURLToPath(new URL('../../../migrations/', import.meta.url));
 const migrationFiles = (await readdir(MIGRATIONS_DIR)).filter((file) => /^\d+_.+\.sql$/.test(file)).sort();
 
-/** Decisions F: the tables and columns other programs rely on ("other columns may be added"). */
+/** The tables and columns other programs rely on (docs/contracts.md#tables: columns may be added, never renamed). */
 const CONTRACT_COLUMNS: Record<string, string[]> = {
   accounts: ['id', 'display_name', 'subscription_tier', 'is_owner', 'has_completed_onboarding', 'avatar_url'],
   api_keys: ['id', 'account_id', 'label', 'key_prefix', 'key_hash', 'scopes', 'is_revoked', 'last_used_at', 'created_at'],
@@ -26,7 +26,7 @@ const CONTRACT_COLUMNS: Record<string, string[]> = {
     'maker_photo_url', 'created_at',
   ],
 };
-/** Columns whose type decisions F names, as information_schema's udt_name. */
+/** Columns whose type docs/contracts.md#tables names, as information_schema's udt_name. */
 const CONTRACT_TYPES: [table: string, column: string, udtName: string][] = [
   ['accounts', 'id', 'uuid'],
   ['api_keys', 'id', 'uuid'],
@@ -93,7 +93,7 @@ describe('migrate', () => {
     expect(await recordedVersions(sql)).toEqual(migrationFiles);
   });
 
-  it('creates the tables and columns other programs rely on (decisions F)', async () => {
+  it('creates the tables and columns other programs rely on (docs/contracts.md#tables)', async () => {
     const rows = await sql<{ table_name: string; column_name: string; udt_name: string }[]>`
       select table_name, column_name, udt_name from information_schema.columns
       where table_schema = 'public' and table_name in ${sql(Object.keys(CONTRACT_COLUMNS))}`;

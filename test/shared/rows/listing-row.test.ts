@@ -4,12 +4,12 @@ import { validateRows } from '../../../src/shared/rows/validate-rows.js';
 import { validListing } from '../../support/fixtures.js';
 import { rowError } from '../../support/row-errors.js';
 
-// note: written out from spec 2.4 rather than imported, so a drift in the code's list fails here.
-const SPEC_CATEGORIES = [
+// note: written out from docs/rows.md#listings rather than imported, so a drift in the code's list fails here.
+const LISTING_CATEGORIES = [
   'miniatures', 'home_decor', 'cosplay', 'jewelry', 'gadgets', 'art', 'gifts', 'replacement',
   'fashion', 'electronics', 'automotive', 'rc_drones', 'education', 'outdoor', 'other',
 ];
-const CATEGORY_REASON = `category: must be one of: ${SPEC_CATEGORIES.join(', ')}`;
+const CATEGORY_REASON = `category: must be one of: ${LISTING_CATEGORIES.join(', ')}`;
 const HTTPS_REASON = 'must be an absolute https:// URL';
 const DRAGON = '\u{1F409}'; // one code point, two UTF-16 units
 
@@ -94,7 +94,7 @@ describe('listing rows (ListingRowSchema through validateRows)', () => {
       ['photo_urls a number entry', validListing({ photo_urls: ['https://cdn.example.test/a.jpg', 7] }), `photo_urls[1]: ${HTTPS_REASON}`],
       ['photo_urls a null entry', validListing({ photo_urls: ['https://cdn.example.test/a.jpg', null] }), `photo_urls[1]: ${HTTPS_REASON}`],
       ['photo_urls an object entry', validListing({ photo_urls: [{ url: 'https://cdn.example.test/a.jpg' }] }), `photo_urls[0]: ${HTTPS_REASON}`],
-      // note: every entry is checked, also those past the 8 that are kept (decisions A)
+      // note: every entry is checked, also those past the 8 that are kept (docs/rows.md#listings)
       ['photo_urls a bad 10th entry', validListing({ photo_urls: [...photos(9), 'http://cdn.example.test/x.jpg'] }), `photo_urls[9]: ${HTTPS_REASON}`],
       // color
       ['color a number', validListing({ color: 5 }), 'color: must be a string'],
@@ -135,7 +135,7 @@ describe('listing rows (ListingRowSchema through validateRows)', () => {
       expect(reasonFor(row)).toBe('row must be an object');
     });
 
-    it('names the failing fields as decisions A shows: currency, then price_cents', () => {
+    it('names the failing fields as docs/rows.md#each-row shows: currency, then price_cents', () => {
       expect(reasonFor(validListing({ currency: 'EUR', price_cents: 12.5 }))).toBe(
         'currency: must be exactly USD; price_cents: must be a whole number',
       );
@@ -179,7 +179,7 @@ describe('listing rows (ListingRowSchema through validateRows)', () => {
   });
 
   describe('valid rows and how they are stored', () => {
-    it.each(SPEC_CATEGORIES)('accepts category %s', (category) => {
+    it.each(LISTING_CATEGORIES)('accepts category %s', (category) => {
       expect(accepted(validListing({ category })).category).toBe(category);
     });
 
@@ -187,7 +187,7 @@ describe('listing rows (ListingRowSchema through validateRows)', () => {
       expect(accepted(validListing({ price_cents: price })).price_cents).toBe(price);
     });
 
-    it('applies the defaults of spec 2.4 when optional fields are absent', () => {
+    it('applies the defaults of docs/rows.md#listings when optional fields are absent', () => {
       const row = accepted(validListing());
       expect(row).toMatchObject({ is_available: true, allows_custom_orders: false, color: null, tags: [], print_time_hours: null });
     });

@@ -58,7 +58,7 @@ describe('machine rows (MachineRowSchema through validateRows)', () => {
       ['capabilities an object entry', validMachine({ capabilities: ['fdm', 'resin', { name: 'cnc' }] }), 'capabilities[2]: must be a string'],
       ['capabilities a string', validMachine({ capabilities: 'fdm' }), 'capabilities: must be an array of strings'],
       ['capabilities an entry with a NUL', validMachine({ capabilities: ['\u0000'] }), 'capabilities[0]: must not contain NUL characters'],
-      // row sizes (decisions H)
+      // row sizes (docs/rows.md#row-sizes)
       ['template_id of 201 characters', validMachine({ template_id: 't'.repeat(201) }), 'template_id: must be at most 200 characters'],
       ['manufacturer of 201 emoji', validMachine({ manufacturer: DRAGON.repeat(201) }), 'manufacturer: must be at most 200 characters'],
       ['model of 201 characters', validMachine({ model: 'm'.repeat(201) }), 'model: must be at most 200 characters'],
