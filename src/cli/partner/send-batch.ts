@@ -185,7 +185,7 @@ export async function sendBatch(ctx: SendContext, kind: string, body: string, ro
         return { type: 'rejected', reason: `${status} ${errorText(reply)}`, ...(rowErrors && rowErrors.length > 0 ? { rowErrors } : {}) };
       }
       problem = `${status} ${errorText(reply)}`;
-      // note: every 503 of this API means nothing was written (see README, "Retrying safely").
+      // note: every 503 of this API means nothing was written (docs/errors.md#what-was-written).
       delivered = status !== 503;
       waitAtLeastMs = retryAfterMs(reply.headers) ?? 0;
     } else {

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { TIER_LIMITS } from '../access/tiers.js';
 
-/** `Idempotency-Key`: 1 to 255 printable ASCII characters (README, "Retrying safely"). */
+/** `Idempotency-Key`: 1 to 255 printable ASCII characters (docs/partners.md#retrying-safely-idempotency-key). */
 export const IDEMPOTENCY_KEY_PATTERN = /^[\x20-\x7e]{1,255}$/;
 
 export const IdempotencyKeyHeaderSchema = z.string().regex(IDEMPOTENCY_KEY_PATTERN).meta({

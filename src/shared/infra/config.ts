@@ -141,7 +141,7 @@ export type Config = z.output<typeof ConfigSchema>;
 
 /**
  * Parses the environment once per entry point. Nothing else reads process.env, so every
- * setting the service honours is listed here and in the README.
+ * setting the service honours is listed here and in docs/configuration.md.
  */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const parsed = ConfigSchema.safeParse(env);
