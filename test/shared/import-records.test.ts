@@ -48,6 +48,25 @@ describe('recordImportNotWritten and writeImport', () => {
     return row!.n;
   }
 
+  /**
+   * A worker's write of the job held just before its commit: `writing` settles once `finish` is
+   * called (with an error: the transaction rolls back), and `held` resolves when its rows are in.
+   */
+  function writeHeldBeforeCommit(jobId: string) {
+    let finish!: (error?: Error) => void;
+    const finishing = new Promise<Error | undefined>((resolve) => (finish = resolve));
+    let holding!: () => void;
+    const held = new Promise<void>((resolve) => (holding = resolve));
+    const writing = writeImport(sql, importOf(jobId), {
+      beforeCommit: async () => {
+        holding();
+        const error = await finishing;
+        if (error) throw error;
+      },
+    });
+    return { writing, held, finish };
+  }
+
   it('records an import that never ran as failed, and its job then writes nothing, however often it runs', async () => {
     const jobId = randomUUID();
     expect(await fenceOf(jobId)).toEqual({ state: 'failed' });
@@ -70,19 +89,10 @@ describe('recordImportNotWritten and writeImport', () => {
 
   it('waits for a worker transaction that is writing the job: its commit is answered with the result', async () => {
     const jobId = randomUUID();
-    let commit!: () => void;
-    const committing = new Promise<void>((resolve) => (commit = resolve));
-    let inserted!: () => void;
-    const insertedRows = new Promise<void>((resolve) => (inserted = resolve));
-    const writing = writeImport(sql, importOf(jobId), {
-      beforeCommit: async () => {
-        inserted();
-        await committing;
-      },
-    });
-    await insertedRows;
+    const { writing, held, finish } = writeHeldBeforeCommit(jobId);
+    await held;
     const fence = fenceOf(jobId);
-    setTimeout(commit, 300);
+    setTimeout(finish, 300);
     const [written, fenced] = await Promise.all([writing, fence]);
     expect(fenced).toEqual({ state: 'completed', result: written });
     expect(await listingsOf(jobId)).toBe(2);
@@ -90,20 +100,10 @@ describe('recordImportNotWritten and writeImport', () => {
 
   it('waits for a worker transaction that is writing the job: its rollback leaves the fence in place', async () => {
     const jobId = randomUUID();
-    let fail!: () => void;
-    const failing = new Promise<void>((resolve) => (fail = resolve));
-    let inserted!: () => void;
-    const insertedRows = new Promise<void>((resolve) => (inserted = resolve));
-    const writing = writeImport(sql, importOf(jobId), {
-      beforeCommit: async () => {
-        inserted();
-        await failing;
-        throw new Error('connection lost before commit');
-      },
-    });
-    await insertedRows;
+    const { writing, held, finish } = writeHeldBeforeCommit(jobId);
+    await held;
     const fence = fenceOf(jobId);
-    setTimeout(fail, 300);
+    setTimeout(() => finish(new Error('connection lost before commit')), 300);
     await expect(writing).rejects.toThrow('connection lost before commit');
     expect(await fence).toEqual({ state: 'failed' });
     await expect(writeImport(sql, importOf(jobId))).rejects.toBeInstanceOf(ImportAbandonedError);
@@ -112,19 +112,10 @@ describe('recordImportNotWritten and writeImport', () => {
 
   it('proves nothing while a transaction holds the job longer than its lock timeout: it throws, and records nothing', async () => {
     const jobId = randomUUID();
-    let commit!: () => void;
-    const committing = new Promise<void>((resolve) => (commit = resolve));
-    let inserted!: () => void;
-    const insertedRows = new Promise<void>((resolve) => (inserted = resolve));
-    const writing = writeImport(sql, importOf(jobId), {
-      beforeCommit: async () => {
-        inserted();
-        await committing;
-      },
-    });
-    await insertedRows;
+    const { writing, held, finish } = writeHeldBeforeCommit(jobId);
+    await held;
     await expect(fenceOf(jobId)).rejects.toThrow(/lock timeout/);
-    commit();
+    finish();
     await writing;
     expect(await findImportRecord(sql, jobId)).toMatchObject({ state: 'completed' });
   });
