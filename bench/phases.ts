@@ -3,7 +3,7 @@ import { Pool } from 'undici';
 import { loadConfig } from '../src/shared/infra/config.js';
 import { createSql, type Sql } from '../src/shared/infra/db.js';
 import { IMPORT_STEPS, type ImportStepEvent } from '../src/shared/import-job/import-steps.js';
-import { writeImport } from '../src/shared/repositories/imports.js';
+import { writeImport } from '../src/worker/write-import.js';
 import { encodeImportRows } from '../src/shared/import-job/rows-hand-over.js';
 import { ListingRowSchema } from '../src/shared/rows/listing-row.js';
 import { validateRows } from '../src/shared/rows/validate-rows.js';

@@ -5,8 +5,8 @@ import { ImportJobDataSchema, type BulkResult, type ImportJobData } from '../sha
 import type { ImportRowsStore } from '../shared/import-job/rows-store.js';
 import type { Logger } from '../shared/infra/logger.js';
 import { markImportStep } from '../shared/import-job/import-steps.js';
-import { AccountGoneError, ImportRowCountError, ImportRowsGoneError, writeImport } from '../shared/repositories/imports.js';
-import { ImportAbandonedError } from '../shared/repositories/import-records.js';
+import { AccountGoneError, ImportAbandonedError, ImportRowCountError, ImportRowsGoneError } from './write-errors.js';
+import { writeImport } from './write-import.js';
 import type { FaultHooks } from './fault-injection.js';
 
 /**

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createSql, type Sql } from '../../src/shared/infra/db.js';
-import { writeImport, type ImportWrite } from '../../src/shared/repositories/imports.js';
+import { writeImport, type ImportWrite } from '../../src/worker/write-import.js';
 import { encodeImportRows } from '../../src/shared/import-job/rows-hand-over.js';
 import { validateBulkRequest } from '../../src/shared/bulk/bulk-request.js';
 import { ApiError } from '../../src/shared/errors/api-error.js';

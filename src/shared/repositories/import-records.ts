@@ -11,11 +11,6 @@ export type ImportRecord = { state: 'completed'; result: BulkResult } | { state:
 
 const PG_FOREIGN_KEY_VIOLATION = '23503';
 
-/** The import of a job that the API answered "nothing was written" must write nothing; its rows are left alone. */
-export class ImportAbandonedError extends Error {
-  override name = 'ImportAbandonedError';
-}
-
 /**
  * How long the fence waits for a worker's transaction that holds the job's record. note: the
  * worker inserts the record first thing in its transaction, so a wait means a transaction is
@@ -39,7 +34,7 @@ export async function findImportRecord(sql: Sql | TransactionSql, jobId: string)
 /**
  * The proof behind every answer that says "nothing was written": records the job's import as
  * `failed` unless it is recorded already, in one statement. Afterwards the job can never write
- * (writeImport finds the record and throws ImportAbandonedError), whatever the queue does with
+ * (the worker's writeImport finds the record and writes nothing), whatever the queue does with
  * it later: a frozen worker that wakes up, a job a Redis failover brought back, a retry that
  * rejoins it. Returns the record as it stands: `failed`, or `completed` with the result when the
  * job had committed after all (a failure after its commit, a lost acknowledgement). Throws when

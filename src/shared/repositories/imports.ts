@@ -1,31 +1,50 @@
-import type { Sql, TransactionSql } from '../infra/db.js';
-import type { BulkResult, CheckedImportJob } from '../import-job/job-data.js';
-import { markImportStep } from '../import-job/import-steps.js';
-import { findImportRecord, ImportAbandonedError } from './import-records.js';
+import type { TransactionSql } from '../infra/db.js';
+import type { BulkKind } from '../rows/bulk-kinds.js';
+import type { ImportJobData } from '../import-job/job-data.js';
 import type { ListingRow } from '../rows/listing-row.js';
 import type { MachineRow } from '../rows/machine-row.js';
 
-/** An import job as the worker writes it; the write fails unless exactly `rowCount` rows are inserted. */
-export interface ImportWrite extends Omit<CheckedImportJob, 'matchExternalIds' | 'dryRun'>, Partial<Pick<CheckedImportJob, 'matchExternalIds' | 'dryRun'>> {
-  jobId: string;
-  /**
-   * the normalised rows as encodeImportRows wrote them, or their fetch: it is awaited only once
-   * the import is recorded, so it overlaps the statements before; null when they are gone
-   */
-  rowsJson: string | Promise<string | null>;
+/**
+ * The statements that write an import: its record and its rows. note: statements only; the
+ * transaction around them, the dry run's rollback and what a failure means for the job are the
+ * worker's (src/worker/write-import.ts).
+ */
+
+/** The account's name and photo, which every listing it imports carries; undefined when the account is gone. */
+export async function findImportingAccount(tx: TransactionSql, accountId: string): Promise<ImportingAccount | undefined> {
+  const [account] = await tx<ImportingAccount[]>`
+    select display_name as "displayName", avatar_url as "avatarUrl" from accounts where id = ${accountId}`;
+  return account;
 }
 
-export class AccountGoneError extends Error {
-  override name = 'AccountGoneError';
+export interface ImportingAccount {
+  displayName: string;
+  avatarUrl: string | null;
 }
 
-export class ImportRowCountError extends Error {
-  override name = 'ImportRowCountError';
+/**
+ * Records the import of `jobId` with its request's counts and errors, unless it is recorded
+ * already; true when this call recorded it. note: a concurrent insert of the same job id waits
+ * on the primary key until the first transaction ends, then finds the record.
+ */
+export async function insertImportRecord(
+  tx: TransactionSql,
+  input: { jobId: string; accountId: string; kind: BulkKind; requestId: string; rowCount: number; errors: ImportJobData['errors'] },
+): Promise<boolean> {
+  const [recorded] = await tx`
+    insert into imports (job_id, account_id, kind, request_id, inserted, skipped, errors)
+    values (${input.jobId}, ${input.accountId}, ${input.kind}, ${input.requestId},
+            ${input.rowCount}, ${input.errors.length}, ${tx.json(input.errors)})
+    on conflict (job_id) do nothing
+    returning job_id`;
+  return recorded !== undefined;
 }
 
-/** The rows of an import that is not recorded yet are gone (withdrawn or expired): nothing was written. */
-export class ImportRowsGoneError extends Error {
-  override name = 'ImportRowsGoneError';
+/** The counts of an import that matched rows on `external_id`, known only once its rows are written. */
+export async function recordMatchedCounts(tx: TransactionSql, jobId: string, counts: { inserted: number; updated: number; unchanged: number }): Promise<void> {
+  await tx`
+    update imports set inserted = ${counts.inserted}, updated = ${counts.updated}, unchanged = ${counts.unchanged}
+    where job_id = ${jobId}`;
 }
 
 /**
@@ -73,7 +92,7 @@ interface RowTarget {
   onUpdate: string;
 }
 
-function rowTarget(kind: ImportWrite['kind'], jobId: string, account: { displayName: string; avatarUrl: string | null }): RowTarget {
+function rowTarget(kind: BulkKind, jobId: string, account: ImportingAccount): RowTarget {
   if (kind === 'listings') {
     return {
       table: 'listings',
@@ -91,7 +110,7 @@ function rowTarget(kind: ImportWrite['kind'], jobId: string, account: { displayN
 }
 
 /** How the rows of one import landed. */
-interface RowsWritten {
+export interface RowsWritten {
   /** rows in the JSON the statement read */
   sent: number;
   inserted: number;
@@ -111,8 +130,12 @@ interface RowsWritten {
  * go as text cast to jsonb: a parameter PostgreSQL types as jsonb would make postgres.js
  * serialise the string again, as a JSON string.
  */
-async function writeRows(tx: TransactionSql, target: RowTarget, accountId: string, rows: string, matchExternalIds: boolean): Promise<RowsWritten> {
-  const { table, record, fixed, onUpdate } = target;
+export async function writeRows(
+  tx: TransactionSql,
+  input: { kind: BulkKind; jobId: string; accountId: string; account: ImportingAccount; rows: string; matchExternalIds: boolean },
+): Promise<RowsWritten> {
+  const { kind, jobId, accountId, account, rows, matchExternalIds } = input;
+  const { table, record, fixed, onUpdate } = rowTarget(kind, jobId, account);
   const fixedNames = Object.keys(fixed);
   const columns = tx.unsafe(['account_id', ...fixedNames, record.names].join(', '));
   const values = Object.values(fixed).reduce<ReturnType<TransactionSql>>((list, value) => tx`${list}, ${value as string}`, tx`${accountId}`);
@@ -140,86 +163,4 @@ async function writeRows(tx: TransactionSql, target: RowTarget, accountId: strin
            (count(*) filter (where not created))::int as updated
     from written`;
   return counts!;
-}
-
-/** Rolls a dry run's transaction back once its result is known. */
-class DryRunRollback extends Error {
-  override name = 'DryRunRollback';
-  constructor(readonly result: BulkResult) {
-    super('dry run: rolled back on purpose');
-  }
-}
-
-/**
- * Writes one import in one transaction: its record in `imports` and all its rows with one
- * set-based statement (writeRows). Idempotent by job id: when the record already exists (the
- * job ran before, or runs twice at once), nothing is written and the recorded result is
- * returned; a record of a failed import (the API answered that it wrote nothing) throws
- * ImportAbandonedError. The table constraints check every row (types, lengths, categories, counts); a row
- * that breaks one, or a row count that differs from `rowCount`, rolls the whole import back, and
- * so do rows that turn out to be gone (ImportRowsGoneError). A dry run does all of it, then rolls
- * back and returns the result it would have had.
- */
-export async function writeImport(
-  sql: Sql,
-  input: ImportWrite,
-  hooks: { beforeCommit?: () => Promise<void> } = {},
-): Promise<BulkResult> {
-  try {
-    return await sql.begin(async (tx) => {
-      const result = await writeInTransaction(tx, input, hooks);
-      if (input.dryRun === true) throw new DryRunRollback(result);
-      return result;
-    });
-  } catch (error) {
-    if (error instanceof DryRunRollback) return error.result;
-    throw error;
-  }
-}
-
-async function writeInTransaction(
-  tx: TransactionSql,
-  input: ImportWrite,
-  hooks: { beforeCommit?: () => Promise<void> },
-): Promise<BulkResult> {
-  const [account] = await tx<{ displayName: string; avatarUrl: string | null }[]>`
-    select display_name as "displayName", avatar_url as "avatarUrl" from accounts where id = ${input.accountId}`;
-  if (!account) throw new AccountGoneError(`account ${input.accountId} no longer exists`);
-
-  const matchExternalIds = input.matchExternalIds === true;
-  const skipped = input.errors.length;
-  // note: a concurrent duplicate blocks on the primary key here until the first commits,
-  // then finds the record; so a job's rows are written at most once. With external ids the
-  // counts are known only once the rows are written, and the record is completed then.
-  const [recorded] = await tx`
-    insert into imports (job_id, account_id, kind, request_id, inserted, skipped, errors)
-    values (${input.jobId}, ${input.accountId}, ${input.kind}, ${input.requestId},
-            ${input.rowCount}, ${skipped}, ${tx.json(input.errors)})
-    on conflict (job_id) do nothing
-    returning job_id`;
-  if (!recorded) {
-    const previous = await findImportRecord(tx, input.jobId);
-    if (!previous) throw new Error(`import ${input.jobId} is recorded but its result cannot be read`);
-    if (previous.state === 'failed') throw new ImportAbandonedError(`import ${input.jobId} was answered "nothing was written"; it writes nothing`);
-    return previous.result;
-  }
-
-  markImportStep(input.requestId, 'write.recorded');
-  const rows = await input.rowsJson;
-  if (rows === null) throw new ImportRowsGoneError(`the rows of import ${input.jobId} are gone; nothing was written`);
-  const written = await writeRows(tx, rowTarget(input.kind, input.jobId, account), input.accountId, rows, matchExternalIds);
-  if (written.sent !== input.rowCount) {
-    throw new ImportRowCountError(`import ${input.jobId} holds ${written.sent} rows, not the ${input.rowCount} it announced`);
-  }
-  markImportStep(input.requestId, 'write.inserted');
-  let result: BulkResult = { inserted: written.inserted, skipped, errors: input.errors };
-  if (matchExternalIds) {
-    const unchanged = written.sent - written.inserted - written.updated;
-    result = { inserted: written.inserted, updated: written.updated, unchanged, skipped, errors: input.errors };
-    await tx`
-      update imports set inserted = ${result.inserted}, updated = ${written.updated}, unchanged = ${unchanged}
-      where job_id = ${input.jobId}`;
-  }
-  await hooks.beforeCommit?.();
-  return result;
 }

@@ -1,12 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createSql, type Sql } from '../../src/shared/infra/db.js';
-import { encodeImportRows } from '../../src/shared/import-job/rows-hand-over.js';
-import { findImportRecord, ImportAbandonedError, recordImportNotWritten } from '../../src/shared/repositories/import-records.js';
-import { writeImport, type ImportWrite } from '../../src/shared/repositories/imports.js';
-import { ListingRowSchema } from '../../src/shared/rows/listing-row.js';
-import { validListing } from '../support/fixtures.js';
-import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
+import { createSql, type Sql } from '../../../src/shared/infra/db.js';
+import { encodeImportRows } from '../../../src/shared/import-job/rows-hand-over.js';
+import { findImportRecord, recordImportNotWritten } from '../../../src/shared/repositories/import-records.js';
+import { ImportAbandonedError } from '../../../src/worker/write-errors.js';
+import { writeImport, type ImportWrite } from '../../../src/worker/write-import.js';
+import { ListingRowSchema } from '../../../src/shared/rows/listing-row.js';
+import { validListing } from '../../support/fixtures.js';
+import { createTestDatabase, type TestDatabase } from '../../support/test-database.js';
 
 /**
  * The fence behind every answer "nothing was written": once an import is recorded `failed`, its

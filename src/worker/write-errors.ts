@@ -1,0 +1,24 @@
+/**
+ * Why a worker's write of an import failed for good: the worker fails the job at once (a retry
+ * would meet the same), and each wrote nothing (its transaction rolled back).
+ */
+
+/** The import's account no longer exists. */
+export class AccountGoneError extends Error {
+  override name = 'AccountGoneError';
+}
+
+/** The rows a job carried are not the count its envelope announced (a forged or corrupted job). */
+export class ImportRowCountError extends Error {
+  override name = 'ImportRowCountError';
+}
+
+/** The rows of an import that is not recorded yet are gone (withdrawn or expired). */
+export class ImportRowsGoneError extends Error {
+  override name = 'ImportRowsGoneError';
+}
+
+/** The import was answered "nothing was written" (its record says failed): it must write nothing. */
+export class ImportAbandonedError extends Error {
+  override name = 'ImportAbandonedError';
+}
