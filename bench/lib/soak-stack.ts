@@ -5,6 +5,7 @@ import { ensureDatabase } from '../../src/shared/infra/ensure-database.js';
 import { migrate } from '../../src/shared/infra/migrate.js';
 import { spawnPart, startApi, type ServiceProcess, type SpawnOptions } from '../../test/support/processes.js';
 import type { SoakStack } from './soak-run.js';
+import { dropRedisPrefix } from './redis-prefix.js';
 
 const POSTGRES_SERVER = process.env.BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const REDIS_URL = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -85,12 +86,7 @@ export async function startLocalSoakStack(): Promise<LocalSoakStack> {
     await parts.stopAll();
     const redis = new Redis(REDIS_URL);
     try {
-      let cursor = '0';
-      do {
-        const [next, keys] = await redis.scan(cursor, 'MATCH', `${env.REDIS_PREFIX}*`, 'COUNT', 1000);
-        cursor = next;
-        if (keys.length > 0) await redis.del(...keys);
-      } while (cursor !== '0');
+      await dropRedisPrefix(redis, env.REDIS_PREFIX);
     } finally {
       redis.disconnect();
     }

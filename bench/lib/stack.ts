@@ -6,6 +6,7 @@ import { generateApiKey } from '../../src/shared/access/api-key.js';
 import { ensureDatabase } from '../../src/shared/infra/ensure-database.js';
 import { migrate } from '../../src/shared/infra/migrate.js';
 import { spawnScript, startApi, startWorkerProcess, freePort, type ServiceProcess } from '../../test/support/processes.js';
+import { dropRedisPrefix } from './redis-prefix.js';
 
 export interface BenchAccount {
   id: string;
@@ -131,12 +132,7 @@ export async function startStack(options: StackOptions): Promise<BenchStack> {
     },
     async close() {
       await Promise.all([api, ...workers, ...extra].map((p) => p.stop('SIGTERM')));
-      let cursor = '0';
-      do {
-        const [next, keys] = await redis.scan(cursor, 'MATCH', `${env.REDIS_PREFIX}*`, 'COUNT', 1000);
-        cursor = next;
-        if (keys.length > 0) await redis.del(...keys);
-      } while (cursor !== '0');
+      await dropRedisPrefix(redis, env.REDIS_PREFIX);
       await redis.quit();
       await sql.end({ timeout: 5 });
       const admin = postgres(POSTGRES_SERVER, { max: 1, onnotice: () => {} });
