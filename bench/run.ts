@@ -5,7 +5,7 @@ import { Pool } from 'undici';
 import { loadConfig } from '../src/shared/infra/config.js';
 import { createSql } from '../src/shared/infra/db.js';
 import { writeImport } from '../src/worker/write-import.js';
-import { encodeImportRows } from '../src/shared/import-job/rows-hand-over.js';
+import { encodeImportRows } from '../src/shared/import/rows-hand-over.js';
 import { ListingRowSchema, type ListingRow } from '../src/shared/rows/listing-row.js';
 import { MachineRowSchema, type MachineRow } from '../src/shared/rows/machine-row.js';
 import { validateRows } from '../src/shared/rows/validate-rows.js';

@@ -1,11 +1,11 @@
 import type postgres from 'postgres';
-import type { BulkKind } from '../../src/shared/rows/bulk-kinds.js';
+import type { ImportKind } from '../../src/shared/import/import-kinds.js';
 import { markersOf } from './soak-rows.js';
 
 /** What the checks need to know of one logical import. */
 export interface LedgerEntry {
   key: string;
-  kind: BulkKind;
+  kind: ImportKind;
   /** `soak-<client>-<seq>`; the row markers are `<prefix>-<row>` */
   markerPrefix: string;
   rows: number;
@@ -22,7 +22,7 @@ interface Stored {
 
 export interface ImportProblem {
   key: string;
-  kind: BulkKind;
+  kind: ImportKind;
   markerPrefix: string;
   answered: boolean;
   /** valid rows of an import answered 201 that are not in the table */

@@ -1,4 +1,4 @@
-import type { BulkKind } from '../../src/shared/rows/bulk-kinds.js';
+import type { ImportKind } from '../../src/shared/import/import-kinds.js';
 
 /**
  * One logical import of the soak: what a partner means to send once, whatever it takes to get a
@@ -12,7 +12,7 @@ export interface LogicalImport {
   client: number;
   seq: number;
   accountIndex: number;
-  kind: BulkKind;
+  kind: ImportKind;
   /** the Idempotency-Key, fresh for this import and sent with every attempt */
   key: string;
   /** row count, valid and invalid */
@@ -74,7 +74,7 @@ function machine(marker: string, valid: boolean, row: number): Record<string, un
  * valid row is a 400, not an import).
  */
 export function newLogicalImport(client: number, seq: number, accountIndex: number, key: string, random: () => number = Math.random): LogicalImport {
-  const kind: BulkKind = random() < 0.2 ? 'machines' : 'listings';
+  const kind: ImportKind = random() < 0.2 ? 'machines' : 'listings';
   const rows = 1 + Math.floor(random() * (kind === 'listings' ? 40 : 80));
   const invalid = new Set<number>();
   if (rows > 1 && random() < 0.2) {

@@ -4,7 +4,7 @@ import { generateApiKey } from '../../src/shared/access/api-key.js';
 import { API_ERRORS } from '../../src/shared/errors/api-errors.js';
 import { loadConfig } from '../../src/shared/infra/config.js';
 import { createRedis } from '../../src/shared/infra/redis.js';
-import { createImportQueue } from '../../src/shared/import-job/queue.js';
+import { createImportQueue } from '../../src/shared/import/import-queue.js';
 import { createAccount } from '../../src/shared/repositories/accounts.js';
 import { createKeyWithinCap } from '../../src/shared/repositories/api-keys.js';
 import type { ServiceProcess } from '../../test/support/processes.js';

@@ -1,7 +1,7 @@
 import type { Queue } from 'bullmq';
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
-import type { BulkKind } from '../shared/rows/bulk-kinds.js';
-import type { BulkResult } from '../shared/import-job/job-data.js';
+import type { ImportKind } from '../shared/import/import-kinds.js';
+import type { ImportResult } from '../shared/import/import-job.js';
 import type { Logger } from '../shared/infra/logger.js';
 import { createMetricsRegistry } from '../shared/infra/metrics-registry.js';
 
@@ -19,7 +19,7 @@ export interface ApiMetrics {
   rateLimited: Counter<'window'>;
   authLockouts: Counter;
   /** the rows of an import's 201 (not of a replay or a dry run) */
-  recordRows(kind: BulkKind, result: BulkResult): void;
+  recordRows(kind: ImportKind, result: ImportResult): void;
 }
 
 export function createApiMetrics(queue: Pick<Queue, 'getJobCounts'>, log: Logger): ApiMetrics {

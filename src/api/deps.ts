@@ -2,9 +2,9 @@ import { QueueEvents, type Queue } from 'bullmq';
 import type { RedisClient } from '../shared/infra/redis.js';
 import type { Config } from '../shared/infra/config.js';
 import { createSql, type Sql } from '../shared/infra/db.js';
-import { IMPORT_QUEUE_NAME, createImportQueue } from '../shared/import-job/queue.js';
-import type { BulkResult, ImportJobData } from '../shared/import-job/job-data.js';
-import { ImportRowsStore } from '../shared/import-job/rows-store.js';
+import { IMPORT_QUEUE_NAME, createImportQueue } from '../shared/import/import-queue.js';
+import type { ImportResult, ImportJobData } from '../shared/import/import-job.js';
+import { ImportRowsStore } from '../shared/import/rows-store.js';
 import type { Logger } from '../shared/infra/logger.js';
 import { createRedis, waitForRedis } from '../shared/infra/redis.js';
 import { AuthVersion } from '../shared/access/auth-version.js';
@@ -12,7 +12,7 @@ import { createApiMetrics, type ApiMetrics } from './api-metrics.js';
 import { listenForAuthChanges, type AuthChangeListener } from './auth/auth-change-listener.js';
 import { KeyCache } from './auth/key-cache.js';
 import { onRedisReconnect } from './auth/redis-reconnect.js';
-import { BulkBodyPreparer, defaultPrepareThreads } from './bulk-body/bulk-body-preparer.js';
+import { ImportPreparer, defaultPrepareThreads } from './import/import-preparer.js';
 import { ImportRunner, WATCH_AFTER_TIMEOUT_MS } from './import/import-runner.js';
 import { AccountQuota } from './limits/account-quota.js';
 import { AuthLockout } from './limits/auth-lockout.js';
@@ -25,8 +25,9 @@ export interface ApiDeps {
   sql: Sql;
   redis: RedisClient;
   /** the import queue (producer side), also shown by Bull Board and counted by /metrics */
-  queue: Queue<ImportJobData, BulkResult>;
-  imports: ImportRunner;
+  queue: Queue<ImportJobData, ImportResult>;
+  /** runs one import through the queue and awaits its answer */
+  importRunner: ImportRunner;
   quota: AccountQuota;
   lockout: AuthLockout;
   authVersion: AuthVersion;
@@ -34,7 +35,7 @@ export interface ApiDeps {
   inFlight: AccountInFlight;
   keyCache: KeyCache;
   /** reads bulk bodies off the event loop (IMPORT_PREPARE_THREADS) */
-  bulkBodies: BulkBodyPreparer;
+  importPreparer: ImportPreparer;
   metrics: ApiMetrics;
   /** the listener of database notifications; `verified` says whether they are delivered */
   authChanges: AuthChangeListener;
@@ -68,7 +69,7 @@ export async function createApiDeps(config: Config, log: Logger): Promise<ApiDep
   // a connection of its own (DATABASE_LISTEN_URL): LISTEN does not work through transaction pooling.
   const listenSql = createSql({ databaseUrl: config.databaseListenUrl, databasePoolMax: 1 });
   const authChanges = listenForAuthChanges(listenSql, () => keyCache.clear(), log);
-  const imports = new ImportRunner(
+  const importRunner = new ImportRunner(
     sql,
     queue,
     new ImportRowsStore(producerRedis, config.redisPrefix),
@@ -76,7 +77,7 @@ export async function createApiDeps(config: Config, log: Logger): Promise<ApiDep
     { pickupMs: config.importPickupTimeoutMs, finishMs: config.importTimeoutMs },
     log,
   );
-  const bulkBodies = new BulkBodyPreparer(config.importPrepareThreads ?? defaultPrepareThreads());
+  const importPreparer = new ImportPreparer(config.importPrepareThreads ?? defaultPrepareThreads());
 
   return {
     config,
@@ -84,19 +85,19 @@ export async function createApiDeps(config: Config, log: Logger): Promise<ApiDep
     sql,
     redis,
     queue,
-    imports,
+    importRunner,
     quota: new AccountQuota(redis, config.redisPrefix),
     lockout: new AuthLockout(redis, config.redisPrefix),
     authVersion: new AuthVersion(redis, config.redisPrefix),
     inFlight,
     keyCache,
-    bulkBodies,
+    importPreparer,
     authChanges,
     metrics: createApiMetrics(queue, log),
     async close() {
-      imports.close();
+      importRunner.close();
       inFlight.close();
-      await bulkBodies.close();
+      await importPreparer.close();
       await authChanges.stop();
       await listenSql.end({ timeout: 5 });
       await events.close();

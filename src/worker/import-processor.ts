@@ -1,10 +1,10 @@
 import { UnrecoverableError, type Job } from 'bullmq';
 import postgres from 'postgres';
 import type { Sql } from '../shared/infra/db.js';
-import { ImportJobDataSchema, type BulkResult, type ImportJobData } from '../shared/import-job/job-data.js';
-import type { ImportRowsStore } from '../shared/import-job/rows-store.js';
+import { ImportJobDataSchema, type ImportResult, type ImportJobData } from '../shared/import/import-job.js';
+import type { ImportRowsStore } from '../shared/import/rows-store.js';
 import type { Logger } from '../shared/infra/logger.js';
-import { markImportStep } from '../shared/import-job/import-steps.js';
+import { markImportStep } from '../shared/import/import-steps.js';
 import { AccountGoneError, ImportAbandonedError, ImportRowCountError, ImportRowsGoneError } from './write-errors.js';
 import { writeImport } from './write-import.js';
 import type { FaultHooks } from './fault-injection.js';
@@ -29,7 +29,7 @@ function isPermanent(error: unknown): boolean {
 export function createImportProcessor(sql: Sql, rowsStore: ImportRowsStore, log: Logger, faults: FaultHooks = {}) {
   const forgetRows = (jobId: string, jobLog: Logger) =>
     rowsStore.delete(jobId).catch((err: unknown) => jobLog.warn({ err }, 'could not delete the rows of a finished import; they expire'));
-  return async function processImport(job: Job<ImportJobData, BulkResult>): Promise<BulkResult> {
+  return async function processImport(job: Job<ImportJobData, ImportResult>): Promise<ImportResult> {
     const jobLog = log.child({ jobId: job.id, requestId: job.data?.requestId });
     const parsed = ImportJobDataSchema.safeParse(job.data);
     if (!parsed.success || job.id === undefined) {
@@ -48,7 +48,7 @@ export function createImportProcessor(sql: Sql, rowsStore: ImportRowsStore, log:
     // expired (ImportRowsGoneError, and nothing is written).
     const rowsJson = rowsStore.get(jobId);
     rowsJson.catch(() => undefined); // note: settled by writeImport, or moot once it has failed
-    let result: BulkResult;
+    let result: ImportResult;
     try {
       result = await writeImport(sql, { ...data, rowsJson, jobId }, faults);
     } catch (error) {

@@ -3,8 +3,8 @@ import { once } from 'node:events';
 import type { AddressInfo } from 'node:net';
 import type { Job } from 'bullmq';
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
-import { BULK_KIND_NAMES } from '../shared/rows/bulk-kinds.js';
-import type { BulkResult, ImportJobData } from '../shared/import-job/job-data.js';
+import { IMPORT_KIND_NAMES } from '../shared/import/import-kinds.js';
+import type { ImportResult, ImportJobData } from '../shared/import/import-job.js';
 import type { Logger } from '../shared/infra/logger.js';
 import { createMetricsRegistry } from '../shared/infra/metrics-registry.js';
 
@@ -52,7 +52,7 @@ export function createWorkerMetrics(concurrency: number): WorkerMetrics {
   };
 }
 
-type Processor = (job: Job<ImportJobData, BulkResult>) => Promise<BulkResult>;
+type Processor = (job: Job<ImportJobData, ImportResult>) => Promise<ImportResult>;
 
 /**
  * Times each attempt, counts the rows of completed jobs and the jobs in hand. note: the kind
@@ -60,7 +60,7 @@ type Processor = (job: Job<ImportJobData, BulkResult>) => Promise<BulkResult>;
  */
 export function measureJobs(processor: Processor, metrics: WorkerMetrics): Processor {
   return async function measuredImport(job) {
-    const kind: string = BULK_KIND_NAMES.find((name) => name === job.data?.kind) ?? 'unknown';
+    const kind: string = IMPORT_KIND_NAMES.find((name) => name === job.data?.kind) ?? 'unknown';
     const stopTimer = metrics.jobDuration.startTimer({ kind });
     // note: given back in the finally, so the count stays exact whatever the outcome and however
     // many jobs run at once.

@@ -1,9 +1,9 @@
 import { Worker } from 'bullmq';
 import type { Config } from '../shared/infra/config.js';
 import { createSql } from '../shared/infra/db.js';
-import { IMPORT_QUEUE_NAME } from '../shared/import-job/queue.js';
-import type { BulkResult, ImportJobData } from '../shared/import-job/job-data.js';
-import { ImportRowsStore } from '../shared/import-job/rows-store.js';
+import { IMPORT_QUEUE_NAME } from '../shared/import/import-queue.js';
+import type { ImportResult, ImportJobData } from '../shared/import/import-job.js';
+import { ImportRowsStore } from '../shared/import/rows-store.js';
 import type { Logger } from '../shared/infra/logger.js';
 import { createRedis } from '../shared/infra/redis.js';
 import { deleteExpiredIdempotencyKeys } from '../shared/repositories/idempotency-keys.js';
@@ -15,7 +15,7 @@ import { createWorkerMetrics, measureJobs, startMetricsServer, type MetricsServe
 const IDEMPOTENCY_SWEEP_INTERVAL_MS = 10 * 60_000;
 
 export interface RunningWorker {
-  worker: Worker<ImportJobData, BulkResult>;
+  worker: Worker<ImportJobData, ImportResult>;
   metrics: WorkerMetrics;
   /** the port of `GET /metrics` when METRICS_PORT is set */
   metricsPort: number | undefined;
@@ -33,7 +33,7 @@ export async function startWorker(config: Config, log: Logger): Promise<RunningW
   // note: before the worker takes jobs, so a port already in use stops the start cleanly.
   const metricsServer: MetricsServer | undefined =
     config.metricsPort === undefined ? undefined : await startMetricsServer(metrics.registry, config.host, config.metricsPort, log);
-  const worker = new Worker<ImportJobData, BulkResult>(IMPORT_QUEUE_NAME, processor, {
+  const worker = new Worker<ImportJobData, ImportResult>(IMPORT_QUEUE_NAME, processor, {
     connection,
     prefix: config.redisPrefix,
     concurrency: config.workerConcurrency,

@@ -1,12 +1,12 @@
 import type { Sql, TransactionSql } from '../shared/infra/db.js';
-import type { BulkResult, CheckedImportJob } from '../shared/import-job/job-data.js';
-import { markImportStep } from '../shared/import-job/import-steps.js';
+import type { ImportResult, ImportJob } from '../shared/import/import-job.js';
+import { markImportStep } from '../shared/import/import-steps.js';
 import { findImportRecord } from '../shared/repositories/import-records.js';
 import { findImportingAccount, insertImportRecord, recordMatchedCounts, writeRows } from '../shared/repositories/imports.js';
 import { AccountGoneError, ImportAbandonedError, ImportRowCountError, ImportRowsGoneError } from './write-errors.js';
 
 /** An import job as the worker writes it; the write fails unless exactly `rowCount` rows are inserted. */
-export interface ImportWrite extends Omit<CheckedImportJob, 'matchExternalIds' | 'dryRun'>, Partial<Pick<CheckedImportJob, 'matchExternalIds' | 'dryRun'>> {
+export interface ImportWrite extends Omit<ImportJob, 'matchExternalIds' | 'dryRun'>, Partial<Pick<ImportJob, 'matchExternalIds' | 'dryRun'>> {
   jobId: string;
   /**
    * the normalised rows as encodeImportRows wrote them, or their fetch: it is awaited only once
@@ -18,7 +18,7 @@ export interface ImportWrite extends Omit<CheckedImportJob, 'matchExternalIds' |
 /** Rolls a dry run's transaction back once its result is known. */
 class DryRunRollback extends Error {
   override name = 'DryRunRollback';
-  constructor(readonly result: BulkResult) {
+  constructor(readonly result: ImportResult) {
     super('dry run: rolled back on purpose');
   }
 }
@@ -37,7 +37,7 @@ export async function writeImport(
   sql: Sql,
   input: ImportWrite,
   hooks: { beforeCommit?: () => Promise<void> } = {},
-): Promise<BulkResult> {
+): Promise<ImportResult> {
   try {
     return await sql.begin(async (tx) => {
       const result = await writeInTransaction(tx, input, hooks);
@@ -54,7 +54,7 @@ async function writeInTransaction(
   tx: TransactionSql,
   input: ImportWrite,
   hooks: { beforeCommit?: () => Promise<void> },
-): Promise<BulkResult> {
+): Promise<ImportResult> {
   const account = await findImportingAccount(tx, input.accountId);
   if (!account) throw new AccountGoneError(`account ${input.accountId} no longer exists`);
 
@@ -79,7 +79,7 @@ async function writeInTransaction(
     throw new ImportRowCountError(`import ${jobId} holds ${written.sent} rows, not the ${rowCount} it announced`);
   }
   markImportStep(requestId, 'write.inserted');
-  let result: BulkResult = { inserted: written.inserted, skipped, errors };
+  let result: ImportResult = { inserted: written.inserted, skipped, errors };
   if (matchExternalIds) {
     const unchanged = written.sent - written.inserted - written.updated;
     result = { inserted: written.inserted, updated: written.updated, unchanged, skipped, errors };

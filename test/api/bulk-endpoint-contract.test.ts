@@ -1,6 +1,6 @@
 import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BULK_KINDS, type BulkKind } from '../../src/shared/rows/bulk-kinds.js';
+import { IMPORT_KINDS, type ImportKind } from '../../src/shared/import/import-kinds.js';
 import { bearer, validListing, validMachine } from '../support/fixtures.js';
 import { bodyOfSize, bulkEndpoint, type Snapshot } from '../support/bulk-endpoint.js';
 import { startTestService, type TestAccount, type TestService } from '../support/test-service.js';
@@ -15,10 +15,10 @@ import { rowError } from '../support/row-errors.js';
 const KINDS = [
   { kind: 'machines', row: validMachine, label: 'template_id' },
   { kind: 'listings', row: validListing, label: 'title' },
-] as const satisfies readonly { kind: BulkKind; row: (overrides?: Record<string, unknown>) => object; label: string }[];
+] as const satisfies readonly { kind: ImportKind; row: (overrides?: Record<string, unknown>) => object; label: string }[];
 
 describe.each(KINDS)('POST /v1/api/$kind/bulk (the bulk endpoint contract)', ({ kind, row, label }) => {
-  const { maxRows, bodyLimitBytes } = BULK_KINDS[kind];
+  const { maxRows, bodyLimitBytes } = IMPORT_KINDS[kind];
   let service: TestService;
   let kit: ReturnType<typeof bulkEndpoint>;
 

@@ -1,9 +1,10 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LightMyRequestResponse } from 'fastify';
-import { ApiError } from '../../src/shared/errors/api-error.js';
-import type { BulkKind } from '../../src/shared/rows/bulk-kinds.js';
-import { validateBulkRequest } from '../../src/shared/bulk/bulk-request.js';
+import type { ImportKind } from '../../src/shared/import/import-kinds.js';
+import { checkImportBody } from '../../src/shared/import/check-import-body.js';
+import { isImportRefusal } from '../../src/shared/import/import-refusal.js';
+import { importRefusalError } from '../../src/api/import/import-error-replies.js';
 import { bearer, validListing, validMachine } from '../support/fixtures.js';
 import { startTestService, type TestAccount, type TestService } from '../support/test-service.js';
 import { LISTING_FIELDS, MACHINE_FIELDS, char16, jsonFieldValue, rowArbitraries, RULES } from '../support/hostile-rows.js';
@@ -13,7 +14,7 @@ import { rowError } from '../support/row-errors.js';
 // Through HTTP
 // ---------------------------------------------------------------------------------------------
 
-const PATHS: Record<BulkKind, string> = { listings: '/v1/api/listings/bulk', machines: '/v1/api/machines/bulk' };
+const PATHS: Record<ImportKind, string> = { listings: '/v1/api/listings/bulk', machines: '/v1/api/machines/bulk' };
 const ALLOWED_STATUSES = [201, 400, 413, 415];
 const JSON_CONTENT_TYPE = /^application\/json/;
 
@@ -92,20 +93,20 @@ describe('POST /v1/api/listings/bulk and /v1/api/machines/bulk with hostile bodi
     return service.logs.filter((line) => typeof line.level === 'number' && line.level >= 50);
   }
 
-  async function rowsOfRequest(kind: BulkKind, requestId: string): Promise<Record<string, unknown>[]> {
+  async function rowsOfRequest(kind: ImportKind, requestId: string): Promise<Record<string, unknown>[]> {
     return kind === 'listings'
       ? service.sql`select r.* from listings r join imports i on i.job_id = r.import_job_id where i.request_id = ${requestId}`
       : service.sql`select r.* from machines r join imports i on i.job_id = r.import_job_id where i.request_id = ${requestId}`;
   }
 
-  async function storedRows(kind: BulkKind, accounts: TestAccount[]): Promise<Record<string, unknown>[]> {
+  async function storedRows(kind: ImportKind, accounts: TestAccount[]): Promise<Record<string, unknown>[]> {
     const ids = accounts.map((a) => a.id);
     return kind === 'listings'
       ? service.sql`select * from listings where account_id = any(${ids}::uuid[])`
       : service.sql`select * from machines where account_id = any(${ids}::uuid[])`;
   }
 
-  describe.each<[BulkKind, number]>([
+  describe.each<[ImportKind, number]>([
     ['listings', 700],
     ['machines', 600],
   ])('%s: arbitrary JSON bodies', (kind, numRuns) => {
@@ -134,16 +135,11 @@ describe('POST /v1/api/listings/bulk and /v1/api/machines/bulk with hostile bodi
             const reply = expectCleanReply(res);
 
             // The server's verdict is the row rules' verdict on the same JSON.
-            let local: ReturnType<typeof validateBulkRequest> | ApiError;
-            try {
-              local = validateBulkRequest(kind, JSON.parse(payload));
-            } catch (error) {
-              local = error as ApiError;
-            }
+            const local = checkImportBody(kind, JSON.parse(payload));
             const poisoned = /"(__proto__|constructor)"/.test(payload);
             if (res.statusCode === 201) {
-              expect(local).not.toBeInstanceOf(ApiError);
-              const accepted = local as ReturnType<typeof validateBulkRequest>;
+              if (isImportRefusal(local)) expect.fail(`answered 201, but the row rules refuse the body: ${local.refused}`);
+              const accepted = local;
               const held = model.get(account.id) ?? new Map<string, string>();
               model.set(account.id, held);
               const counts = { inserted: 0, updated: 0, unchanged: 0 };
@@ -164,9 +160,10 @@ describe('POST /v1/api/listings/bulk and /v1/api/machines/bulk with hostile bodi
               for (const row of written) expect(RULES[kind](row)).toEqual([]);
               expect(written.map((row) => canonical(row, columns)).sort()).toEqual(sent.sort());
             } else if (!poisoned) {
-              expect(local).toBeInstanceOf(ApiError);
-              expect(res.statusCode).toBe((local as ApiError).statusCode);
-              expect(reply).toEqual((local as ApiError).body);
+              if (!isImportRefusal(local)) expect.fail(`answered ${res.statusCode}, but the row rules accept the body`);
+              const refusal = importRefusalError(local);
+              expect(res.statusCode).toBe(refusal.statusCode);
+              expect(reply).toEqual(refusal.body);
             }
           }),
           { numRuns },
@@ -205,7 +202,7 @@ describe('POST /v1/api/listings/bulk and /v1/api/machines/bulk with hostile bodi
       const errorLogsBefore = serverErrorLogs().length;
 
       await fc.assert(
-        fc.asyncProperty(fc.constantFrom<BulkKind>('listings', 'machines'), payloadArb, contentTypeArb, async (kind, payload, contentType) => {
+        fc.asyncProperty(fc.constantFrom<ImportKind>('listings', 'machines'), payloadArb, contentTypeArb, async (kind, payload, contentType) => {
           const { key } = await pool.next();
           const res = await send(key, PATHS[kind], payload, contentType);
           expectCleanReply(res);
@@ -255,11 +252,11 @@ describe('POST /v1/api/listings/bulk and /v1/api/machines/bulk: hostile examples
     await service?.close();
   });
 
-  function post(kind: BulkKind, payload: object, headers: Record<string, string> = {}) {
+  function post(kind: ImportKind, payload: object, headers: Record<string, string> = {}) {
     return service.request({ method: 'POST', url: PATHS[kind], headers: { ...bearer(key), ...headers }, payload });
   }
 
-  function postRaw(kind: BulkKind, payload: string | Buffer, headers: Record<string, string> = {}) {
+  function postRaw(kind: ImportKind, payload: string | Buffer, headers: Record<string, string> = {}) {
     return service.request({
       method: 'POST',
       url: PATHS[kind],
@@ -489,7 +486,7 @@ describe('POST /v1/api/listings/bulk and /v1/api/machines/bulk: hostile examples
       expect(res.json()).toMatchObject(res.statusCode === 201 ? { inserted: 1 } : { error: expect.any(String) });
     });
 
-    it.each<[BulkKind, number]>([
+    it.each<[ImportKind, number]>([
       ['listings', 2_097_152],
       ['machines', 1_048_576],
     ])('answers %s nesting one byte over the %d-byte limit with 413 and writes nothing', async (kind, limit) => {
@@ -526,12 +523,12 @@ describe('POST /v1/api/listings/bulk and /v1/api/machines/bulk: hostile examples
 
   describe('arrays beyond their cap of 100 entries', () => {
     /** A body of one row of `kind` whose `field` holds 250,000 integers (about 500 KB), as raw JSON text. */
-    function rowWithIntegers(kind: BulkKind, field: string): string {
+    function rowWithIntegers(kind: ImportKind, field: string): string {
       const row = JSON.stringify(kind === 'listings' ? validListing() : validMachine());
       return `{"${kind}":[${row.slice(0, -1)},"${field}":[${Array<string>(250_000).fill('1').join(',')}]}]}`;
     }
 
-    it.each<[BulkKind, string]>([
+    it.each<[ImportKind, string]>([
       ['listings', 'tags'],
       ['listings', 'photo_urls'],
       ['machines', 'capabilities'],
@@ -551,7 +548,7 @@ describe('POST /v1/api/listings/bulk and /v1/api/machines/bulk: hostile examples
     const NOT_UNICODE = 'must be valid Unicode text';
 
     /** A body of `rows` whose "MARK" values are replaced by `escaped`, raw JSON text such as `SKU\ud800`. */
-    function withEscape(kind: BulkKind, rows: object[], escaped: string): string {
+    function withEscape(kind: ImportKind, rows: object[], escaped: string): string {
       return JSON.stringify({ [kind]: rows }).replaceAll('MARK', escaped);
     }
 
@@ -568,7 +565,7 @@ describe('POST /v1/api/listings/bulk and /v1/api/machines/bulk: hostile examples
       expect(await service.sql`select external_id from listings where external_id like 'SKU%'`).toEqual([]);
     });
 
-    it.each<[BulkKind, string, Record<string, unknown>]>([
+    it.each<[ImportKind, string, Record<string, unknown>]>([
       ['listings', 'title', { title: 'Dragon MARK' }],
       ['listings', 'tags[1]', { tags: ['ok', 'MARK'] }],
       ['listings', 'photo_urls[0]', { photo_urls: ['https://cdn.example.test/MARK.jpg'] }],

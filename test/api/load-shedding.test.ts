@@ -1,7 +1,7 @@
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../src/api/app.js';
-import { BulkBodyPreparer, INLINE_BELOW_BYTES } from '../../src/api/bulk-body/bulk-body-preparer.js';
+import { ImportPreparer, INLINE_BELOW_BYTES } from '../../src/api/import/import-preparer.js';
 import { createApiDeps } from '../../src/api/deps.js';
 import type { Config } from '../../src/shared/infra/config.js';
 import { setAccountTier } from '../../src/shared/repositories/accounts.js';
@@ -227,9 +227,9 @@ describe('load shedding: new bulk imports get 503 while the process is overloade
       service = await startTestService({ env: { IMPORT_PREPARE_THREADS: '1' } });
       // note: the routes read the preparer from the deps on each request; one body on the
       // thread and one waiting, the next refused.
-      const bound = new BulkBodyPreparer(1, { maxQueue: 1 });
-      await service.deps.bulkBodies.close();
-      service.deps.bulkBodies = bound;
+      const bound = new ImportPreparer(1, { maxQueue: 1 });
+      await service.deps.importPreparer.close();
+      service.deps.importPreparer = bound;
     });
     afterAll(async () => {
       await service?.close();

@@ -1,6 +1,6 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { IMPORT_JOB_OPTIONS } from '../../src/shared/import-job/queue.js';
+import { IMPORT_JOB_OPTIONS } from '../../src/shared/import/import-queue.js';
 import { bearer, validListing, validMachine } from '../support/fixtures.js';
 import { hasMetric, parseSamples, sampleValue } from '../support/prometheus.js';
 import { startTestService, type TestService } from '../support/test-service.js';

@@ -1,11 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { INLINE_BELOW_BYTES } from '../../src/api/bulk-body/bulk-body-preparer.js';
-import type { BulkKind } from '../../src/shared/rows/bulk-kinds.js';
+import { INLINE_BELOW_BYTES } from '../../src/api/import/import-preparer.js';
+import type { ImportKind } from '../../src/shared/import/import-kinds.js';
 import { bearer, validListing, validMachine } from '../support/fixtures.js';
 import { startTestService, type TestService } from '../support/test-service.js';
 import { newPartner, postBulk, storedFor } from '../support/bulk-endpoint.js';
 
-const validRow = (kind: BulkKind, overrides: Record<string, unknown> = {}) => (kind === 'listings' ? validListing(overrides) : validMachine(overrides));
+const validRow = (kind: ImportKind, overrides: Record<string, unknown> = {}) => (kind === 'listings' ? validListing(overrides) : validMachine(overrides));
 
 /**
  * A partner's nightly sync over HTTP: rows matched on `external_id` (docs/rows.md#external-id)

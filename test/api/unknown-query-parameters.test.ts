@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { BulkKind } from '../../src/shared/rows/bulk-kinds.js';
+import type { ImportKind } from '../../src/shared/import/import-kinds.js';
 import { bearer, validListing, validMachine } from '../support/fixtures.js';
 import { newPartner, storedFor } from '../support/bulk-endpoint.js';
 import { startTestService, type TestService } from '../support/test-service.js';
 
-const validRow = (kind: BulkKind) => (kind === 'listings' ? validListing() : validMachine());
+const validRow = (kind: ImportKind) => (kind === 'listings' ? validListing() : validMachine());
 const NOTHING = { listings: 0, machines: 0, imports: 0, idempotencyKeys: 0 };
 
 /** A bulk request takes `dry_run` and no other query parameter (docs/endpoints.md#dry-run). */

@@ -3,10 +3,10 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createSql, type Sql } from '../../src/shared/infra/db.js';
 import { writeImport, type ImportWrite } from '../../src/worker/write-import.js';
-import { encodeImportRows } from '../../src/shared/import-job/rows-hand-over.js';
-import { validateBulkRequest } from '../../src/shared/bulk/bulk-request.js';
-import { ApiError } from '../../src/shared/errors/api-error.js';
-import type { BulkKind } from '../../src/shared/rows/bulk-kinds.js';
+import { encodeImportRows } from '../../src/shared/import/rows-hand-over.js';
+import { checkImportBody } from '../../src/shared/import/check-import-body.js';
+import { isImportRefusal } from '../../src/shared/import/import-refusal.js';
+import type { ImportKind } from '../../src/shared/import/import-kinds.js';
 import { ListingRowSchema, type ListingRow } from '../../src/shared/rows/listing-row.js';
 import { MachineRowSchema, type MachineRow } from '../../src/shared/rows/machine-row.js';
 import { validListing, validMachine } from '../support/fixtures.js';
@@ -43,7 +43,7 @@ describe('the tables re-check the row rules on rows written through the queue (w
   });
 
   /** An import of `rows` as a job carries them, written or not exactly as given. */
-  function importOf(kind: BulkKind, rows: object[], matchExternalIds = false): ImportWrite {
+  function importOf(kind: ImportKind, rows: object[], matchExternalIds = false): ImportWrite {
     return {
       jobId: randomUUID(), kind, accountId, requestId: 'row-limits-test', total: rows.length, errors: [], rowCount: rows.length,
       rowsJson: encodeImportRows(rows as ListingRow[]), matchExternalIds,
@@ -58,7 +58,7 @@ describe('the tables re-check the row rules on rows written through the queue (w
   }
 
   describe('forged rows: an integrity violation, nothing written', () => {
-    it.each<[string, BulkKind, object, string]>([
+    it.each<[string, ImportKind, object, string]>([
       ['a javascript: photo URL', 'listings', listing({ photo_urls: ['javascript:alert(1)'] }), 'listings_photo_urls_https'],
       ['an http:// photo URL after a valid one', 'listings', listing({ photo_urls: [`${URL_BASE}a.jpg`, 'http://cdn.example.test/b.jpg'] }), 'listings_photo_urls_https'],
       ['a photo URL the WHATWG parser forgives (https:host)', 'listings', listing({ photo_urls: ['https:cdn.example.test/a.jpg'] }), 'listings_photo_urls_https'],
@@ -145,17 +145,12 @@ describe('the tables re-check the row rules on rows written through the queue (w
       expect(await writeImport(sql, input)).toEqual({ inserted: 1, skipped: 0, errors: [] });
     });
 
-    it.each<BulkKind>(['listings', 'machines'])('%s: every request the row rules accept is stored (property)', async (kind) => {
+    it.each<ImportKind>(['listings', 'machines'])('%s: every request the row rules accept is stored (property)', async (kind) => {
       await fc.assert(
         fc.asyncProperty(rowArbitraries(kind, jsonFieldValue).rows, async (rows) => {
-          let request: ReturnType<typeof validateBulkRequest>;
-          try {
-            // note: through JSON, as a request arrives and as the queue carries it
-            request = validateBulkRequest(kind, JSON.parse(JSON.stringify({ [kind]: rows })));
-          } catch (error) {
-            if (error instanceof ApiError) return;
-            throw error;
-          }
+          // note: through JSON, as a request arrives and as the queue carries it
+          const request = checkImportBody(kind, JSON.parse(JSON.stringify({ [kind]: rows })));
+          if (isImportRefusal(request)) return;
           const input = importOf(kind, request.rows, request.matchExternalIds);
           await expect(writeImport(sql, input)).resolves.toMatchObject({ skipped: 0 });
         }),

@@ -1,8 +1,8 @@
 import type { Queue } from 'bullmq';
 import type { InjectOptions, LightMyRequestResponse } from 'fastify';
 import { expect } from 'vitest';
-import type { BulkKind } from '../../src/shared/rows/bulk-kinds.js';
-import { createImportQueue } from '../../src/shared/import-job/queue.js';
+import type { ImportKind } from '../../src/shared/import/import-kinds.js';
+import { createImportQueue } from '../../src/shared/import/import-queue.js';
 import { bearer } from './fixtures.js';
 import type { TestAccount, TestService } from './test-service.js';
 
@@ -24,7 +24,7 @@ export interface Stored {
 }
 
 /** A bulk import by `key`, with an `Idempotency-Key` when one is given. */
-export function postBulk(service: TestService, kind: BulkKind, key: string, payload: object, idempotencyKey?: string): Promise<LightMyRequestResponse> {
+export function postBulk(service: TestService, kind: ImportKind, key: string, payload: object, idempotencyKey?: string): Promise<LightMyRequestResponse> {
   const headers: Record<string, string> = bearer(key);
   if (idempotencyKey !== undefined) headers['idempotency-key'] = idempotencyKey;
   return service.request({ method: 'POST', url: `/v1/api/${kind}/bulk`, headers, payload });
@@ -46,7 +46,7 @@ export async function storedFor(service: TestService, account: TestAccount): Pro
 }
 
 /** A `{<kind>: [row]}` body of exactly `bytes` bytes, padded through a field the schema drops. */
-export function bodyOfSize(kind: BulkKind, row: Record<string, unknown>, bytes: number): string {
+export function bodyOfSize(kind: ImportKind, row: Record<string, unknown>, bytes: number): string {
   const unpadded = Buffer.byteLength(JSON.stringify({ [kind]: [{ ...row, padding: '' }] }));
   const body = JSON.stringify({ [kind]: [{ ...row, padding: 'x'.repeat(bytes - unpadded) }] });
   expect(Buffer.byteLength(body)).toBe(bytes);
@@ -58,7 +58,7 @@ export function bodyOfSize(kind: BulkKind, row: Record<string, unknown>, bytes: 
  * and a snapshot of everything a refused request must not change. `close()` the kit before the
  * service.
  */
-export function bulkEndpoint(service: TestService, kind: BulkKind) {
+export function bulkEndpoint(service: TestService, kind: ImportKind) {
   const path = `/v1/api/${kind}/bulk`;
   // note: a second handle on the service's own queue, to prove a refused request enqueued nothing
   const queue: Queue = createImportQueue(service.config, service.deps.redis);

@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import type { BulkKind } from '../../src/shared/rows/bulk-kinds.js';
+import type { ImportKind } from '../../src/shared/import/import-kinds.js';
 import { codePointLength, POSTGRES_INT_MAX } from '../../src/shared/rows/field-schemas.js';
 import { LISTING_CATEGORIES } from '../../src/shared/rows/listing-row.js';
 import { ROW_ERROR_CODES, type RowErrorCode } from '../../src/shared/rows/row-error-codes.js';
@@ -79,7 +79,7 @@ export const jsonFieldValue: fc.Arbitrary<unknown> = fc.oneof(
 /** Anything a JavaScript caller could hand the validator. */
 export const anyFieldValue: fc.Arbitrary<unknown> = fc.oneof(jsonFieldValue, fc.anything({ maxDepth: 2, withNullPrototype: true, withBoxedValues: true, withBigInt: true, withDate: true, withMap: true, withSet: true, withTypedArray: true, withSparseArray: true }));
 
-export function rowArbitraries(kind: BulkKind, value: fc.Arbitrary<unknown>) {
+export function rowArbitraries(kind: ImportKind, value: fc.Arbitrary<unknown>) {
   const plausible =
     kind === 'listings'
       ? fc.record(

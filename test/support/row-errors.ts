@@ -1,5 +1,5 @@
 import type { RowErrorCode } from '../../src/shared/rows/row-error-codes.js';
-import type { RowError } from '../../src/shared/rows/validate-rows.js';
+import type { RowError } from '../../src/shared/rows/row-errors.js';
 
 /**
  * The error entry the API gives a failing row, written from its reason and the code of each

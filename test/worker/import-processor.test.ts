@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import type { Job } from 'bullmq';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { BulkResult, ImportJobData } from '../../src/shared/import-job/job-data.js';
-import { IMPORT_JOB_OPTIONS } from '../../src/shared/import-job/queue.js';
-import { ImportRowsStore } from '../../src/shared/import-job/rows-store.js';
-import { encodeImportRows } from '../../src/shared/import-job/rows-hand-over.js';
+import type { ImportResult, ImportJobData } from '../../src/shared/import/import-job.js';
+import { IMPORT_JOB_OPTIONS } from '../../src/shared/import/import-queue.js';
+import { ImportRowsStore } from '../../src/shared/import/rows-store.js';
+import { encodeImportRows } from '../../src/shared/import/rows-hand-over.js';
 import { ListingRowSchema, type ListingRow } from '../../src/shared/rows/listing-row.js';
 import { validListing } from '../support/fixtures.js';
 import { startTestService, type TestAccount, type TestService } from '../support/test-service.js';
@@ -36,12 +36,12 @@ describe('import jobs that did not come from the API', () => {
   }
 
   /** Adds a job the way the API does: its rows first, then the job. */
-  async function addJob(data: ImportJobData, rows: string | null, jobId: string = randomUUID()): Promise<Job<ImportJobData, BulkResult>> {
+  async function addJob(data: ImportJobData, rows: string | null, jobId: string = randomUUID()): Promise<Job<ImportJobData, ImportResult>> {
     if (rows !== null) await rowsStore.put(jobId, rows);
     return service.deps.queue.add('listings', data, { ...IMPORT_JOB_OPTIONS, jobId });
   }
 
-  async function settle(job: Job<ImportJobData, BulkResult>): Promise<{ state: string; attemptsMade: number; failedReason: string }> {
+  async function settle(job: Job<ImportJobData, ImportResult>): Promise<{ state: string; attemptsMade: number; failedReason: string }> {
     const deadline = Date.now() + 10_000;
     for (;;) {
       const state = await job.getState();

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createSql, type Sql } from '../../src/shared/infra/db.js';
 import { writeImport, type ImportWrite } from '../../src/worker/write-import.js';
-import { encodeImportRows } from '../../src/shared/import-job/rows-hand-over.js';
+import { encodeImportRows } from '../../src/shared/import/rows-hand-over.js';
 import { ListingRowSchema } from '../../src/shared/rows/listing-row.js';
 import { MachineRowSchema } from '../../src/shared/rows/machine-row.js';
 import { validListing, validMachine } from '../support/fixtures.js';

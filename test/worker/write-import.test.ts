@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createSql, type Sql } from '../../src/shared/infra/db.js';
 import { ImportRowsGoneError } from '../../src/worker/write-errors.js';
 import { writeImport, type ImportWrite } from '../../src/worker/write-import.js';
-import { encodeImportRows } from '../../src/shared/import-job/rows-hand-over.js';
+import { encodeImportRows } from '../../src/shared/import/rows-hand-over.js';
 import { ListingRowSchema } from '../../src/shared/rows/listing-row.js';
 import { validListing } from '../support/fixtures.js';
 import { createTestDatabase, type TestDatabase } from '../support/test-database.js';

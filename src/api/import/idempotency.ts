@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { IDEMPOTENCY_KEY_PATTERN } from '../../shared/api-schemas/headers.js';
-import type { BulkResult } from '../../shared/import-job/job-data.js';
-import type { NewImport } from '../../shared/import-job/queue.js';
+import type { ImportResult } from '../../shared/import/import-job.js';
+import type { NewImport } from '../../shared/import/import-queue.js';
 import { claimIdempotencyKey, releaseIdempotencyKey } from '../../shared/repositories/idempotency-keys.js';
 import { findImportRecord } from '../../shared/repositories/import-records.js';
 import type { Sql } from '../../shared/infra/db.js';
@@ -42,14 +42,14 @@ export async function runIdempotentImport(
   data: NewImport,
   key: string,
   hash: Buffer,
-): Promise<{ result: BulkResult; replayed: boolean }> {
+): Promise<{ result: ImportResult; replayed: boolean }> {
   const { accountId } = data;
   // note: the runner throws ImportNotWrittenError only once the job's record proves it wrote
   // nothing and never will, so the claim is released then, and a retry runs afresh under a new
   // job id. Releasing by job id is safe even while another request rejoins that job: it can no
   // longer write. Any other error keeps the claim: a job whose add timed out (a Redis failover)
   // may still run, and a retry must rejoin that job, under its id, rather than start a second.
-  const releasingOnFailure = async (jobId: string, run: () => Promise<BulkResult>): Promise<BulkResult> => {
+  const releasingOnFailure = async (jobId: string, run: () => Promise<ImportResult>): Promise<ImportResult> => {
     try {
       return await run();
     } catch (error) {

@@ -1,6 +1,12 @@
 import type { ApiError } from '../../shared/errors/api-error.js';
 import { apiErrors } from '../../shared/errors/api-errors.js';
+import type { ImportRefusal } from '../../shared/import/import-refusal.js';
 import { IdempotencyKeyReusedError, ImportNotWrittenError, ImportOutcomeUnknownError } from './import-errors.js';
+
+/**
+ * The one place where an import's refusals and domain errors become HTTP answers; their statuses
+ * and texts are the error catalogue's (api-errors.ts).
+ */
 
 const NOT_WRITTEN = {
   'workers-unavailable': apiErrors.workersUnavailable,
@@ -15,4 +21,20 @@ export function importErrorReply(error: unknown): ApiError | undefined {
   if (error instanceof ImportOutcomeUnknownError) return apiErrors.stillRunning(error.requestId);
   if (error instanceof IdempotencyKeyReusedError) return apiErrors.idempotencyKeyReused();
   return undefined;
+}
+
+/** The 400 that answers a bulk body refused as a whole. */
+export function importRefusalError(refusal: ImportRefusal): ApiError {
+  switch (refusal.refused) {
+    case 'invalid-json':
+      return apiErrors.invalidJson();
+    case 'no-envelope':
+      return apiErrors.bulkEnvelope(refusal.kind);
+    case 'no-rows':
+      return apiErrors.noRows(refusal.kind, refusal.maxRows);
+    case 'too-many-rows':
+      return apiErrors.tooManyRows(refusal.kind, refusal.maxRows, refusal.received);
+    case 'no-valid-rows':
+      return apiErrors.noValidRows(refusal.errors);
+  }
 }

@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { Job, type Queue, type QueueEvents } from 'bullmq';
-import { type BulkResult, BulkResultSchema, type ImportJobData } from '../../shared/import-job/job-data.js';
-import type { NewImport } from '../../shared/import-job/queue.js';
-import type { ImportRowsStore } from '../../shared/import-job/rows-store.js';
-import { markImportStep } from '../../shared/import-job/import-steps.js';
+import { type ImportResult, ImportResultSchema, type ImportJobData } from '../../shared/import/import-job.js';
+import type { NewImport } from '../../shared/import/import-queue.js';
+import type { ImportRowsStore } from '../../shared/import/rows-store.js';
+import { markImportStep } from '../../shared/import/import-steps.js';
 import type { Sql } from '../../shared/infra/db.js';
 import type { Logger } from '../../shared/infra/logger.js';
 import { recordImportNotWritten } from '../../shared/repositories/import-records.js';
@@ -61,7 +61,7 @@ export class ImportRunner {
 
   constructor(
     private readonly sql: Sql,
-    private readonly queue: Queue<ImportJobData, BulkResult>,
+    private readonly queue: Queue<ImportJobData, ImportResult>,
     private readonly rowsStore: ImportRowsStore,
     events: QueueEvents,
     private readonly timeouts: ImportTimeouts,
@@ -78,7 +78,7 @@ export class ImportRunner {
    * ImportOutcomeUnknownError carries `settled`, when the job ended (or stopped being watched):
    * the request's in-flight slot is held until then.
    */
-  async run(input: NewImport, jobId: string = randomUUID()): Promise<BulkResult> {
+  async run(input: NewImport, jobId: string = randomUUID()): Promise<ImportResult> {
     const watch = this.watch(jobId);
     let settled: Promise<void> | undefined;
     try {
@@ -95,7 +95,7 @@ export class ImportRunner {
     }
   }
 
-  private async outcomeOf(input: NewImport, jobId: string, watch: JobWatch): Promise<BulkResult> {
+  private async outcomeOf(input: NewImport, jobId: string, watch: JobWatch): Promise<ImportResult> {
     try {
       await this.enqueue(input, jobId, watch);
       return await this.awaitOutcome(input, jobId, watch);
@@ -113,7 +113,7 @@ export class ImportRunner {
    * is the proof: recorded `failed` here, the job can never write; found `completed`, it did,
    * and its result is the answer. When the record cannot be written, nothing is proven.
    */
-  private async proveNotWritten(input: NewImport, jobId: string, notWritten: ImportNotWrittenError): Promise<BulkResult> {
+  private async proveNotWritten(input: NewImport, jobId: string, notWritten: ImportNotWrittenError): Promise<ImportResult> {
     const { accountId, kind, requestId, errors } = input;
     let record;
     try {
@@ -147,7 +147,7 @@ export class ImportRunner {
    * After the job was added. note: a Redis error here (a failover while withdrawing the job,
    * say) leaves the job in an unknown state, so its outcome is unknown, never "nothing written".
    */
-  private async awaitOutcome(input: NewImport, jobId: string, watch: JobWatch): Promise<BulkResult> {
+  private async awaitOutcome(input: NewImport, jobId: string, watch: JobWatch): Promise<ImportResult> {
     try {
       markImportStep(input.requestId, 'api.queued');
       if (!(await this.waitForPickup(watch))) {
@@ -178,8 +178,8 @@ export class ImportRunner {
    * or starts it when it is not queued yet or failed: nothing had been written then, and the
    * worker's record by job id keeps a job that runs twice from writing twice.
    */
-  async rejoin(input: NewImport, jobId: string): Promise<BulkResult> {
-    const existing = await Job.fromId<ImportJobData, BulkResult>(this.queue, jobId);
+  async rejoin(input: NewImport, jobId: string): Promise<ImportResult> {
+    const existing = await Job.fromId<ImportJobData, ImportResult>(this.queue, jobId);
     if (existing && (await existing.isFailed())) await existing.remove();
     return this.run(input, jobId);
   }
@@ -245,7 +245,7 @@ export class ImportRunner {
     return picked === true;
   }
 
-  private resultOf(jobId: string, outcome: JobOutcome): BulkResult {
+  private resultOf(jobId: string, outcome: JobOutcome): ImportResult {
     if (outcome.state === 'failed') {
       // note: proveNotWritten checks the record before the partner is told that nothing was written.
       this.log.error({ jobId, reason: outcome.reason }, 'import job failed');
@@ -255,7 +255,7 @@ export class ImportRunner {
       this.log.error({ jobId }, 'import job is gone from the queue');
       throw new ImportNotWrittenError('lost');
     }
-    const parsed = BulkResultSchema.safeParse(outcome.result);
+    const parsed = ImportResultSchema.safeParse(outcome.result);
     if (!parsed.success) throw new Error(`import job ${jobId} returned an unexpected result`);
     return parsed.data;
   }
@@ -275,7 +275,7 @@ export class ImportRunner {
         watch.markPickedUp();
         return;
       }
-      const job = await Job.fromId<ImportJobData, BulkResult>(this.queue, jobId);
+      const job = await Job.fromId<ImportJobData, ImportResult>(this.queue, jobId);
       if (!job) return;
       if (state === 'completed') watch.finish({ state: 'completed', result: job.returnvalue });
       else if (state === 'failed') watch.finish({ state: 'failed', reason: job.failedReason });

@@ -1,8 +1,10 @@
 import { ApiError } from '../../shared/errors/api-error.js';
 import { apiErrors } from '../../shared/errors/api-errors.js';
 import { SHOWN_ONCE_NOTE } from '../../shared/api-schemas/api-keys.js';
-import { BULK_KINDS, type BulkKind } from '../../shared/rows/bulk-kinds.js';
-import { validateBulkRequest } from '../../shared/bulk/bulk-request.js';
+import { IMPORT_KINDS, type ImportKind } from '../../shared/import/import-kinds.js';
+import { checkImportBody } from '../../shared/import/check-import-body.js';
+import { isImportRefusal } from '../../shared/import/import-refusal.js';
+import { importRefusalError } from '../import/import-error-replies.js';
 import { parseCreateKeyRequest } from '../../shared/access/key-request.js';
 import { ACTIVE_KEY_CAP } from '../../shared/repositories/api-keys.js';
 import { parseIdempotencyKey } from '../import/idempotency.js';
@@ -65,22 +67,30 @@ export const ROW_EXAMPLES = {
       photo_urls: ['http://cdn.example.com/vase.jpg'],
     },
   },
-} as const satisfies Record<BulkKind, { valid: object; invalid: object }>;
+} as const satisfies Record<ImportKind, { valid: object; invalid: object }>;
 
 /**
  * Request examples hold valid rows only: tools replay request examples as valid requests. What
  * an invalid row gets is shown by the 201 and 400 examples (bulkResultExamples, bulkBadRequestExamples).
  */
-export function bulkBodyExamples(kind: BulkKind): Examples {
+export function bulkBodyExamples(kind: ImportKind): Examples {
   const { valid } = ROW_EXAMPLES[kind];
   return {
     valid: example('One valid row', { [kind]: [valid] }),
   };
 }
 
-export function bulkResultExamples(kind: BulkKind): Examples {
+/** The 400 body of a bulk body checkImportBody refuses. */
+function refusalBodyOf(kind: ImportKind, body: unknown): ApiError['body'] {
+  const checked = checkImportBody(kind, body);
+  if (!isImportRefusal(checked)) throw new Error('example: expected a refused body');
+  return importRefusalError(checked).body;
+}
+
+export function bulkResultExamples(kind: ImportKind): Examples {
   const { valid, invalid } = ROW_EXAMPLES[kind];
-  const mixed = validateBulkRequest(kind, { [kind]: [valid, invalid] });
+  const mixed = checkImportBody(kind, { [kind]: [valid, invalid] });
+  if (isImportRefusal(mixed)) throw new Error('example: expected a row accepted and a row skipped');
   return {
     withErrors: example(
       'A row skipped',
@@ -91,15 +101,15 @@ export function bulkResultExamples(kind: BulkKind): Examples {
   };
 }
 
-export function bulkBadRequestExamples(kind: BulkKind): Examples {
-  const { maxRows } = BULK_KINDS[kind];
+export function bulkBadRequestExamples(kind: ImportKind): Examples {
+  const { maxRows } = IMPORT_KINDS[kind];
   const { invalid } = ROW_EXAMPLES[kind];
   return {
-    noValidRows: example('No valid row', bodyOf(() => validateBulkRequest(kind, { [kind]: [invalid] }))),
-    tooManyRows: example('Too many rows', bodyOf(() => validateBulkRequest(kind, { [kind]: new Array<object>(maxRows + 1).fill({}) }))),
-    noRows: example('Empty array', bodyOf(() => validateBulkRequest(kind, { [kind]: [] }))),
-    wrongShape: example('Not an object with the array', bodyOf(() => validateBulkRequest(kind, [invalid]))),
-    invalidJson: example('Not JSON, or not UTF-8', { error: 'Invalid JSON body' }),
+    noValidRows: example('No valid row', refusalBodyOf(kind, { [kind]: [invalid] })),
+    tooManyRows: example('Too many rows', refusalBodyOf(kind, { [kind]: new Array<object>(maxRows + 1).fill({}) })),
+    noRows: example('Empty array', refusalBodyOf(kind, { [kind]: [] })),
+    wrongShape: example('Not an object with the array', refusalBodyOf(kind, [invalid])),
+    invalidJson: example('Not JSON, or not UTF-8', apiErrors.invalidJson().body),
     idempotencyKey: example('Malformed Idempotency-Key', bodyOf(() => parseIdempotencyKey('\u00e9'))),
   };
 }
@@ -112,7 +122,7 @@ export const CREATE_KEY_BAD_REQUEST_EXAMPLES: Examples = {
   label: example('Missing label', bodyOf(() => parseCreateKeyRequest({ scopes: ['listings:write'] }))),
   noScope: example('No scope', bodyOf(() => parseCreateKeyRequest({ label: 'ERP sync', scopes: [] }))),
   unknownScope: example('Unknown scope', bodyOf(() => parseCreateKeyRequest({ label: 'ERP sync', scopes: ['listing:write'] }))),
-  invalidJson: example('Not JSON, or not UTF-8', { error: 'Invalid JSON body' }),
+  invalidJson: example('Not JSON, or not UTF-8', apiErrors.invalidJson().body),
 };
 
 const CREATED_AT = '2026-11-22T09:30:00.000Z';

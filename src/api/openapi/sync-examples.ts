@@ -1,5 +1,5 @@
 import { apiErrors } from '../../shared/errors/api-errors.js';
-import type { BulkKind } from '../../shared/rows/bulk-kinds.js';
+import type { ImportKind } from '../../shared/import/import-kinds.js';
 import { example, ROW_EXAMPLES } from './examples.js';
 import type { Examples } from './route-schema.js';
 
@@ -8,9 +8,9 @@ import type { Examples } from './route-schema.js';
  * (docs/endpoints.md#dry-run): rows matched on the partner's `external_id`.
  */
 
-const withIds = (kind: BulkKind) => ({ [kind]: [{ external_id: 'SKU-10442', ...ROW_EXAMPLES[kind].valid }] });
+const withIds = (kind: ImportKind) => ({ [kind]: [{ external_id: 'SKU-10442', ...ROW_EXAMPLES[kind].valid }] });
 
-export function bulkSyncBodyExamples(kind: BulkKind): Examples {
+export function bulkSyncBodyExamples(kind: ImportKind): Examples {
   return {
     sync: example(
       'A row with your own id',
@@ -30,7 +30,7 @@ export function bulkSyncResultExamples(): Examples {
   };
 }
 
-export function bulkDryRunExamples(kind: BulkKind): Examples {
+export function bulkDryRunExamples(kind: ImportKind): Examples {
   return {
     dryRun: example(
       'Dry run',

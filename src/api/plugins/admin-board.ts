@@ -5,7 +5,7 @@ import { FastifyAdapter } from '@bull-board/fastify';
 import type { Queue } from 'bullmq';
 import type { FastifyInstance } from 'fastify';
 import { ApiError } from '../../shared/errors/api-error.js';
-import type { ImportJobData } from '../../shared/import-job/job-data.js';
+import type { ImportJobData } from '../../shared/import/import-job.js';
 import type { Logger } from '../../shared/infra/logger.js';
 import { BOARD_PATH } from './admin-paths.js';
 import { API_ERRORS } from '../../shared/errors/api-errors.js';

@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { markImportStep } from '../../shared/import-job/import-steps.js';
+import { markImportStep } from '../../shared/import/import-steps.js';
 import { apiErrors } from '../../shared/errors/api-errors.js';
 
 const strictUtf8 = new TextDecoder('utf-8', { fatal: true });
@@ -8,7 +8,7 @@ const strictUtf8 = new TextDecoder('utf-8', { fatal: true });
  * The API reads JSON only (any other Content-Type is a 415). JSON bodies are read as bytes, decoded as strict UTF-8 (RFC 8259 8.1: malformed bytes are a
  * 400, not silently replaced by U+FFFD), then parsed by Fastify's own parser with its
  * prototype-poisoning guards. The bulk routes take the bytes as they are and read them the same way
- * in prepareBulkBody, which also hashes them for the Idempotency-Key (hashing bytes cannot fail on
+ * in prepareImport, which also hashes them for the Idempotency-Key (hashing bytes cannot fail on
  * a deeply nested document as re-serialising could).
  */
 export function registerJsonBodyParser(app: FastifyInstance): void {
@@ -18,7 +18,7 @@ export function registerJsonBodyParser(app: FastifyInstance): void {
   app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body, done) => {
     markImportStep(request.id, 'api.body-read');
     const bytes = body as Buffer;
-    // note: the bulk routes read their body with the same rules, on a thread (BulkBodyPreparer).
+    // note: the bulk routes read their body with the same rules, on a thread (ImportPreparer).
     if (request.routeOptions.config.jsonBodyAsBytes) {
       done(null, bytes);
       return;

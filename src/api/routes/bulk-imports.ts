@@ -3,15 +3,16 @@ import { z } from 'zod';
 import { BULK_BODY_SCHEMAS, BulkDryRunResponseSchema, BulkResponseSchema } from '../../shared/api-schemas/bulk.js';
 import { BulkRequestErrorSchema, RequestIdErrorSchema, RetryLaterErrorSchema } from '../../shared/api-schemas/error-body.js';
 import { IdempotencyKeyHeaderSchema } from '../../shared/api-schemas/headers.js';
-import { BULK_KINDS, BULK_KIND_NAMES, type BulkKind } from '../../shared/rows/bulk-kinds.js';
-import { revivedApiError } from '../../shared/errors/api-errors.js';
-import { RowsHandOver } from '../../shared/import-job/rows-hand-over.js';
-import type { NewImport } from '../../shared/import-job/queue.js';
-import { markImportStep } from '../../shared/import-job/import-steps.js';
-import type { BulkBodyPreparer } from '../bulk-body/bulk-body-preparer.js';
+import { IMPORT_KINDS, IMPORT_KIND_NAMES, type ImportKind } from '../../shared/import/import-kinds.js';
+import { RowsHandOver } from '../../shared/import/rows-hand-over.js';
+import type { NewImport } from '../../shared/import/import-queue.js';
+import { markImportStep } from '../../shared/import/import-steps.js';
+import type { ImportPreparer } from '../import/import-preparer.js';
 import type { ApiDeps } from '../deps.js';
 import { parseIdempotencyKey } from '../import/idempotency.js';
-import { submitImport } from '../import/submit-import.js';
+import { runIdempotentImport } from '../import/idempotency.js';
+import { importRefusalError } from '../import/import-error-replies.js';
+import { isImportRefusal } from '../../shared/import/import-refusal.js';
 import { ImportOutcomeUnknownError } from '../import/import-errors.js';
 import { parseDryRun, refuseUnknownQueryParameters } from '../import/bulk-query.js';
 import { bulkBadRequestExamples, bulkBodyExamples, bulkResultExamples, ERROR_EXAMPLES } from '../openapi/examples.js';
@@ -38,8 +39,8 @@ const DRY_RUN_DESCRIPTION =
 /** The bulk routes' query string; a parameter it does not name is refused (refuseUnknownQueryParameters). */
 const BulkQuerySchema = z.object({ dry_run: z.enum(['true', 'false']).optional().meta({ description: DRY_RUN_DESCRIPTION }) });
 
-function bulkSchema(kind: BulkKind) {
-  const { maxRows, bodyLimitBytes } = BULK_KINDS[kind];
+function bulkSchema(kind: ImportKind) {
+  const { maxRows, bodyLimitBytes } = IMPORT_KINDS[kind];
   return {
     operationId: `import${kind[0]!.toUpperCase()}${kind.slice(1)}`,
     summary: `Import 1 to ${maxRows} ${kind}`,
@@ -102,21 +103,21 @@ function bulkSchema(kind: BulkKind) {
  * an async function alive while it awaits, and nothing of the body (up to 2 MB, several times
  * that once parsed) needs to outlive this step while the import runs.
  */
-async function prepareImport(
-  kind: BulkKind,
+async function readImport(
+  kind: ImportKind,
   request: FastifyRequest,
-  preparer: BulkBodyPreparer,
+  preparer: ImportPreparer,
 ): Promise<{ newImport: NewImport; idempotency?: { key: string; hash: Buffer } }> {
   const bytes = request.body as Buffer;
   request.body = undefined;
   const header = request.headers['idempotency-key'];
   const dryRun = parseDryRun(request.query, header);
   const outcome = await preparer.prepare(kind, bytes, header !== undefined);
-  if (!outcome.ok && outcome.stage === 'json') throw revivedApiError(outcome);
+  if (isImportRefusal(outcome) && outcome.refused === 'invalid-json') throw importRefusalError(outcome);
   const key = parseIdempotencyKey(header);
-  if (!outcome.ok) throw revivedApiError(outcome);
+  if (isImportRefusal(outcome)) throw importRefusalError(outcome);
   markImportStep(request.id, 'api.validated');
-  const { total, errors, rowCount, matchExternalIds, rows, hash } = outcome.prepared;
+  const { total, errors, rowCount, matchExternalIds, rows, hash } = outcome;
   const newImport: NewImport = {
     kind,
     accountId: request.apiKey!.account.id,
@@ -137,14 +138,14 @@ async function prepareImport(
  * job, await it, reply 201. With an Idempotency-Key a repeat never inserts again.
  */
 export async function bulkImportRoutes(app: FastifyInstance, deps: ApiDeps): Promise<void> {
-  for (const kind of BULK_KIND_NAMES) {
+  for (const kind of IMPORT_KIND_NAMES) {
     app.post(
       `/v1/api/${kind}/bulk`,
       {
         schema: bulkSchema(kind),
         // note: the handler validates row by row, so that a failing row is skipped, not fatal.
         validatorCompiler: documentationOnly,
-        bodyLimit: BULK_KINDS[kind].bodyLimitBytes,
+        bodyLimit: IMPORT_KINDS[kind].bodyLimitBytes,
         config: { auth: 'api-key', requiredScope: 'listings:write', jsonBodyAsBytes: true },
         // note: in the order of docs/access.md#order-of-checks; the body is read after them.
         onRequest: [
@@ -160,8 +161,10 @@ export async function bulkImportRoutes(app: FastifyInstance, deps: ApiDeps): Pro
         // note: an import answered 504 may still be writing: its slot is held until its job ends.
         let importRunsOn: Promise<void> | undefined;
         try {
-          const { newImport, idempotency } = await prepareImport(kind, request, deps.bulkBodies);
-          const { result, replayed } = await submitImport(deps.sql, deps.imports, newImport, idempotency);
+          const { newImport, idempotency } = await readImport(kind, request, deps.importPreparer);
+          const { result, replayed } = idempotency
+            ? await runIdempotentImport(deps.sql, deps.importRunner, newImport, idempotency.key, idempotency.hash)
+            : { result: await deps.importRunner.run(newImport), replayed: false };
           if (newImport.dryRun) return await reply.code(200).send({ ...result, dry_run: true });
           // note: a replay wrote nothing, so its rows are not counted again.
           if (replayed) reply.header('idempotent-replayed', 'true');

@@ -1,6 +1,6 @@
 import { parseArgs } from 'node:util';
 import { isWellFormedApiKey } from '../../shared/access/api-key.js';
-import { BULK_KIND_NAMES, type BulkKind } from '../../shared/rows/bulk-kinds.js';
+import { IMPORT_KIND_NAMES, type ImportKind } from '../../shared/import/import-kinds.js';
 import { isLoopbackHost } from './loopback.js';
 import { reportFormatOfPath, type ReportFormat } from './report.js';
 import { DEFAULT_RETRY_POLICY } from './send-batch.js';
@@ -47,7 +47,7 @@ to read): that batch's rows are unaccounted for, check them before sending them 
 export class UsageError extends Error {}
 
 export interface CliOptions {
-  kind: BulkKind;
+  kind: ImportKind;
   file: string;
   format: InputFormatName;
   /** --dry-run (`local`: checked here, nothing sent) or --dry-run=server (sent as server dry runs) */
@@ -130,8 +130,8 @@ export function parseCliArgs(argv: string[], env: NodeJS.ProcessEnv): CliOptions
   const { values, positionals } = parsed;
   if (values.help) return 'help';
   const [kind, file, ...extra] = positionals;
-  if (kind === undefined || !(BULK_KIND_NAMES as string[]).includes(kind)) {
-    throw new UsageError(`the first argument must be ${BULK_KIND_NAMES.join(' or ')} (got ${JSON.stringify(kind ?? '')})`);
+  if (kind === undefined || !(IMPORT_KIND_NAMES as string[]).includes(kind)) {
+    throw new UsageError(`the first argument must be ${IMPORT_KIND_NAMES.join(' or ')} (got ${JSON.stringify(kind ?? '')})`);
   }
   if (file === undefined || file === '') throw new UsageError('FILE is required');
   if (extra.length > 0) throw new UsageError(`unexpected arguments: ${extra.join(' ')}`);
@@ -172,7 +172,7 @@ export function parseCliArgs(argv: string[], env: NodeJS.ProcessEnv): CliOptions
   }
 
   return {
-    kind: kind as BulkKind,
+    kind: kind as ImportKind,
     file,
     format,
     dryRun,

@@ -1,4 +1,4 @@
-import type { RowErrorDetail } from '../../shared/rows/validate-rows.js';
+import type { RowErrorDetail } from '../../shared/rows/row-errors.js';
 
 /** A row that failed: where it is in the input file, and why (with the problems' codes when known). */
 export interface RowFailure {
@@ -22,9 +22,9 @@ export interface Batch {
 }
 
 export interface BatcherLimits {
-  /** rows per request (BULK_KINDS[kind].maxRows) */
+  /** rows per request (IMPORT_KINDS[kind].maxRows) */
   maxRows: number;
-  /** bytes per request body (BULK_KINDS[kind].bodyLimitBytes) */
+  /** bytes per request body (IMPORT_KINDS[kind].bodyLimitBytes) */
   maxBytes: number;
   /** local failures a batch may carry before it is closed, which bounds memory on a bad file */
   maxFailures?: number;

@@ -1,7 +1,6 @@
 import { z } from 'zod';
 import { BulkDryRunResponseSchema, BulkResponseSchema } from '../../shared/api-schemas/bulk.js';
-import { RowErrorDetailSchema, RowErrorSchema } from '../../shared/import-job/job-data.js';
-import type { RowError, RowErrorDetail } from '../../shared/rows/validate-rows.js';
+import { RowErrorDetailSchema, RowErrorSchema, type RowError, type RowErrorDetail } from '../../shared/rows/row-errors.js';
 import { serverText } from './printable.js';
 
 // note: the row-error codes are a closed set that grows: a newer server may send a code this CLI

@@ -1,5 +1,6 @@
 import type { z } from 'zod';
-import { validateRows, type RowErrorDetail } from '../../shared/rows/validate-rows.js';
+import { validateRows } from '../../shared/rows/validate-rows.js';
+import type { RowErrorDetail } from '../../shared/rows/row-errors.js';
 
 export type RowCheck = { ok: true; json: string } | { ok: false; reason: string; details: RowErrorDetail[] };
 

@@ -2,7 +2,7 @@ import { createReadStream, readFileSync } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import type { Readable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { BULK_KINDS } from '../../shared/rows/bulk-kinds.js';
+import { IMPORT_KINDS } from '../../shared/import/import-kinds.js';
 import { ApiClient } from './api-client.js';
 import { parseCliArgs, USAGE, UsageError, type CliOptions } from './args.js';
 import { countRecords } from './count-records.js';
@@ -99,7 +99,7 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv, io: CliIo): P
   // note: not silenced by --quiet: it is about where the key goes.
   if (opts.insecureHttp) io.stderr.write(`warning: ${printable(`${opts.baseUrlOrigin!} ${opts.baseUrl!} is plain http://: your API key crosses the network unencrypted (--insecure)`)}\n`);
   const startedAt = Date.now();
-  const kindSpec = BULK_KINDS[opts.kind];
+  const kindSpec = IMPORT_KINDS[opts.kind];
   const fields = rowFields(kindSpec.rowSchema);
   const totals: ImportTotals = emptyTotals();
   let report: ReportWriter | undefined;

@@ -1,6 +1,7 @@
 import type { z } from 'zod';
 import { externalIdOf } from '../../shared/rows/external-id.js';
-import { reasonOf, type RowErrorDetail } from '../../shared/rows/validate-rows.js';
+import { reasonOf } from '../../shared/rows/validate-rows.js';
+import type { RowErrorDetail } from '../../shared/rows/row-errors.js';
 import { Batcher, type Batch, type RowFailure } from './batcher.js';
 import { checkRow } from './check-row.js';
 import type { Progress } from './progress.js';

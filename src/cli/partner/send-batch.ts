@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { RowError } from '../../shared/rows/validate-rows.js';
+import type { RowError } from '../../shared/rows/row-errors.js';
 import { MAX_REPLY_BYTES, type ApiClient, type AttemptResult } from './api-client.js';
 import { checkBulkReply, rowErrorsOfRefusal } from './check-reply.js';
 import { serverText } from './printable.js';

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { BulkResultSchema } from '../import-job/job-data.js';
+import { ImportResultSchema } from '../import/import-job.js';
 
 /**
  * The error responses: `{error: "<text>", ...fields}` (docs/errors.md#shape), one schema per
@@ -20,7 +20,7 @@ export const ErrorBodySchema = z.object({ error: errorText }).meta({ id: 'Error'
 export const BulkRequestErrorSchema = z
   .object({
     error: errorText,
-    errors: BulkResultSchema.shape.errors.optional().meta({
+    errors: ImportResultSchema.shape.errors.optional().meta({
       description: '`no valid rows`: the reason of every row, by its index in the request array.',
     }),
     received: z.number().int().nonnegative().optional().meta({ description: '`Too many rows`: the number of rows sent.' }),

@@ -1,5 +1,5 @@
 import { ApiError, retryAfterHeaders } from './api-error.js';
-import type { RowError } from '../rows/validate-rows.js';
+import type { RowError } from '../rows/row-errors.js';
 import { echoedText } from './echoed-text.js';
 
 /**
@@ -59,27 +59,32 @@ const WORKERS_UNAVAILABLE_RETRY_SEC = 30;
 /** a slot of the in-flight cap frees within a request's time */
 const CONCURRENCY_RETRY_SEC = 1;
 
-const plain = (kind: { [K in ApiErrorKind]: (typeof API_ERRORS)[K]['text'] extends string ? K : never }[ApiErrorKind], extra: Record<string, unknown> = {}, headers: Record<string, string> = {}) =>
-  new ApiError(API_ERRORS[kind].status, { error: API_ERRORS[kind].text, ...extra }, headers);
+type TextKind = { [K in ApiErrorKind]: (typeof API_ERRORS)[K]['text'] extends string ? K : never }[ApiErrorKind];
 
-const retryAfter = (status: number, error: string, retryAfterSec: number, extra: Record<string, unknown> = {}) =>
-  new ApiError(status, { error, retry_after_sec: retryAfterSec, ...extra }, retryAfterHeaders(retryAfterSec));
+/** The error of `kind` with the catalogue's status and `error` text (the kind's own, or one it built). */
+const answer = (kind: ApiErrorKind, error: string, extra: Record<string, unknown> = {}, headers: Record<string, string> = {}) =>
+  new ApiError(API_ERRORS[kind].status, { error, ...extra }, headers);
+
+const plain = (kind: TextKind, extra: Record<string, unknown> = {}) => answer(kind, API_ERRORS[kind].text, extra);
+
+const retryAfter = (kind: ApiErrorKind, error: string, retryAfterSec: number) =>
+  answer(kind, error, { retry_after_sec: retryAfterSec }, retryAfterHeaders(retryAfterSec));
 
 /** The factories of API_ERRORS, one per kind. */
 export const apiErrors = {
   invalidJson: () => plain('invalidJson'),
-  bulkEnvelope: (kind: string) => new ApiError(400, { error: API_ERRORS.bulkEnvelope.text(kind) }),
-  noRows: (kind: string, maxRows: number) => new ApiError(400, { error: API_ERRORS.noRows.text(kind, maxRows) }),
-  tooManyRows: (kind: string, maxRows: number, received: number) => new ApiError(400, { error: API_ERRORS.tooManyRows.text(kind, maxRows), received }),
+  bulkEnvelope: (kind: string) => answer('bulkEnvelope', API_ERRORS.bulkEnvelope.text(kind)),
+  noRows: (kind: string, maxRows: number) => answer('noRows', API_ERRORS.noRows.text(kind, maxRows)),
+  tooManyRows: (kind: string, maxRows: number, received: number) => answer('tooManyRows', API_ERRORS.tooManyRows.text(kind, maxRows), { received }),
   noValidRows: (errors: RowError[]) => plain('noValidRows', { errors }),
   keyEnvelope: () => plain('keyEnvelope'),
-  keyBody: (problems: string) => new ApiError(400, { error: API_ERRORS.keyBody.text(problems) }),
-  unknownScope: (scope: string, valid: readonly string[]) => new ApiError(400, { error: API_ERRORS.unknownScope.text(scope, valid) }),
+  keyBody: (problems: string) => answer('keyBody', API_ERRORS.keyBody.text(problems)),
+  unknownScope: (scope: string, valid: readonly string[]) => answer('unknownScope', API_ERRORS.unknownScope.text(scope, valid)),
   idempotencyKeyMalformed: () => plain('idempotencyKeyMalformed'),
   dryRunMalformed: () => plain('dryRunMalformed'),
   dryRunWithIdempotencyKey: () => plain('dryRunWithIdempotencyKey'),
   /** `name` as the partner sent it; the text shows it through echoedText */
-  unknownQueryParameter: (name: string) => new ApiError(400, { error: API_ERRORS.unknownQueryParameter.text(echoedText(name)) }),
+  unknownQueryParameter: (name: string) => answer('unknownQueryParameter', API_ERRORS.unknownQueryParameter.text(echoedText(name))),
   malformedUrl: () => plain('malformedUrl'),
   badRequest: () => plain('badRequest'),
   apiKeyMissing: () => plain('apiKeyMissing'),
@@ -88,7 +93,7 @@ export const apiErrors = {
   sessionInvalid: () => plain('sessionInvalid'),
   adminAuthRequired: () => plain('adminAuthRequired'),
   tierRequired: (currentTier: string, upgradeUrl: string) => plain('tierRequired', { current_tier: currentTier, upgrade_url: upgradeUrl }),
-  scopeMissing: (scope: string) => new ApiError(403, { error: API_ERRORS.scopeMissing.text(scope) }),
+  scopeMissing: (scope: string) => answer('scopeMissing', API_ERRORS.scopeMissing.text(scope)),
   originRefused: () => plain('originRefused'),
   keyNotFound: () => plain('keyNotFound'),
   notFound: () => plain('notFound'),
@@ -97,20 +102,15 @@ export const apiErrors = {
   urlTooLong: () => plain('urlTooLong'),
   unsupportedMediaType: () => plain('unsupportedMediaType'),
   idempotencyKeyReused: () => plain('idempotencyKeyReused'),
-  rateLimited: (window: string, retryAfterSec: number) => retryAfter(429, API_ERRORS.rateLimited.text(window), retryAfterSec),
-  lockedOut: (retryAfterSec: number) => retryAfter(429, API_ERRORS.lockedOut.text, retryAfterSec),
-  tooManyConcurrent: () => retryAfter(429, API_ERRORS.tooManyConcurrent.text, CONCURRENCY_RETRY_SEC),
-  keyCap: (cap: number) => new ApiError(429, { error: API_ERRORS.keyCap.text(cap) }),
+  rateLimited: (window: string, retryAfterSec: number) => retryAfter('rateLimited', API_ERRORS.rateLimited.text(window), retryAfterSec),
+  lockedOut: (retryAfterSec: number) => retryAfter('lockedOut', API_ERRORS.lockedOut.text, retryAfterSec),
+  tooManyConcurrent: () => retryAfter('tooManyConcurrent', API_ERRORS.tooManyConcurrent.text, CONCURRENCY_RETRY_SEC),
+  keyCap: (cap: number) => answer('keyCap', API_ERRORS.keyCap.text(cap)),
   headersTooLarge: () => plain('headersTooLarge'),
   internal: (requestId: string) => plain('internal', { request_id: requestId }),
-  serviceUnavailable: () => retryAfter(503, API_ERRORS.serviceUnavailable.text, RETRY_SOON_SEC),
-  overloaded: () => retryAfter(503, API_ERRORS.overloaded.text, RETRY_SOON_SEC),
-  workersUnavailable: () => retryAfter(503, API_ERRORS.workersUnavailable.text, WORKERS_UNAVAILABLE_RETRY_SEC),
-  importFailed: () => retryAfter(503, API_ERRORS.importFailed.text, RETRY_SOON_SEC),
+  serviceUnavailable: () => retryAfter('serviceUnavailable', API_ERRORS.serviceUnavailable.text, RETRY_SOON_SEC),
+  overloaded: () => retryAfter('overloaded', API_ERRORS.overloaded.text, RETRY_SOON_SEC),
+  workersUnavailable: () => retryAfter('workersUnavailable', API_ERRORS.workersUnavailable.text, WORKERS_UNAVAILABLE_RETRY_SEC),
+  importFailed: () => retryAfter('importFailed', API_ERRORS.importFailed.text, RETRY_SOON_SEC),
   stillRunning: (requestId: string) => plain('stillRunning', { request_id: requestId }),
 } satisfies Record<ApiErrorKind, (...args: never[]) => ApiError>;
-
-/** An ApiError that crossed a thread as plain data (its status and body), as it was. */
-export function revivedApiError(plain: { statusCode: number; body: ApiError['body'] }): ApiError {
-  return new ApiError(plain.statusCode, plain.body);
-}

@@ -1,13 +1,13 @@
 import postgres from 'postgres';
 import type { Sql, TransactionSql } from '../infra/db.js';
-import type { BulkKind } from '../rows/bulk-kinds.js';
-import type { BulkResult, ImportJobData } from '../import-job/job-data.js';
+import type { ImportKind } from '../import/import-kinds.js';
+import type { ImportResult, ImportJobData } from '../import/import-job.js';
 
 /**
  * What the `imports` table says of a job: `completed` with the result it wrote, or `failed`:
  * recorded before an answer said it wrote nothing, so it never will (recordImportNotWritten).
  */
-export type ImportRecord = { state: 'completed'; result: BulkResult } | { state: 'failed' };
+export type ImportRecord = { state: 'completed'; result: ImportResult } | { state: 'failed' };
 
 const PG_FOREIGN_KEY_VIOLATION = '23503';
 
@@ -20,7 +20,7 @@ const PG_FOREIGN_KEY_VIOLATION = '23503';
 const FENCE_LOCK_TIMEOUT_MS = 2_000;
 
 export async function findImportRecord(sql: Sql | TransactionSql, jobId: string): Promise<ImportRecord | undefined> {
-  const [recorded] = await sql<(BulkResult & { state: string; updated: number | null; unchanged: number | null })[]>`
+  const [recorded] = await sql<(ImportResult & { state: string; updated: number | null; unchanged: number | null })[]>`
     select state, inserted, updated, unchanged, skipped, errors from imports where job_id = ${jobId}`;
   if (!recorded) return undefined;
   if (recorded.state === 'failed') return { state: 'failed' };
@@ -45,7 +45,7 @@ export async function findImportRecord(sql: Sql | TransactionSql, jobId: string)
  */
 export async function recordImportNotWritten(
   sql: Sql,
-  input: { jobId: string; accountId: string; kind: BulkKind; requestId: string; errors: ImportJobData['errors'] },
+  input: { jobId: string; accountId: string; kind: ImportKind; requestId: string; errors: ImportJobData['errors'] },
 ): Promise<ImportRecord> {
   try {
     return await fence(sql, input);

@@ -1,6 +1,6 @@
 import type { TransactionSql } from '../infra/db.js';
-import type { BulkKind } from '../rows/bulk-kinds.js';
-import type { ImportJobData } from '../import-job/job-data.js';
+import type { ImportKind } from '../import/import-kinds.js';
+import type { ImportJobData } from '../import/import-job.js';
 import type { ListingRow } from '../rows/listing-row.js';
 import type { MachineRow } from '../rows/machine-row.js';
 
@@ -29,7 +29,7 @@ export interface ImportingAccount {
  */
 export async function insertImportRecord(
   tx: TransactionSql,
-  input: { jobId: string; accountId: string; kind: BulkKind; requestId: string; rowCount: number; errors: ImportJobData['errors'] },
+  input: { jobId: string; accountId: string; kind: ImportKind; requestId: string; rowCount: number; errors: ImportJobData['errors'] },
 ): Promise<boolean> {
   const [recorded] = await tx`
     insert into imports (job_id, account_id, kind, request_id, inserted, skipped, errors)
@@ -92,7 +92,7 @@ interface RowTarget {
   onUpdate: string;
 }
 
-function rowTarget(kind: BulkKind, jobId: string, account: ImportingAccount): RowTarget {
+function rowTarget(kind: ImportKind, jobId: string, account: ImportingAccount): RowTarget {
   if (kind === 'listings') {
     return {
       table: 'listings',
@@ -132,7 +132,7 @@ export interface RowsWritten {
  */
 export async function writeRows(
   tx: TransactionSql,
-  input: { kind: BulkKind; jobId: string; accountId: string; account: ImportingAccount; rows: string; matchExternalIds: boolean },
+  input: { kind: ImportKind; jobId: string; accountId: string; account: ImportingAccount; rows: string; matchExternalIds: boolean },
 ): Promise<RowsWritten> {
   const { kind, jobId, accountId, account, rows, matchExternalIds } = input;
   const { table, record, fixed, onUpdate } = rowTarget(kind, jobId, account);

@@ -1,5 +1,6 @@
 import { externalIdOf } from './external-id.js';
-import { reasonOf, type RowError, type RowErrorDetail, type RowValidation } from './validate-rows.js';
+import { reasonOf, type RowValidation } from './validate-rows.js';
+import type { RowError, RowErrorDetail } from './row-errors.js';
 
 const DUPLICATE: RowErrorDetail = { field: 'external_id', code: 'duplicate_external_id', message: 'appears more than once in this request' };
 

@@ -1,22 +1,6 @@
 import type { z } from 'zod';
 import type { RowErrorCode } from './row-error-codes.js';
-
-/** One problem of a failing row, for a program to act on (docs/rows.md#row-error-codes). */
-export interface RowErrorDetail {
-  /** the field as the reason names it (`title`, `photo_urls[2]`), or null for the whole row */
-  field: string | null;
-  code: RowErrorCode;
-  message: string;
-}
-
-export interface RowError {
-  index: number;
-  /** the row's own id, when it sent a valid one (match-external-ids.ts) */
-  external_id?: string;
-  /** every problem as one text: the details' `field: message`, joined with `; ` */
-  reason: string;
-  details: RowErrorDetail[];
-}
+import type { RowError, RowErrorDetail } from './row-errors.js';
 
 export interface RowValidation<Row> {
   /** valid rows, normalised, in request order */

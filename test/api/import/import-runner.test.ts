@@ -6,10 +6,10 @@ import { importErrorReply } from '../../../src/api/import/import-error-replies.j
 import { ImportNotWrittenError, ImportOutcomeUnknownError } from '../../../src/api/import/import-errors.js';
 import { ImportRunner } from '../../../src/api/import/import-runner.js';
 import { startWorker, type RunningWorker } from '../../../src/worker/worker.js';
-import { RowsHandOver } from '../../../src/shared/import-job/rows-hand-over.js';
-import type { NewImport } from '../../../src/shared/import-job/queue.js';
-import { ImportRowsStore } from '../../../src/shared/import-job/rows-store.js';
-import { encodeImportRows } from '../../../src/shared/import-job/rows-hand-over.js';
+import { RowsHandOver } from '../../../src/shared/import/rows-hand-over.js';
+import type { NewImport } from '../../../src/shared/import/import-queue.js';
+import { ImportRowsStore } from '../../../src/shared/import/rows-store.js';
+import { encodeImportRows } from '../../../src/shared/import/rows-hand-over.js';
 import { ListingRowSchema } from '../../../src/shared/rows/listing-row.js';
 import { validListing } from '../../support/fixtures.js';
 import { startTestService, type TestAccount, type TestService } from '../../support/test-service.js';

@@ -3,7 +3,7 @@ import { once } from 'node:events';
 import { Cluster, Redis } from 'ioredis';
 import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { ImportRowsStore } from '../../../src/shared/import-job/rows-store.js';
+import { ImportRowsStore } from '../../../src/shared/import/rows-store.js';
 import { createLogger, type Logger } from '../../../src/shared/infra/logger.js';
 import { validListing } from '../../support/fixtures.js';
 import { redisServerAvailable, scratchDir, startRedisServer, type RedisServer } from '../../support/redis-servers.js';

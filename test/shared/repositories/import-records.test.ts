@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createSql, type Sql } from '../../../src/shared/infra/db.js';
-import { encodeImportRows } from '../../../src/shared/import-job/rows-hand-over.js';
+import { encodeImportRows } from '../../../src/shared/import/rows-hand-over.js';
 import { findImportRecord, recordImportNotWritten } from '../../../src/shared/repositories/import-records.js';
 import { ImportAbandonedError } from '../../../src/worker/write-errors.js';
 import { writeImport, type ImportWrite } from '../../../src/worker/write-import.js';

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { validateBulkRequest } from '../../../src/shared/bulk/bulk-request.js';
+import { checkImportBody } from '../../../src/shared/import/check-import-body.js';
+import { isImportRefusal } from '../../../src/shared/import/import-refusal.js';
 import { ROW_ERROR_CODE_MEANINGS, ROW_ERROR_CODES, type RowErrorCode } from '../../../src/shared/rows/row-error-codes.js';
 import { ListingRowSchema } from '../../../src/shared/rows/listing-row.js';
 import { MachineRowSchema } from '../../../src/shared/rows/machine-row.js';
@@ -67,7 +68,9 @@ describe('row error codes', () => {
   });
 
   it('gives a repeated external_id its own code, before the row\'s other problems', () => {
-    const { errors } = validateBulkRequest('listings', { listings: [validListing({ external_id: 'A' }), validListing({ external_id: 'A', currency: 'EUR' })] });
+    const checked = checkImportBody('listings', { listings: [validListing({ external_id: 'A' }), validListing({ external_id: 'A', currency: 'EUR' })] });
+    if (isImportRefusal(checked)) expect.fail(`refused: ${checked.refused}`);
+    const { errors } = checked;
     expect(errors).toEqual([
       {
         index: 1,

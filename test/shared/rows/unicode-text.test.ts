@@ -3,8 +3,7 @@ import { externalIdOf } from '../../../src/shared/rows/external-id.js';
 import { ListingRowSchema } from '../../../src/shared/rows/listing-row.js';
 import { MachineRowSchema } from '../../../src/shared/rows/machine-row.js';
 import { validateRows } from '../../../src/shared/rows/validate-rows.js';
-import { validateBulkRequest } from '../../../src/shared/bulk/bulk-request.js';
-import { ApiError } from '../../../src/shared/errors/api-error.js';
+import { checkImportBody } from '../../../src/shared/import/check-import-body.js';
 import { validListing, validMachine } from '../../support/fixtures.js';
 import { rowError } from '../../support/row-errors.js';
 
@@ -60,15 +59,8 @@ describe('row text that is not valid Unicode', () => {
     const body: unknown = JSON.parse(`{"listings":[${JSON.stringify(validListing({ external_id: 'HIGH' }))},${JSON.stringify(validListing({ external_id: 'LOW' }))}]}`
       .replace('"HIGH"', '"SKU\\ud800"')
       .replace('"LOW"', '"SKU\\udfff"'));
-    let refused: unknown;
-    try {
-      validateBulkRequest('listings', body);
-    } catch (error) {
-      refused = error;
-    }
-    expect(refused).toBeInstanceOf(ApiError);
-    expect((refused as ApiError).body).toEqual({
-      error: 'no valid rows',
+    expect(checkImportBody('listings', body)).toEqual({
+      refused: 'no-valid-rows',
       errors: [rowError(0, `external_id: ${MESSAGE}`, 'invalid_characters'), rowError(1, `external_id: ${MESSAGE}`, 'invalid_characters')],
     });
     expect([externalIdOf({ external_id: 'SKU\ud800' }), externalIdOf({ external_id: 'SKU\udfff' })]).toEqual([undefined, undefined]);

@@ -1,20 +1,21 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { ApiError } from '../../../src/shared/errors/api-error.js';
-import { BULK_KINDS, type BulkKind } from '../../../src/shared/rows/bulk-kinds.js';
-import { validateBulkRequest } from '../../../src/shared/bulk/bulk-request.js';
+import { IMPORT_KINDS, type ImportKind } from '../../../src/shared/import/import-kinds.js';
+import { checkImportBody } from '../../../src/shared/import/check-import-body.js';
+import { isImportRefusal } from '../../../src/shared/import/import-refusal.js';
 import { ListingRowSchema } from '../../../src/shared/rows/listing-row.js';
-import { validateRows, type RowError } from '../../../src/shared/rows/validate-rows.js';
+import { validateRows } from '../../../src/shared/rows/validate-rows.js';
+import type { RowError } from '../../../src/shared/rows/row-errors.js';
 import { validListing, validMachine } from '../../support/fixtures.js';
 import { LISTING_FIELDS, MACHINE_FIELDS, SERVER_OWNED_FIELDS, anyFieldValue, rowArbitraries, rowErrorBreaks, isStoredHttpsUrl, STORED_SCHEMAS, RULES } from '../../support/hostile-rows.js';
 
 /** Property tests of row validation, without HTTP; the HTTP side is test/api/hostile-input.test.ts. */
 describe('row validation (validateRows)', () => {
-  describe.each<[BulkKind, number]>([
+  describe.each<[ImportKind, number]>([
     ['listings', 3_000],
     ['machines', 3_000],
   ])('%s rows', (kind, numRuns) => {
-    const schema = BULK_KINDS[kind].rowSchema;
+    const schema = IMPORT_KINDS[kind].rowSchema;
     const { rows: rowsArb } = rowArbitraries(kind, anyFieldValue);
 
     it('never throws, and partitions the indices into valid rows (in order) and sorted errors', () => {
@@ -91,7 +92,7 @@ describe('row validation (validateRows)', () => {
     });
   });
 
-  it('validateBulkRequest either returns a partition of the rows or throws a 400 ApiError', () => {
+  it('checkImportBody either returns a partition of the rows or refuses the body', () => {
     const listings = rowArbitraries('listings', anyFieldValue);
     const machines = rowArbitraries('machines', anyFieldValue);
     const bodyArb = fc.oneof(
@@ -100,20 +101,20 @@ describe('row validation (validateRows)', () => {
       fc.record({ machines: fc.oneof(machines.rows, fc.anything({ maxDepth: 2 })) }),
     );
     fc.assert(
-      fc.property(fc.constantFrom<BulkKind>('listings', 'machines'), bodyArb, (kind, body) => {
-        try {
-          const result = validateBulkRequest(kind, body);
+      fc.property(fc.constantFrom<ImportKind>('listings', 'machines'), bodyArb, (kind, body) => {
+        const result = checkImportBody(kind, body);
+        if (!isImportRefusal(result)) {
           expect(result.rows.length).toBeGreaterThan(0);
           expect(result.rows.length + result.errors.length).toBe(result.total);
           const rows = (body as Record<string, unknown[]>)[kind]!;
           for (const error of result.errors) expect(rowErrorBreaks(error, rows[error.index]), error.reason).toEqual([]);
-        } catch (error) {
-          expect(error).toBeInstanceOf(ApiError);
-          expect((error as ApiError).statusCode).toBe(400);
-          // "no valid rows" carries the same entries as a 201
-          const { errors = [] } = (error as ApiError).body as { errors?: RowError[] };
-          for (const entry of errors) expect(rowErrorBreaks(entry, (body as Record<string, unknown[]>)[kind]![entry.index]), entry.reason).toEqual([]);
+          return;
         }
+        expect(result.refused).not.toBe('invalid-json');
+        // "no valid rows" carries the same entries as a 201
+        const errors: RowError[] = result.refused === 'no-valid-rows' ? result.errors : [];
+        if (result.refused === 'no-valid-rows') expect(errors.length).toBeGreaterThan(0);
+        for (const entry of errors) expect(rowErrorBreaks(entry, (body as Record<string, unknown[]>)[kind]![entry.index]), entry.reason).toEqual([]);
       }),
       { numRuns: 3_000 },
     );

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { ImportJobDataSchema, RowErrorSchema } from '../../../src/shared/import-job/job-data.js';
+import { ImportJobDataSchema } from '../../../src/shared/import/import-job.js';
+import { RowErrorSchema } from '../../../src/shared/rows/row-errors.js';
 
 const detail = { field: 'currency', code: 'not_allowed', message: 'must be exactly USD' };
 

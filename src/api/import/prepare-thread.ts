@@ -1,6 +1,6 @@
 import { setPriority } from 'node:os';
-import type { BulkKind } from '../../shared/rows/bulk-kinds.js';
-import { prepareBulkBody, type BulkBodyOutcome } from '../../shared/bulk/prepare-bulk-body.js';
+import type { ImportKind } from '../../shared/import/import-kinds.js';
+import { prepareImport, type PrepareOutcome } from '../../shared/import/prepare-import.js';
 
 /**
  * The niceness of these threads. note: on Linux a thread's priority is its own, so this lowers
@@ -23,18 +23,18 @@ function lowerThisThreadsPriority(): void {
 }
 
 export interface PrepareTask {
-  kind: BulkKind;
+  kind: ImportKind;
   bytes: Uint8Array;
   withHash: boolean;
 }
 
 /**
- * The task each thread of BulkBodyPreparer's pool runs. note: the outcome is copied back to the
+ * The task each thread of ImportPreparer's pool runs. note: the outcome is copied back to the
  * event loop (structured clone: a memory copy of the encoded rows, well under a millisecond for
  * 2 MB), the parse and validation it replaces take tens of milliseconds.
  */
-export default function prepareInThread({ kind, bytes, withHash }: PrepareTask): BulkBodyOutcome {
+export default function prepareInThread({ kind, bytes, withHash }: PrepareTask): PrepareOutcome {
   // note: on the first task rather than on import, so that importing this module changes nothing.
   if (!priorityLowered) lowerThisThreadsPriority();
-  return prepareBulkBody(kind, bytes, withHash);
+  return prepareImport(kind, bytes, withHash);
 }

@@ -1,8 +1,8 @@
 import { availableParallelism } from 'node:os';
 import { Piscina } from 'piscina';
-import type { BulkKind } from '../../shared/rows/bulk-kinds.js';
+import type { ImportKind } from '../../shared/import/import-kinds.js';
 import { apiErrors } from '../../shared/errors/api-errors.js';
-import { prepareBulkBody, type BulkBodyOutcome } from '../../shared/bulk/prepare-bulk-body.js';
+import { prepareImport, type PrepareOutcome } from '../../shared/import/prepare-import.js';
 import type { PrepareTask } from './prepare-thread.js';
 
 /**
@@ -31,7 +31,7 @@ export function defaultPrepareThreads(): number {
  */
 export const DEFAULT_MAX_QUEUE = 32;
 
-export interface BulkBodyPreparerOptions {
+export interface ImportPreparerOptions {
   /** bodies waiting for a thread beyond which the next is refused; DEFAULT_MAX_QUEUE when unset */
   maxQueue?: number;
 }
@@ -40,7 +40,7 @@ export interface BulkBodyPreparerOptions {
 const QUEUE_AT_LIMIT = 'Task queue is at limit';
 
 /**
- * Parses, validates and encodes bulk bodies (prepareBulkBody) on a pool of worker threads
+ * Parses, validates and encodes bulk bodies (prepareImport) on a pool of worker threads
  * (piscina), so that one partner's burst of 2 MB imports does not hold the event loop that
  * answers every other partner, the health checks and the in-flight slots' renewals. A 2 MB body
  * costs the event loop some 50 ms of parsing, validation, encoding and garbage collection when
@@ -49,22 +49,22 @@ const QUEUE_AT_LIMIT = 'Task queue is at limit';
  * `threads: 0` prepares everything inline. The pool starts with the first large body. A body
  * that finds DEFAULT_MAX_QUEUE (or `maxQueue`) others waiting for a thread is refused with 503.
  */
-export class BulkBodyPreparer {
+export class ImportPreparer {
   private pool: Piscina | undefined;
 
   constructor(
     private readonly threads: number,
-    private readonly options: BulkBodyPreparerOptions = {},
+    private readonly options: ImportPreparerOptions = {},
   ) {}
 
-  async prepare(kind: BulkKind, bytes: Buffer, withHash: boolean): Promise<BulkBodyOutcome> {
-    if (this.threads === 0 || bytes.length < INLINE_BELOW_BYTES) return prepareBulkBody(kind, bytes, withHash);
+  async prepare(kind: ImportKind, bytes: Buffer, withHash: boolean): Promise<PrepareOutcome> {
+    if (this.threads === 0 || bytes.length < INLINE_BELOW_BYTES) return prepareImport(kind, bytes, withHash);
     const task: PrepareTask = { kind, bytes, withHash };
     // note: the body is moved to the thread rather than copied when it owns its memory (a body
     // of this size always does; small Buffers share a pool and are never moved).
     const owns = bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength && bytes.buffer instanceof ArrayBuffer;
     try {
-      return (await this.poolStarted().run(task, owns ? { transferList: [bytes.buffer] } : {})) as BulkBodyOutcome;
+      return (await this.poolStarted().run(task, owns ? { transferList: [bytes.buffer] } : {})) as PrepareOutcome;
     } catch (error) {
       if (error instanceof Error && error.message === QUEUE_AT_LIMIT) throw apiErrors.overloaded();
       throw error;

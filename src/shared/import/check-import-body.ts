@@ -1,16 +1,17 @@
-import { BULK_KINDS, type BulkKind } from '../rows/bulk-kinds.js';
+import { IMPORT_KINDS, type ImportKind } from './import-kinds.js';
 import type { ListingRow } from '../rows/listing-row.js';
 import type { MachineRow } from '../rows/machine-row.js';
-import { validateRows, type RowError } from '../rows/validate-rows.js';
-import { apiErrors } from '../errors/api-errors.js';
+import { validateRows } from '../rows/validate-rows.js';
+import type { RowError } from '../rows/row-errors.js';
 import { matchExternalIds } from '../rows/match-external-ids.js';
+import type { ImportRefusal } from './import-refusal.js';
 
 export interface RowsByKind {
   machines: MachineRow;
   listings: ListingRow;
 }
 
-export interface ValidatedBulkRequest<K extends BulkKind> {
+export interface CheckedImportBody<K extends ImportKind> {
   kind: K;
   total: number;
   rows: RowsByKind[K][];
@@ -26,25 +27,17 @@ function carriesExternalId(row: unknown): boolean {
 
 /**
  * Checks the envelope (`{machines: [...]}` / `{listings: [...]}`) and validates every row.
- * Throws the 400s of docs/rows.md#the-request; nothing has been written when it throws.
+ * Returns the body's refusal instead when it is refused as a whole (docs/rows.md#the-request).
  */
-export function validateBulkRequest<K extends BulkKind>(kind: K, body: unknown): ValidatedBulkRequest<K> {
-  const { maxRows, rowSchema } = BULK_KINDS[kind];
+export function checkImportBody<K extends ImportKind>(kind: K, body: unknown): CheckedImportBody<K> | ImportRefusal {
+  const { maxRows, rowSchema } = IMPORT_KINDS[kind];
   const input = typeof body === 'object' && body !== null && !Array.isArray(body) ? (body as Record<string, unknown>)[kind] : undefined;
-  if (!Array.isArray(input)) {
-    throw apiErrors.bulkEnvelope(kind);
-  }
-  if (input.length === 0) {
-    throw apiErrors.noRows(kind, maxRows);
-  }
-  if (input.length > maxRows) {
-    throw apiErrors.tooManyRows(kind, maxRows, input.length);
-  }
+  if (!Array.isArray(input)) return { refused: 'no-envelope', kind };
+  if (input.length === 0) return { refused: 'no-rows', kind, maxRows };
+  if (input.length > maxRows) return { refused: 'too-many-rows', kind, maxRows, received: input.length };
   const matchIds = input.some(carriesExternalId);
   const validation = validateRows(rowSchema, input);
   const { rows, errors } = matchIds ? matchExternalIds(input, validation) : validation;
-  if (rows.length === 0) {
-    throw apiErrors.noValidRows(errors);
-  }
+  if (rows.length === 0) return { refused: 'no-valid-rows', errors };
   return { kind, total: input.length, rows: rows as RowsByKind[K][], errors, matchExternalIds: matchIds };
 }

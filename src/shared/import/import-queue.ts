@@ -1,6 +1,6 @@
 import { Queue, type ConnectionOptions, type JobsOptions } from 'bullmq';
 import type { Config } from '../infra/config.js';
-import type { BulkResult, ImportJobData } from './job-data.js';
+import type { ImportResult, ImportJobData } from './import-job.js';
 import type { RowsHandOver } from './rows-hand-over.js';
 
 export const IMPORT_QUEUE_NAME = 'imports';
@@ -24,8 +24,8 @@ export const IMPORT_JOB_OPTIONS: JobsOptions = {
   removeOnFail: { age: 24 * 3_600, count: 1_000 },
 };
 
-export function createImportQueue(config: Pick<Config, 'redisPrefix'>, connection: ConnectionOptions): Queue<ImportJobData, BulkResult> {
-  return new Queue<ImportJobData, BulkResult>(IMPORT_QUEUE_NAME, {
+export function createImportQueue(config: Pick<Config, 'redisPrefix'>, connection: ConnectionOptions): Queue<ImportJobData, ImportResult> {
+  return new Queue<ImportJobData, ImportResult>(IMPORT_QUEUE_NAME, {
     connection,
     prefix: config.redisPrefix,
     defaultJobOptions: IMPORT_JOB_OPTIONS,

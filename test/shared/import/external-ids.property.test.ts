@@ -1,10 +1,10 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { ApiError } from '../../../src/shared/errors/api-error.js';
-import type { BulkKind } from '../../../src/shared/rows/bulk-kinds.js';
-import { validateBulkRequest } from '../../../src/shared/bulk/bulk-request.js';
+import type { ImportKind } from '../../../src/shared/import/import-kinds.js';
+import { checkImportBody } from '../../../src/shared/import/check-import-body.js';
+import { isImportRefusal } from '../../../src/shared/import/import-refusal.js';
 import { externalIdOf } from '../../../src/shared/rows/external-id.js';
-import type { RowError } from '../../../src/shared/rows/validate-rows.js';
+import type { RowError } from '../../../src/shared/rows/row-errors.js';
 import { validListing, validMachine } from '../../support/fixtures.js';
 import { rowErrorBreaks } from '../../support/hostile-rows.js';
 
@@ -14,7 +14,7 @@ const idArb: fc.Arbitrary<unknown> = fc.oneof(
   fc.string({ maxLength: 4 }),
 );
 
-function rowsArb(kind: BulkKind) {
+function rowsArb(kind: ImportKind) {
   const valid = kind === 'listings' ? validListing : validMachine;
   const broken = kind === 'listings' ? { currency: 'EUR' } : { model: '' };
   const row = fc.record({ id: fc.option(idArb, { nil: undefined }), broken: fc.boolean(), notObject: fc.boolean() }).map(({ id, broken: isBroken, notObject }) =>
@@ -23,16 +23,12 @@ function rowsArb(kind: BulkKind) {
   return fc.array(row, { minLength: 1, maxLength: 30 });
 }
 
-/** validateBulkRequest's answer, or the body of the 400 it throws. */
-function validate(kind: BulkKind, input: unknown[]) {
-  try {
-    const { rows, errors, matchExternalIds } = validateBulkRequest(kind, { [kind]: input });
-    return { rows: rows as { external_id?: string }[], errors, matchExternalIds };
-  } catch (error) {
-    if (!(error instanceof ApiError)) throw error;
-    expect(error.body.error).toBe('no valid rows');
-    return { rows: [], errors: error.body.errors as RowError[], matchExternalIds: undefined };
-  }
+/** checkImportBody's answer, or the row errors of its `no-valid-rows` refusal. */
+function validate(kind: ImportKind, input: unknown[]): { rows: { external_id?: string }[]; errors: RowError[]; matchExternalIds?: boolean } {
+  const checked = checkImportBody(kind, { [kind]: input });
+  if (!isImportRefusal(checked)) return checked;
+  if (checked.refused !== 'no-valid-rows') throw new Error(`unexpected refusal: ${checked.refused}`);
+  return { rows: [], errors: checked.errors };
 }
 
 describe.each(['listings', 'machines'] as const)('external_id across the rows of one %s request', (kind) => {

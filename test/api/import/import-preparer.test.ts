@@ -1,9 +1,10 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ApiError } from '../../../src/shared/errors/api-error.js';
-import { PREPARE_THREAD_NICENESS } from '../../../src/api/bulk-body/prepare-thread.js';
-import { BulkBodyPreparer, DEFAULT_MAX_QUEUE, INLINE_BELOW_BYTES } from '../../../src/api/bulk-body/bulk-body-preparer.js';
-import { prepareBulkBody, requestHash, type BulkBodyOutcome } from '../../../src/shared/bulk/prepare-bulk-body.js';
+import { PREPARE_THREAD_NICENESS } from '../../../src/api/import/prepare-thread.js';
+import { ImportPreparer, DEFAULT_MAX_QUEUE, INLINE_BELOW_BYTES } from '../../../src/api/import/import-preparer.js';
+import { prepareImport, requestHash, type PrepareOutcome, type PreparedImport } from '../../../src/shared/import/prepare-import.js';
+import { isImportRefusal } from '../../../src/shared/import/import-refusal.js';
 import { validListing, validMachine } from '../../support/fixtures.js';
 
 /** `{"listings": [...]}` of at least `bytes` bytes: valid rows with long descriptions, and one invalid row. */
@@ -14,9 +15,9 @@ function largeListingsBody(bytes: number): Buffer {
 }
 
 /** What a refusal or an acceptance looks like, with bytes as text, to compare two outcomes. */
-function comparable(outcome: BulkBodyOutcome) {
-  if (!outcome.ok) return outcome;
-  const { rows, hash, ...rest } = outcome.prepared;
+function comparable(outcome: PrepareOutcome) {
+  if (isImportRefusal(outcome)) return outcome;
+  const { rows, hash, ...rest } = outcome;
   return { ...rest, rows: Buffer.from(rows).toString('utf8'), hash: hash && Buffer.from(hash).toString('hex') };
 }
 
@@ -35,9 +36,9 @@ async function loopTurnsDuring(work: () => Promise<unknown>): Promise<number> {
   return turns;
 }
 
-describe('BulkBodyPreparer (bulk bodies read off the event loop)', () => {
-  const threaded = new BulkBodyPreparer(2);
-  const inline = new BulkBodyPreparer(0);
+describe('ImportPreparer (bulk bodies read off the event loop)', () => {
+  const threaded = new ImportPreparer(2);
+  const inline = new ImportPreparer(0);
   afterAll(async () => {
     await threaded.close();
   });
@@ -55,30 +56,30 @@ describe('BulkBodyPreparer (bulk bodies read off the event loop)', () => {
 
   it.each(cases)('gives on a thread exactly what it gives inline: %s', async (_name, body) => {
     expect(body.length).toBeGreaterThanOrEqual(INLINE_BELOW_BYTES);
-    const expected = comparable(prepareBulkBody('listings', body, true));
+    const expected = comparable(prepareImport('listings', body, true));
     // note: a copy each, as the threaded run moves its body to the thread.
     expect(comparable(await threaded.prepare('listings', Buffer.from(body), true))).toEqual(expected);
     expect(comparable(await inline.prepare('listings', Buffer.from(body), true))).toEqual(expected);
   });
 
-  it('refuses every kind of broken body as the framework parser did, and says at which stage', () => {
-    const json = { ok: false, stage: 'json', statusCode: 400, body: { error: 'Invalid JSON body' } };
-    expect(prepareBulkBody('listings', Buffer.alloc(0), false)).toEqual(json);
-    expect(prepareBulkBody('listings', cases[1]![1], false)).toEqual(json);
-    expect(prepareBulkBody('listings', cases[2]![1], false)).toEqual(json);
-    expect(prepareBulkBody('listings', cases[3]![1], false)).toEqual(json);
-    expect(prepareBulkBody('listings', Buffer.from('{"machines": []}'), false)).toMatchObject({ ok: false, stage: 'rows', statusCode: 400, body: { error: 'Body must be an object with a "listings" array' } });
+  it('refuses every kind of broken body as the framework parser did, and tells no JSON from refused rows', () => {
+    const json = { refused: 'invalid-json' };
+    expect(prepareImport('listings', Buffer.alloc(0), false)).toEqual(json);
+    expect(prepareImport('listings', cases[1]![1], false)).toEqual(json);
+    expect(prepareImport('listings', cases[2]![1], false)).toEqual(json);
+    expect(prepareImport('listings', cases[3]![1], false)).toEqual(json);
+    expect(prepareImport('listings', Buffer.from('{"machines": []}'), false)).toEqual({ refused: 'no-envelope', kind: 'listings' });
   });
 
   it('encodes the valid rows, reports the others by index and hashes the body only when asked', async () => {
     const outcome = await threaded.prepare('listings', Buffer.from(large), true);
     assertOk(outcome);
-    const rows = JSON.parse(Buffer.from(outcome.prepared.rows).toString('utf8')) as object[];
-    expect(outcome.prepared).toMatchObject({ total: rows.length + 1, rowCount: rows.length, errors: [{ index: 0, reason: expect.stringContaining('price_cents') }] });
-    expect(Buffer.from(outcome.prepared.hash!)).toEqual(requestHash('listings', large));
+    const rows = JSON.parse(Buffer.from(outcome.rows).toString('utf8')) as object[];
+    expect(outcome).toMatchObject({ total: rows.length + 1, rowCount: rows.length, errors: [{ index: 0, reason: expect.stringContaining('price_cents') }] });
+    expect(Buffer.from(outcome.hash!)).toEqual(requestHash('listings', large));
     const unhashed = await threaded.prepare('listings', Buffer.from(large), false);
     assertOk(unhashed);
-    expect(unhashed.prepared.hash).toBeUndefined();
+    expect(unhashed.hash).toBeUndefined();
   });
 
   it('prepares a small body inline and a large one on a thread, where the event loop goes on turning', async () => {
@@ -100,11 +101,11 @@ describe('BulkBodyPreparer (bulk bodies read off the event loop)', () => {
   });
 });
 
-describe('BulkBodyPreparer: the queue of bodies waiting for a thread is bounded', () => {
+describe('ImportPreparer: the queue of bodies waiting for a thread is bounded', () => {
   const large = largeListingsBody(INLINE_BELOW_BYTES + 1);
 
   it('refuses a body that finds the queue full with the 503 "Service overloaded, retry shortly" (Retry-After: 5), and prepares the others', async () => {
-    const preparer = new BulkBodyPreparer(1, { maxQueue: 2 });
+    const preparer = new ImportPreparer(1, { maxQueue: 2 });
     try {
       // One thread: one body on it, two waiting, and the rest refused at once.
       const settled = await Promise.allSettled(Array.from({ length: 8 }, () => preparer.prepare('listings', Buffer.from(large), false)));
@@ -125,7 +126,7 @@ describe('BulkBodyPreparer: the queue of bodies waiting for a thread is bounded'
 
   it('is bounded by default, so that queued bodies (up to 2 MB each) cannot grow without limit', async () => {
     expect(DEFAULT_MAX_QUEUE).toBeGreaterThan(0);
-    const preparer = new BulkBodyPreparer(1);
+    const preparer = new ImportPreparer(1);
     try {
       const settled = await Promise.allSettled(Array.from({ length: DEFAULT_MAX_QUEUE + 4 }, () => preparer.prepare('listings', Buffer.from(large), false)));
       expect(settled.some((s) => s.status === 'rejected' && s.reason instanceof ApiError && s.reason.statusCode === 503)).toBe(true);
@@ -135,11 +136,11 @@ describe('BulkBodyPreparer: the queue of bodies waiting for a thread is bounded'
   });
 
   it('never refuses a body prepared inline, however many arrive at once', async () => {
-    const inline = new BulkBodyPreparer(0, { maxQueue: 1 });
+    const inline = new ImportPreparer(0, { maxQueue: 1 });
     const small = Buffer.from(JSON.stringify({ listings: [validListing()] }));
     const settled = await Promise.allSettled(Array.from({ length: 5 }, () => inline.prepare('listings', Buffer.from(large), false)));
     expect(settled.every((s) => s.status === 'fulfilled')).toBe(true);
-    const threaded = new BulkBodyPreparer(1, { maxQueue: 1 });
+    const threaded = new ImportPreparer(1, { maxQueue: 1 });
     try {
       const smalls = await Promise.allSettled(Array.from({ length: 5 }, () => threaded.prepare('listings', small, false)));
       expect(smalls.every((s) => s.status === 'fulfilled')).toBe(true);
@@ -149,6 +150,6 @@ describe('BulkBodyPreparer: the queue of bodies waiting for a thread is bounded'
   });
 });
 
-function assertOk(outcome: BulkBodyOutcome): asserts outcome is Extract<BulkBodyOutcome, { ok: true }> {
-  expect(outcome.ok).toBe(true);
+function assertOk(outcome: PrepareOutcome): asserts outcome is PreparedImport {
+  expect(isImportRefusal(outcome)).toBe(false);
 }

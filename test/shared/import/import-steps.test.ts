@@ -1,6 +1,6 @@
 import diagnosticsChannel from 'node:diagnostics_channel';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { IMPORT_STEPS, IMPORT_STEPS_CHANNEL, type ImportStepEvent } from '../../../src/shared/import-job/import-steps.js';
+import { IMPORT_STEPS, IMPORT_STEPS_CHANNEL, type ImportStepEvent } from '../../../src/shared/import/import-steps.js';
 import { bearer, validListing } from '../../support/fixtures.js';
 import { startTestService, type TestService } from '../../support/test-service.js';
 

@@ -1,0 +1,56 @@
+import { createHash } from 'node:crypto';
+import secureJson from 'secure-json-parse';
+import type { ImportKind } from './import-kinds.js';
+import { checkImportBody } from './check-import-body.js';
+import { encodeImportRows } from './rows-hand-over.js';
+import type { RowError } from '../rows/row-errors.js';
+import { isImportRefusal, type ImportRefusal } from './import-refusal.js';
+
+/** A bulk body made ready for the queue: what the import needs, without the body itself. */
+export interface PreparedImport {
+  total: number;
+  errors: RowError[];
+  rowCount: number;
+  /** some row carries an `external_id` (CheckedImportBody) */
+  matchExternalIds: boolean;
+  /** the valid rows, encoded as the insert reads them (encodeImportRows), as UTF-8 bytes */
+  rows: Uint8Array;
+  /** requestHash of the body, when asked for (an Idempotency-Key compares it) */
+  hash?: Uint8Array;
+}
+
+/**
+ * What a preparation gives back: plain data, so that it crosses a thread as it is. A refusal of
+ * `invalid-json` is told from the others: the route checks the Idempotency-Key header between
+ * the two, as it did when the framework parsed the body.
+ */
+export type PrepareOutcome = PreparedImport | ImportRefusal;
+
+const strictUtf8 = new TextDecoder('utf-8', { fatal: true });
+
+/** Same endpoint and the same body bytes give the same hash (what an Idempotency-Key compares). */
+export function requestHash(kind: string, rawBody: Uint8Array): Buffer {
+  return createHash('sha256').update(kind).update('\n').update(rawBody).digest();
+}
+
+/**
+ * Reads a bulk request's body as the JSON parser of every other route does (strict UTF-8, then
+ * JSON with the prototype-poisoning guards: any failure is the `invalid-json` refusal), validates
+ * every row (checkImportBody's refusals) and encodes the valid ones. Pure and synchronous, so it
+ * runs as well on a thread of its own (see ImportPreparer) as inline.
+ */
+export function prepareImport(kind: ImportKind, bytes: Uint8Array, withHash: boolean): PrepareOutcome {
+  let parsed: unknown;
+  try {
+    if (bytes.length === 0) throw new SyntaxError('empty body');
+    parsed = secureJson.parse(strictUtf8.decode(bytes), undefined, { protoAction: 'error', constructorAction: 'error' });
+  } catch {
+    return { refused: 'invalid-json' };
+  }
+  const checked = checkImportBody(kind, parsed);
+  if (isImportRefusal(checked)) return checked;
+  const { total, rows, errors, matchExternalIds } = checked;
+  const hash = withHash ? requestHash(kind, bytes) : undefined;
+  const encoded = Buffer.from(encodeImportRows(rows), 'utf8');
+  return { total, errors, rowCount: rows.length, matchExternalIds, rows: encoded, ...(hash ? { hash } : {}) };
+}
