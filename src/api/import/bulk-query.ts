@@ -1,9 +1,23 @@
 import type { onRequestHookHandler } from 'fastify';
-import { apiErrors } from '../../shared/errors/api-errors.js';
+import { z } from 'zod';
+import { API_ERRORS, apiErrors } from '../../shared/errors/api-errors.js';
 
 /**
  * The bulk routes' query string (docs/endpoints.md#dry-run): `dry_run` and nothing else.
  */
+
+const DRY_RUN_DESCRIPTION =
+  '`true`: a dry run. Everything an import does, the worker\'s transaction, the table constraints and the `external_id` matching included, then rolled back: the answer is 200 with what the import would have given and `dry_run: true`, and nothing is written. Needs the same key, scope and tier, and counts against the rate limits. Not with an `Idempotency-Key`. Any other value than `true` or `false` is a 400. The only query parameter: any other (`dryRun`, `dry-run`) is a 400 `Unknown query parameter: <name>`, never an import.';
+
+/**
+ * The bulk routes' query, validated by the route (a value other than `true` or `false`, or the
+ * parameter twice, is 400 `dry_run must be true or false`); a parameter it does not name is
+ * refused before (refuseUnknownQueryParameters).
+ */
+export const BulkQuerySchema = z.object({
+  dry_run: z.enum(['true', 'false'], { error: API_ERRORS.dryRunMalformed.text }).optional().meta({ description: DRY_RUN_DESCRIPTION }),
+});
+export type BulkQuery = z.output<typeof BulkQuerySchema>;
 
 /** A malformed escape is kept as sent, as Fastify's query parser keeps it. */
 function decoded(component: string): string {
@@ -48,14 +62,11 @@ export function refuseUnknownQueryParameters(known: readonly string[]): onReques
 }
 
 /**
- * Whether a bulk request asks for a dry run (docs/endpoints.md#dry-run): `?dry_run=true` or
- * `false`, once; anything else is a 400, never a silent real import. A dry run with an
+ * Whether a bulk request is a dry run (docs/endpoints.md#dry-run). A dry run with an
  * Idempotency-Key is refused: nothing it does is recorded, so nothing could be replayed.
  */
-export function parseDryRun(query: unknown, idempotencyKey: string | string[] | undefined): boolean {
-  const value = typeof query === 'object' && query !== null ? (query as Record<string, unknown>)['dry_run'] : undefined;
-  if (value === undefined || value === 'false') return false;
-  if (value !== 'true') throw apiErrors.dryRunMalformed();
+export function isDryRun(query: BulkQuery, idempotencyKey: string | undefined): boolean {
+  if (query.dry_run !== 'true') return false;
   if (idempotencyKey !== undefined) throw apiErrors.dryRunWithIdempotencyKey();
   return true;
 }

@@ -1,5 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import { IDEMPOTENCY_KEY_PATTERN } from '../../shared/api-schemas/headers.js';
 import type { ImportResult } from '../../shared/import/import-job.js';
 import type { NewImport } from '../../shared/import/import-queue.js';
 import { claimIdempotencyKey, releaseIdempotencyKey } from '../../shared/repositories/idempotency-keys.js';
@@ -7,16 +6,6 @@ import { findImportRecord } from '../../shared/repositories/import-records.js';
 import type { Sql } from '../../shared/infra/db.js';
 import { IdempotencyKeyReusedError, ImportNotWrittenError, ImportOutcomeUnknownError } from './import-errors.js';
 import type { ImportRunner } from './import-runner.js';
-import { apiErrors } from '../../shared/errors/api-errors.js';
-
-/** The optional `Idempotency-Key` header: 1-255 printable ASCII characters. */
-export function parseIdempotencyKey(header: string | string[] | undefined): string | undefined {
-  if (header === undefined) return undefined;
-  if (typeof header !== 'string' || !IDEMPOTENCY_KEY_PATTERN.test(header)) {
-    throw apiErrors.idempotencyKeyMalformed();
-  }
-  return header;
-}
 
 /** Runs `step`; an error other than the import's own outcomes becomes ImportOutcomeUnknownError. */
 async function asOutcomeUnknown<T>(requestId: string, step: () => Promise<T>): Promise<T> {

@@ -1,6 +1,7 @@
 import type { onRequestAsyncHookHandler } from 'fastify';
 import type { AccountInFlight } from './in-flight-slots.js';
 import { apiErrors } from '../../shared/errors/api-errors.js';
+import { authenticatedKey } from '../auth/authenticated.js';
 
 /**
  * Step 5b of the checks (docs/access.md#order-of-checks): after the scope, before the body is read, the account
@@ -11,7 +12,7 @@ import { apiErrors } from '../../shared/errors/api-errors.js';
  */
 export function holdInFlightSlot(inFlight: AccountInFlight): onRequestAsyncHookHandler {
   return async function takeInFlightSlot(request, reply) {
-    const slot = await inFlight.tryAcquire(request.apiKey!.account.id);
+    const slot = await inFlight.tryAcquire(authenticatedKey(request).account.id);
     if (slot === undefined) throw apiErrors.tooManyConcurrent();
     // note: a client that hung up while its key was checked or its slot taken has already closed
     // the response, whose 'close' will not come again: the slot goes back now, and nothing more

@@ -5,26 +5,14 @@ import { IMPORT_KINDS, type ImportKind } from '../../shared/import/import-kinds.
 import { checkImportBody } from '../../shared/import/check-import-body.js';
 import { isImportRefusal } from '../../shared/import/import-refusal.js';
 import { importRefusalError } from '../import/import-error-replies.js';
-import { parseCreateKeyRequest } from '../../shared/access/key-request.js';
+import { CreateKeyBodySchema, keyBodyProblemsOf, keyRequestRefusal } from '../../shared/access/key-request.js';
 import { ACTIVE_KEY_CAP } from '../../shared/repositories/api-keys.js';
-import { parseIdempotencyKey } from '../import/idempotency.js';
 import type { Example, Examples } from './route-schema.js';
 
 /**
  * The document's examples. Where the code computes a body (row reasons, envelope and key-body
  * errors, the 402 body), the example is computed by that code, so it cannot drift from it.
  */
-
-/** The body of the ApiError that `run` throws. */
-function bodyOf(run: () => unknown): ApiError['body'] {
-  try {
-    run();
-  } catch (error) {
-    if (error instanceof ApiError) return error.body;
-    throw error;
-  }
-  throw new Error('example: expected an ApiError');
-}
 
 export const example = (summary: string, value: unknown, description?: string): Example =>
   description === undefined ? { summary, value } : { summary, description, value };
@@ -110,8 +98,15 @@ export function bulkBadRequestExamples(kind: ImportKind): Examples {
     noRows: example('Empty array', refusalBodyOf(kind, { [kind]: [] })),
     wrongShape: example('Not an object with the array', refusalBodyOf(kind, [invalid])),
     invalidJson: example('Not JSON, or not UTF-8', apiErrors.invalidJson().body),
-    idempotencyKey: example('Malformed Idempotency-Key', bodyOf(() => parseIdempotencyKey('\u00e9'))),
+    idempotencyKey: example('Malformed Idempotency-Key', apiErrors.idempotencyKeyMalformed().body),
   };
+}
+
+/** The 400 body of a key-creation body the route's schema refuses. */
+function keyRefusalBodyOf(body: unknown): ApiError['body'] {
+  const parsed = CreateKeyBodySchema.safeParse(body);
+  if (parsed.success) throw new Error('example: expected a refused key-creation body');
+  return keyRequestRefusal(keyBodyProblemsOf(parsed.error.issues)).body;
 }
 
 export const CREATE_KEY_BODY_EXAMPLES: Examples = {
@@ -119,9 +114,9 @@ export const CREATE_KEY_BODY_EXAMPLES: Examples = {
 };
 
 export const CREATE_KEY_BAD_REQUEST_EXAMPLES: Examples = {
-  label: example('Missing label', bodyOf(() => parseCreateKeyRequest({ scopes: ['listings:write'] }))),
-  noScope: example('No scope', bodyOf(() => parseCreateKeyRequest({ label: 'ERP sync', scopes: [] }))),
-  unknownScope: example('Unknown scope', bodyOf(() => parseCreateKeyRequest({ label: 'ERP sync', scopes: ['listing:write'] }))),
+  label: example('Missing label', keyRefusalBodyOf({ scopes: ['listings:write'] })),
+  noScope: example('No scope', keyRefusalBodyOf({ label: 'ERP sync', scopes: [] })),
+  unknownScope: example('Unknown scope', keyRefusalBodyOf({ label: 'ERP sync', scopes: ['listing:write'] })),
   invalidJson: example('Not JSON, or not UTF-8', apiErrors.invalidJson().body),
 };
 

@@ -1,4 +1,3 @@
-import type { FastifySchemaCompiler } from 'fastify';
 import type { z } from 'zod';
 import type { ResponseHeaderName } from '../../shared/api-schemas/headers.js';
 
@@ -41,13 +40,6 @@ export function jsonResponse(
 export function jsonBody<Schema extends z.ZodType>(schema: Schema, examples: Examples): Schema {
   return schema.meta({ 'x-examples': examples });
 }
-
-/**
- * For a route whose handler checks its input itself, to answer with the texts docs/rows.md and
- * docs/access.md#api-keys fix (per-row reasons, envelope messages): the route still declares its zod
- * schemas, so the document shows them, but Fastify does not validate against them.
- */
-export const documentationOnly: FastifySchemaCompiler<unknown> = () => () => true;
 
 export function isJsonResponse(value: unknown): value is JsonResponse {
   return typeof value === 'object' && value !== null && 'content' in value && 'headers' in value && Array.isArray(value.headers);

@@ -30,12 +30,27 @@ function isAlwaysSent(name: ResponseHeaderName, status: string, sometimes: reado
 }
 
 /**
- * Per route: zod schemas to JSON Schema (fastify-type-provider-zod), then the response headers
- * and examples of each `jsonResponse` carried over, which that transform leaves out.
+ * Request headers as the document spells them. note: a route validates them by the lower-case
+ * names Node gives them; a client sends them in any case.
+ */
+const REQUEST_HEADER_SPELLING: Record<string, string> = { 'idempotency-key': 'Idempotency-Key' };
+
+function spelledAsSent(headers: { properties?: Record<string, unknown>; required?: string[] }): void {
+  const spelled = (name: string) => REQUEST_HEADER_SPELLING[name] ?? name;
+  if (headers.properties) headers.properties = Object.fromEntries(Object.entries(headers.properties).map(([name, schema]) => [spelled(name), schema]));
+  if (headers.required) headers.required = headers.required.map(spelled);
+}
+
+/**
+ * Per route: zod schemas to JSON Schema (fastify-type-provider-zod), request headers spelt as
+ * sent, then the response headers and examples of each `jsonResponse` carried over, which that
+ * transform leaves out.
  */
 export const transformRoute: SwaggerTransform = (document) => {
   if (!document.url.startsWith(DOCUMENTED_PREFIX)) return { schema: { hide: true }, url: document.url };
   const result = zodTransform(document);
+  const requestHeaders = (result.schema as { headers?: { properties?: Record<string, unknown>; required?: string[] } }).headers;
+  if (requestHeaders) spelledAsSent(requestHeaders);
   const declared = document.schema?.response as Record<string, unknown> | undefined;
   const transformed = (result.schema as { response?: Record<string, { headers?: unknown; content: Record<string, { examples?: unknown }> }> })
     .response;

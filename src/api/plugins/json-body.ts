@@ -1,8 +1,22 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { markImportStep } from '../../shared/import/import-steps.js';
 import { apiErrors } from '../../shared/errors/api-errors.js';
 
 const strictUtf8 = new TextDecoder('utf-8', { fatal: true });
+
+/** The bytes of the bodies of `jsonBodyAsBytes` routes, until their handler takes them. */
+const rawBodies = new WeakMap<FastifyRequest, Buffer>();
+
+/**
+ * The JSON body of a `jsonBodyAsBytes` route as its bytes, handed over once: the request keeps
+ * nothing of it afterwards (a bulk body is up to 2 MB and its import may run for seconds).
+ */
+export function takeRawBody(request: FastifyRequest): Buffer {
+  const bytes = rawBodies.get(request);
+  if (bytes === undefined) throw new Error(`${request.routeOptions.url ?? request.url}: the body was not read as bytes, or was taken already`);
+  rawBodies.delete(request);
+  return bytes;
+}
 
 /**
  * The API reads JSON only (any other Content-Type is a 415). JSON bodies are read as bytes, decoded as strict UTF-8 (RFC 8259 8.1: malformed bytes are a
@@ -20,7 +34,8 @@ export function registerJsonBodyParser(app: FastifyInstance): void {
     const bytes = body as Buffer;
     // note: the bulk routes read their body with the same rules, on a thread (ImportPreparer).
     if (request.routeOptions.config.jsonBodyAsBytes) {
-      done(null, bytes);
+      rawBodies.set(request, bytes);
+      done(null, undefined);
       return;
     }
     let text: string;

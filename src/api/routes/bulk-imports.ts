@@ -1,4 +1,5 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { BULK_BODY_SCHEMAS, BulkDryRunResponseSchema, BulkResponseSchema } from '../../shared/api-schemas/bulk.js';
 import { BulkRequestErrorSchema, RequestIdErrorSchema, RetryLaterErrorSchema } from '../../shared/api-schemas/error-body.js';
@@ -9,12 +10,11 @@ import type { NewImport } from '../../shared/import/import-queue.js';
 import { markImportStep } from '../../shared/import/import-steps.js';
 import type { ImportPreparer } from '../import/import-preparer.js';
 import type { ApiDeps } from '../deps.js';
-import { parseIdempotencyKey } from '../import/idempotency.js';
 import { runIdempotentImport } from '../import/idempotency.js';
 import { importRefusalError } from '../import/import-error-replies.js';
 import { isImportRefusal } from '../../shared/import/import-refusal.js';
 import { ImportOutcomeUnknownError } from '../import/import-errors.js';
-import { parseDryRun, refuseUnknownQueryParameters } from '../import/bulk-query.js';
+import { BulkQuerySchema, isDryRun, refuseUnknownQueryParameters } from '../import/bulk-query.js';
 import { bulkBadRequestExamples, bulkBodyExamples, bulkResultExamples, ERROR_EXAMPLES } from '../openapi/examples.js';
 import { bulkDryRunExamples, bulkSyncBodyExamples, bulkSyncResultExamples, DRY_RUN_BAD_REQUEST_EXAMPLES } from '../openapi/sync-examples.js';
 import {
@@ -25,7 +25,11 @@ import {
   tooLargeResponse,
   unsupportedMediaTypeResponse,
 } from '../openapi/responses.js';
-import { documentationOnly, jsonBody, jsonResponse } from '../openapi/route-schema.js';
+import { jsonBody, jsonResponse } from '../openapi/route-schema.js';
+import { refusalsByPart, validateAllButBody } from '../route-validation.js';
+import { takeRawBody } from '../plugins/json-body.js';
+import { authenticatedKey } from '../auth/authenticated.js';
+import { apiErrors } from '../../shared/errors/api-errors.js';
 import { apiKeyAuth } from '../auth/api-key-auth.js';
 import { holdInFlightSlot } from '../limits/in-flight-cap.js';
 import { shedWhenOverloaded } from '../plugins/load-shedding.js';
@@ -33,11 +37,11 @@ import { shedWhenOverloaded } from '../plugins/load-shedding.js';
 const { workersUnavailable, importFailed, storeUnavailable, overloaded, stillRunning, idempotencyConflict, rateMinute, rateDay, lockout, tooManyConcurrent } =
   ERROR_EXAMPLES;
 
-const DRY_RUN_DESCRIPTION =
-  '`true`: a dry run. Everything an import does, the worker\'s transaction, the table constraints and the `external_id` matching included, then rolled back: the answer is 200 with what the import would have given and `dry_run: true`, and nothing is written. Needs the same key, scope and tier, and counts against the rate limits. Not with an `Idempotency-Key`. Any other value than `true` or `false` is a 400. The only query parameter: any other (`dryRun`, `dry-run`) is a 400 `Unknown query parameter: <name>`, never an import.';
-
-/** The bulk routes' query string; a parameter it does not name is refused (refuseUnknownQueryParameters). */
-const BulkQuerySchema = z.object({ dry_run: z.enum(['true', 'false']).optional().meta({ description: DRY_RUN_DESCRIPTION }) });
+/**
+ * The bulk routes' headers as the route validates them: Node gives header names in lower case;
+ * the document spells them as sent (transforms.ts). Loose: the other headers stay on the request.
+ */
+const BulkHeadersSchema = z.looseObject({ 'idempotency-key': IdempotencyKeyHeaderSchema.optional() });
 
 function bulkSchema(kind: ImportKind) {
   const { maxRows, bodyLimitBytes } = IMPORT_KINDS[kind];
@@ -47,7 +51,7 @@ function bulkSchema(kind: ImportKind) {
     description: `Validates every row first, then creates the valid rows in one transaction and reports the others in \`errors\`. A 4xx or a 503 wrote nothing. Scope \`listings:write\`.`,
     tags: ['Bulk imports'],
     security: [{ apiKey: [] }],
-    headers: z.object({ 'Idempotency-Key': IdempotencyKeyHeaderSchema.optional() }),
+    headers: BulkHeadersSchema,
     querystring: BulkQuerySchema,
     body: jsonBody(BULK_BODY_SCHEMAS[kind], { ...bulkBodyExamples(kind), ...bulkSyncBodyExamples(kind) }),
     response: {
@@ -97,30 +101,26 @@ function bulkSchema(kind: ImportKind) {
 }
 
 /**
- * Reads, validates and encodes the request's body (on a thread when it is large), drops it from
- * the request and checks the Idempotency-Key header, in the order the 400s always came: invalid
- * JSON, a malformed key, then the rows. note: apart from the handler: V8 keeps the variables of
- * an async function alive while it awaits, and nothing of the body (up to 2 MB, several times
- * that once parsed) needs to outlive this step while the import runs.
+ * Reads, validates and encodes the request's body (on a thread when it is large), which the
+ * request no longer holds: 400 for invalid JSON or refused rows.
+ * note: apart from the handler: V8 keeps the variables of an async function alive while it
+ * awaits, and nothing of the body (up to 2 MB, several times that once parsed) needs to outlive
+ * this step while the import runs.
  */
 async function readImport(
   kind: ImportKind,
   request: FastifyRequest,
+  { dryRun, key }: { dryRun: boolean; key: string | undefined },
   preparer: ImportPreparer,
 ): Promise<{ newImport: NewImport; idempotency?: { key: string; hash: Buffer } }> {
-  const bytes = request.body as Buffer;
-  request.body = undefined;
-  const header = request.headers['idempotency-key'];
-  const dryRun = parseDryRun(request.query, header);
-  const outcome = await preparer.prepare(kind, bytes, header !== undefined);
-  if (isImportRefusal(outcome) && outcome.refused === 'invalid-json') throw importRefusalError(outcome);
-  const key = parseIdempotencyKey(header);
+  const bytes = takeRawBody(request);
+  const outcome = await preparer.prepare(kind, bytes, key !== undefined);
   if (isImportRefusal(outcome)) throw importRefusalError(outcome);
   markImportStep(request.id, 'api.validated');
   const { total, errors, rowCount, matchExternalIds, rows, hash } = outcome;
   const newImport: NewImport = {
     kind,
-    accountId: request.apiKey!.account.id,
+    accountId: authenticatedKey(request).account.id,
     requestId: request.id,
     total,
     errors,
@@ -137,14 +137,17 @@ async function readImport(
  * (hook, before the body is read), validate every row, hand the valid ones to a worker in one
  * job, await it, reply 201. With an Idempotency-Key a repeat never inserts again.
  */
-export async function bulkImportRoutes(app: FastifyInstance, deps: ApiDeps): Promise<void> {
+export async function bulkImportRoutes(fastify: FastifyInstance, deps: ApiDeps): Promise<void> {
+  const app = fastify.withTypeProvider<ZodTypeProvider>();
   for (const kind of IMPORT_KIND_NAMES) {
     app.post(
       `/v1/api/${kind}/bulk`,
       {
         schema: bulkSchema(kind),
-        // note: the handler validates row by row, so that a failing row is skipped, not fatal.
-        validatorCompiler: documentationOnly,
+        // note: the rows are checked one by one (a failing row is skipped, not fatal), the rest
+        // by the schema.
+        validatorCompiler: validateAllButBody,
+        schemaErrorFormatter: refusalsByPart({ querystring: apiErrors.dryRunMalformed, headers: apiErrors.idempotencyKeyMalformed }),
         bodyLimit: IMPORT_KINDS[kind].bodyLimitBytes,
         config: { auth: 'api-key', requiredScope: 'listings:write', jsonBodyAsBytes: true },
         // note: in the order of docs/access.md#order-of-checks; the body is read after them.
@@ -161,7 +164,10 @@ export async function bulkImportRoutes(app: FastifyInstance, deps: ApiDeps): Pro
         // note: an import answered 504 may still be writing: its slot is held until its job ends.
         let importRunsOn: Promise<void> | undefined;
         try {
-          const { newImport, idempotency } = await readImport(kind, request, deps.importPreparer);
+          // note: the query and the key's format were checked by the route's schemas.
+          const key = request.headers['idempotency-key'];
+          const dryRun = isDryRun(request.query, key);
+          const { newImport, idempotency } = await readImport(kind, request, { dryRun, key }, deps.importPreparer);
           const { result, replayed } = idempotency
             ? await runIdempotentImport(deps.sql, deps.importRunner, newImport, idempotency.key, idempotency.hash)
             : { result: await deps.importRunner.run(newImport), replayed: false };

@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { generateApiKey } from '../../shared/access/api-key.js';
 import {
   CreateKeyRequestSchema,
@@ -8,7 +9,9 @@ import {
   RevokeKeyResponseSchema,
   SHOWN_ONCE_NOTE,
 } from '../../shared/api-schemas/api-keys.js';
-import { parseCreateKeyRequest } from '../../shared/access/key-request.js';
+import { keyRequestRefusal } from '../../shared/access/key-request.js';
+import { refusalsByPart } from '../route-validation.js';
+import { sessionAccountOf } from '../auth/authenticated.js';
 import { isUuid } from '../../shared/repositories/accounts.js';
 import { ACTIVE_KEY_CAP, createKeyWithinCap, listKeys, revokeKey } from '../../shared/repositories/api-keys.js';
 import { toUnderscoreForm } from '../../shared/access/scopes.js';
@@ -31,7 +34,7 @@ import {
   unavailableResponse,
   unsupportedMediaTypeResponse,
 } from '../openapi/responses.js';
-import { documentationOnly, jsonBody, jsonResponse } from '../openapi/route-schema.js';
+import { jsonBody, jsonResponse } from '../openapi/route-schema.js';
 import { sessionAuth } from '../auth/session-auth.js';
 import { apiErrors } from '../../shared/errors/api-errors.js';
 import { MaybeRetryLaterErrorSchema } from '../../shared/api-schemas/error-body.js';
@@ -90,12 +93,25 @@ const revokeSchema = {
 };
 
 /** Key management with the session token (docs/endpoints.md#key-management, docs/access.md#api-keys). */
-export async function keyRoutes(app: FastifyInstance, deps: ApiDeps): Promise<void> {
+/** The 400 texts of docs/access.md#api-keys for a key-creation body its schema refused. */
+const refuseKeyBody = refusalsByPart({
+  body: (errors) =>
+    keyRequestRefusal(
+      errors.map((error) => {
+        // note: the zod type provider passes a custom issue's own params on under `params`.
+        const unknownScope = (error.params as { params?: { unknownScope?: unknown } }).params?.unknownScope;
+        return { path: error.instancePath.slice(1), message: error.message ?? '', ...(typeof unknownScope === 'string' ? { unknownScope } : {}) };
+      }),
+    ),
+});
+
+export async function keyRoutes(fastify: FastifyInstance, deps: ApiDeps): Promise<void> {
+  const app = fastify.withTypeProvider<ZodTypeProvider>();
   const { sql } = deps;
   const onRequest = sessionAuth(deps);
 
   app.get('/v1/api/keys', { schema: listSchema, onRequest }, async (request) => {
-    const keys = await listKeys(sql, request.sessionAccount!.id);
+    const keys = await listKeys(sql, sessionAccountOf(request).id);
     return {
       keys: keys.map((k) => ({
         id: k.id,
@@ -109,12 +125,11 @@ export async function keyRoutes(app: FastifyInstance, deps: ApiDeps): Promise<vo
     };
   });
 
-  // note: parseCreateKeyRequest checks the body, for the 400 texts of docs/access.md#api-keys.
-  app.post('/v1/api/keys', { schema: createSchema, validatorCompiler: documentationOnly, onRequest, bodyLimit: CREATE_BODY_LIMIT_BYTES }, async (request, reply) => {
-    const { label, scopes } = parseCreateKeyRequest(request.body);
+  app.post('/v1/api/keys', { schema: createSchema, schemaErrorFormatter: refuseKeyBody, onRequest, bodyLimit: CREATE_BODY_LIMIT_BYTES }, async (request, reply) => {
+    const { label, scopes } = request.body;
     const generated = generateApiKey();
     const created = await createKeyWithinCap(sql, {
-      accountId: request.sessionAccount!.id,
+      accountId: sessionAccountOf(request).id,
       label,
       scopes,
       keyPrefix: generated.prefix,
@@ -136,9 +151,9 @@ export async function keyRoutes(app: FastifyInstance, deps: ApiDeps): Promise<vo
     });
   });
 
-  app.delete<{ Params: { id: string } }>('/v1/api/keys/:id', { schema: revokeSchema, onRequest }, async (request) => {
+  app.delete('/v1/api/keys/:id', { schema: revokeSchema, onRequest }, async (request) => {
     const { id } = request.params;
-    const revoked = isUuid(id) ? await revokeKey(sql, request.sessionAccount!.id, id) : undefined;
+    const revoked = isUuid(id) ? await revokeKey(sql, sessionAccountOf(request).id, id) : undefined;
     if (!revoked) throw apiErrors.keyNotFound();
     // note: after the commit, before the reply: every replica drops its cached keys, so the
     // revoked key fails on the very next request wherever it lands.

@@ -5,6 +5,7 @@ import { ME_EXAMPLES } from '../openapi/examples.js';
 import { apiKeyAuthErrors, AUTHENTICATED, internalErrorResponse, unavailableResponse } from '../openapi/responses.js';
 import { jsonResponse } from '../openapi/route-schema.js';
 import { apiKeyAuth } from '../auth/api-key-auth.js';
+import { authenticatedKey } from '../auth/authenticated.js';
 
 const schema = {
   operationId: 'getMe',
@@ -23,7 +24,7 @@ const schema = {
 /** `GET /v1/api/me`: the account and the key in use (docs/endpoints.md#get-v1apime); scopes in colon form. */
 export async function meRoutes(app: FastifyInstance, deps: ApiDeps): Promise<void> {
   app.get('/v1/api/me', { schema, config: { auth: 'api-key' }, onRequest: apiKeyAuth(deps) }, async (request) => {
-    const key = request.apiKey!;
+    const key = authenticatedKey(request);
     const { account } = key;
     return {
       id: account.id,
