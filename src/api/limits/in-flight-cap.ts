@@ -1,7 +1,7 @@
 import type { onRequestAsyncHookHandler } from 'fastify';
 import type { AccountInFlight } from './in-flight-slots.js';
 import { apiErrors } from '../../shared/errors/api-errors.js';
-import { authenticatedKey } from '../auth/authenticated.js';
+import { authenticatedKey } from '../authenticated.js';
 
 /**
  * Step 5b of the checks (docs/access.md#order-of-checks): after the scope, before the body is read, the account

@@ -28,7 +28,7 @@ import {
 import { jsonBody, jsonResponse } from '../openapi/route-schema.js';
 import { refusalsByPart, validateAllButBody } from '../route-validation.js';
 import { takeRawBody } from '../plugins/json-body.js';
-import { authenticatedKey } from '../auth/authenticated.js';
+import { authenticatedKey } from '../authenticated.js';
 import { apiErrors } from '../../shared/errors/api-errors.js';
 import { apiKeyAuth } from '../auth/api-key-auth.js';
 import { holdInFlightSlot } from '../limits/in-flight-cap.js';

@@ -11,7 +11,7 @@ import {
 } from '../../shared/api-schemas/api-keys.js';
 import { keyRequestRefusal } from '../../shared/access/key-request.js';
 import { refusalsByPart } from '../route-validation.js';
-import { sessionAccountOf } from '../auth/authenticated.js';
+import { sessionAccountOf } from '../authenticated.js';
 import { isUuid } from '../../shared/repositories/accounts.js';
 import { ACTIVE_KEY_CAP, createKeyWithinCap, listKeys, revokeKey } from '../../shared/repositories/api-keys.js';
 import { toUnderscoreForm } from '../../shared/access/scopes.js';

@@ -5,7 +5,7 @@ import { ME_EXAMPLES } from '../openapi/examples.js';
 import { apiKeyAuthErrors, AUTHENTICATED, internalErrorResponse, unavailableResponse } from '../openapi/responses.js';
 import { jsonResponse } from '../openapi/route-schema.js';
 import { apiKeyAuth } from '../auth/api-key-auth.js';
-import { authenticatedKey } from '../auth/authenticated.js';
+import { authenticatedKey } from '../authenticated.js';
 
 const schema = {
   operationId: 'getMe',

@@ -1,6 +1,6 @@
 import type { FastifyRequest } from 'fastify';
-import type { Account } from '../../shared/repositories/accounts.js';
-import type { AuthenticatedKey } from '../../shared/repositories/api-keys.js';
+import type { Account } from '../shared/repositories/accounts.js';
+import type { AuthenticatedKey } from '../shared/repositories/api-keys.js';
 
 /**
  * What a route's authentication hook established. note: a route reaches its handler only after
