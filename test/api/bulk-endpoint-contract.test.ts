@@ -75,6 +75,24 @@ describe.each(KINDS)('POST /v1/api/$kind/bulk (the bulk endpoint contract)', ({ 
       await expectRefused(res, 415, { error: 'Content-Type must be application/json' });
     });
 
+    // note: docs/architecture.md states this order; the query and the key are checked by the
+    // route's schemas, before the handler reads the body.
+    it.each([
+      ['a malformed dry_run before a malformed Idempotency-Key', '?dry_run=yes', 'caf\u00e9', '{', 'dry_run must be true or false'],
+      ['a malformed Idempotency-Key before a dry run with a key', '?dry_run=true', 'caf\u00e9', '{', 'Idempotency-Key must be 1 to 255 printable ASCII characters'],
+      ['a dry run with a key before invalid JSON', '?dry_run=true', 'order-1', '{', 'Idempotency-Key cannot be used with dry_run=true: a dry run writes nothing to replay'],
+      ['invalid JSON before the rows', '', 'order-1', '{', 'Invalid JSON body'],
+    ])('answers the first of several 400s: %s', async (_case, query, idempotencyKey, payload, error) => {
+      before = await kit.snapshot();
+      const res = await service.request({
+        method: 'POST',
+        url: `${kit.path}${query}`,
+        headers: { ...bearer(key), 'content-type': 'application/json', 'idempotency-key': idempotencyKey },
+        payload,
+      });
+      await expectRefused(res, 400, { error });
+    });
+
     const other = kind === 'machines' ? 'listings' : 'machines';
     it.each([
       ['null', 'null'],
