@@ -1,9 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { validListing } from '../support/fixtures.js';
-import { bulkEndpoint, type Snapshot } from '../support/bulk-endpoint.js';
-import { startTestService, type TestAccount, type TestService } from '../support/test-service.js';
+import { LISTING_DEFAULTS, validListing } from '../support/fixtures.js';
+import { startBulkEndpoint, type StartedBulkEndpoint } from '../support/bulk-endpoint.js';
+import type { TestAccount } from '../support/test-service.js';
 import { rowError } from '../support/row-errors.js';
 
 const DRAGON = '\u{1F409}'; // one code point, two UTF-16 units
@@ -14,24 +13,17 @@ function photos(count: number, name = 'photo'): string[] {
 
 /** What only listings do; what both bulk endpoints promise is in bulk-endpoint-contract.test.ts. */
 describe('POST /v1/api/listings/bulk', () => {
-  let service: TestService;
-  let kit: ReturnType<typeof bulkEndpoint>;
+  let kit: StartedBulkEndpoint;
 
   beforeAll(async () => {
-    service = await startTestService();
-    kit = bulkEndpoint(service, 'listings');
+    kit = await startBulkEndpoint('listings');
   });
   afterAll(async () => {
     await kit?.close();
-    await service?.close();
   });
 
-  const partner: ReturnType<typeof bulkEndpoint>['partner'] = (...args) => kit.partner(...args);
-  const post: ReturnType<typeof bulkEndpoint>['post'] = (...args) => kit.post(...args);
-  const snapshot = () => kit.snapshot();
-
   async function listingsOf(account: TestAccount) {
-    return service.sql`
+    return kit.service.sql`
       select title, description, price_cents, currency, category, material, photo_urls, thumbnail_url, color, tags,
              print_time_hours, is_available, allows_custom_orders, maker_name, maker_photo_url, account_id, import_job_id
       from listings where account_id = ${account.id} order by title`;
@@ -39,8 +31,8 @@ describe('POST /v1/api/listings/bulk', () => {
 
   describe('success', () => {
     it('creates the valid rows of a mixed batch for the key\'s account and reports the others', async () => {
-      const { account, key } = await partner({ name: 'Acme Prints', avatarUrl: 'https://cdn.example.test/acme.png' });
-      const other = await service.createAccount();
+      const { account, key } = await kit.partner({ name: 'Acme Prints', avatarUrl: 'https://cdn.example.test/acme.png' });
+      const other = await kit.service.createAccount();
       const tags = ['a,b', 'quote"d', 'back\\slash', 'NULL', '{brace}', ' spaced ', 't7', 't8', 't9', 't10', 't11', 't12'];
       const full = {
         title: '  Dragon with every field  ',
@@ -64,9 +56,9 @@ describe('POST /v1/api/listings/bulk', () => {
         id: randomUUID(),
         sku: 'D-1',
       };
-      const before = await snapshot();
+      const before = await kit.snapshot();
 
-      const res = await post(key, {
+      const res = await kit.post(key, {
         listings: [
           validListing({ title: 'Minimal dragon', price_cents: 2_147_483_647 }),
           validListing({ currency: 'EUR' }),
@@ -76,20 +68,12 @@ describe('POST /v1/api/listings/bulk', () => {
         ],
       });
 
-      expect(res.statusCode).toBe(201);
-      expect(res.json()).toEqual({
-        inserted: 2,
-        skipped: 3,
-        errors: [
-          rowError(1, 'currency: must be exactly USD', 'not_allowed'),
-          rowError(2, 'row must be an object', 'not_an_object'),
-          rowError(4, 'price_cents: must be a whole number', 'wrong_type'),
-        ],
-      });
-      const after = await snapshot();
-      expect(after.listings - before.listings).toBe(2);
-      expect(after.machines).toBe(before.machines);
-      expect(after.imports - before.imports).toBe(1);
+      kit.expectImported(res, 2, [
+        rowError(1, 'currency: must be exactly USD', 'not_allowed'),
+        rowError(2, 'row must be an object', 'not_an_object'),
+        rowError(4, 'price_cents: must be a whole number', 'wrong_type'),
+      ]);
+      expect(await kit.growthSince(before)).toMatchObject({ listings: 2, machines: 0, imports: 1 });
 
       const maker = { maker_name: 'Acme Prints', maker_photo_url: 'https://cdn.example.test/acme.png', account_id: account.id };
       const rows = await listingsOf(account);
@@ -121,22 +105,17 @@ describe('POST /v1/api/listings/bulk', () => {
           material: 'PLA',
           photo_urls: ['https://cdn.example.test/dragon-1.jpg', 'https://cdn.example.test/dragon-2.jpg'],
           thumbnail_url: 'https://cdn.example.test/dragon-1.jpg',
-          color: null,
-          tags: [],
-          print_time_hours: null,
-          is_available: true,
-          allows_custom_orders: false,
+          ...LISTING_DEFAULTS,
           import_job_id: expect.any(String),
         },
       ]);
       expect(rows[0]?.import_job_id).not.toBe('forged');
-      const [otherRows] = await service.sql`select count(*)::int as n from listings where account_id = ${other.id}`;
-      expect(otherRows?.n).toBe(0);
+      expect(await kit.labelsOf(other)).toEqual([]);
     });
 
     it('takes maker_photo_url as null from an account without an avatar', async () => {
-      const { account, key } = await partner({ name: 'No Avatar Ltd', avatarUrl: null });
-      const res = await post(key, { listings: [validListing()] });
+      const { account, key } = await kit.partner({ name: 'No Avatar Ltd', avatarUrl: null });
+      const res = await kit.post(key, { listings: [validListing()] });
       expect(res.statusCode).toBe(201);
       const rows = await listingsOf(account);
       expect(rows).toHaveLength(1);
@@ -144,8 +123,8 @@ describe('POST /v1/api/listings/bulk', () => {
     });
 
     it('stores text cut to the stored lengths in code points, trimmed first, never splitting an emoji', async () => {
-      const { account, key } = await partner();
-      const res = await post(key, {
+      const { account, key } = await kit.partner();
+      const res = await kit.post(key, {
         listings: [
           validListing({
             title: `  ${'a'.repeat(119)}${DRAGON}${DRAGON} tail `,
@@ -155,9 +134,8 @@ describe('POST /v1/api/listings/bulk', () => {
           }),
         ],
       });
-      expect(res.statusCode).toBe(201);
-      expect(res.json()).toEqual({ inserted: 1, skipped: 0, errors: [] });
-      const [row] = await service.sql`
+      kit.expectImported(res, 1, []);
+      const [row] = await kit.service.sql`
         select title, description, material, color,
                char_length(title) as title_len, char_length(description) as description_len,
                char_length(material) as material_len, char_length(color) as color_len
@@ -175,51 +153,38 @@ describe('POST /v1/api/listings/bulk', () => {
     });
 
     it('stores a cut title exactly as docs/rows.md defines it: trimmed, then cut, even when the cut ends on a space', async () => {
-      const { account, key } = await partner();
+      const { account, key } = await kit.partner();
       // trimmed: 119 a's, a space, "tail" (124 code points); cut to 120: 119 a's and the space
-      const res = await post(key, { listings: [validListing({ title: ` ${'a'.repeat(119)} tail` })] });
+      const res = await kit.post(key, { listings: [validListing({ title: ` ${'a'.repeat(119)} tail` })] });
       expect(res.statusCode).toBe(201);
-      const [row] = await service.sql`select title from listings where account_id = ${account.id}`;
-      expect(row?.title).toBe(`${'a'.repeat(119)} `);
+      expect(await kit.labelsOf(account)).toEqual([`${'a'.repeat(119)} `]);
     });
 
     it('reports a NUL character as a per-row error and still creates the other rows', async () => {
-      const { account, key } = await partner();
-      const res = await post(key, {
+      const { account, key } = await kit.partner();
+      const res = await kit.post(key, {
         listings: [validListing({ title: 'Dragon\u0000' }), validListing({ title: 'Clean dragon' }), validListing({ tags: ['\u0000'] })],
       });
-      expect(res.statusCode).toBe(201);
-      expect(res.json()).toEqual({
-        inserted: 1,
-        skipped: 2,
-        errors: [
-          rowError(0, 'title: must not contain NUL characters', 'invalid_characters'),
-          rowError(2, 'tags[0]: must not contain NUL characters', 'invalid_characters'),
-        ],
-      });
-      expect((await listingsOf(account)).map((row) => row.title)).toEqual(['Clean dragon']);
+      kit.expectImported(res, 1, [
+        rowError(0, 'title: must not contain NUL characters', 'invalid_characters'),
+        rowError(2, 'tags[0]: must not contain NUL characters', 'invalid_characters'),
+      ]);
+      expect(await kit.labelsOf(account)).toEqual(['Clean dragon']);
     });
 
     it('accepts 200 rows, and inserted + skipped equals the rows sent', async () => {
-      const { account, key } = await partner();
+      const { account, key } = await kit.partner();
       const listings = Array.from({ length: 200 }, (_, i) =>
         i % 7 === 0 ? validListing({ title: `bad ${i}`, price_cents: -1 }) : validListing({ title: `row ${String(i).padStart(3, '0')}` }),
       );
-      const res = await post(key, { listings });
-      expect(res.statusCode).toBe(201);
-      const body = res.json() as { inserted: number; skipped: number; errors: { index: number; reason: string }[] };
-      expect(body.inserted + body.skipped).toBe(200);
-      expect(body.skipped).toBe(29);
-      expect(body.errors).toEqual(
-        Array.from({ length: 29 }, (_, n) => (rowError(n * 7, 'price_cents: must be >= 0', 'out_of_range'))),
-      );
-      const titles = (await listingsOf(account)).map((row) => row.title);
-      expect(titles).toEqual(listings.filter((_, i) => i % 7 !== 0).map((row) => row.title));
+      const res = await kit.post(key, { listings });
+      kit.expectImported(res, 200 - 29, Array.from({ length: 29 }, (_, n) => rowError(n * 7, 'price_cents: must be >= 0', 'out_of_range')));
+      expect(await kit.labelsOf(account)).toEqual(listings.filter((_, i) => i % 7 !== 0).map((row) => row.title));
     });
 
     it('records the import in the imports table with its counts, errors and request id', async () => {
-      const { account, key } = await partner();
-      const res = await post(
+      const { account, key } = await kit.partner();
+      const res = await kit.post(
         key,
         { listings: [validListing(), validListing({ category: 'toys' }), validListing(), validListing()] },
         { 'x-request-id': 'partner-batch-0042' },
@@ -229,8 +194,7 @@ describe('POST /v1/api/listings/bulk', () => {
       const result = res.json() as { inserted: number; skipped: number; errors: unknown[] };
       expect(result.inserted).toBe(3);
 
-      const imports = await service.sql`
-        select job_id, account_id, kind, request_id, inserted, skipped, errors from imports where account_id = ${account.id}`;
+      const imports = await kit.importsOf(account);
       expect(imports).toEqual([
         {
           job_id: expect.any(String),
@@ -250,9 +214,9 @@ describe('POST /v1/api/listings/bulk', () => {
       ['enterprise', 300, 100_000],
       ['global', 1_000, 500_000],
     ])('carries the X-RateLimit-* headers and X-Request-Id on a 201 (%s)', async (tier, perMinute, perDay) => {
-      const { account, key } = await partner({ tier });
-      const first = await post(key, { listings: [validListing()] });
-      const second = await post(key, { listings: [validListing()] });
+      const { account, key } = await kit.partner({ tier });
+      const first = await kit.post(key, { listings: [validListing()] });
+      const second = await kit.post(key, { listings: [validListing()] });
       for (const res of [first, second]) {
         expect(res.statusCode).toBe(201);
         expect(res.headers['x-ratelimit-limit-minute']).toBe(String(perMinute));
@@ -267,31 +231,16 @@ describe('POST /v1/api/listings/bulk', () => {
       const requestIds = [first.headers['x-request-id'], second.headers['x-request-id']];
       expect(requestIds[0]).toEqual(expect.any(String));
       expect(requestIds[0]).not.toBe(requestIds[1]);
-      const recorded = await service.sql`select request_id from imports where account_id = ${account.id}`;
+      const recorded = await kit.importsOf(account);
       expect(recorded.map((row) => row.request_id).sort()).toEqual([...requestIds].sort());
     });
   });
 
   describe('refused requests write nothing', () => {
-    let key: string;
-    let before: Snapshot;
-
-    beforeAll(async () => {
-      ({ key } = await partner());
-    });
-
-    async function expectRefused(res: LightMyRequestResponse, status: number, body: unknown) {
-      expect(res.statusCode).toBe(status);
-      expect(res.json()).toEqual(body);
-      expect(await snapshot()).toEqual(before);
-    }
-
     it('400 no valid rows, with every row\'s error', async () => {
-      before = await snapshot();
-      const res = await post(key, {
-        listings: [validListing({ currency: 'usd' }), 'row', validListing({ title: ' ' }), validListing({ photo_urls: ['http://x.test/a.jpg'] })],
-      });
-      await expectRefused(res, 400, {
+      const { key } = await kit.partner();
+      const rows = [validListing({ currency: 'usd' }), 'row', validListing({ title: ' ' }), validListing({ photo_urls: ['http://x.test/a.jpg'] })];
+      await kit.expectRefused(() => kit.post(key, { listings: rows }), 400, {
         error: 'no valid rows',
         errors: [
           rowError(0, 'currency: must be exactly USD', 'not_allowed'),
@@ -301,6 +250,5 @@ describe('POST /v1/api/listings/bulk', () => {
         ],
       });
     });
-
   });
 });

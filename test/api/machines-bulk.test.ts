@@ -1,9 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { validMachine } from '../support/fixtures.js';
-import { bodyOfSize as bodyOfKindOfSize, bulkEndpoint, type Snapshot } from '../support/bulk-endpoint.js';
-import { startTestService, type TestAccount, type TestService } from '../support/test-service.js';
+import { MACHINE_DEFAULTS, validMachine } from '../support/fixtures.js';
+import { bodyOfSize as bodyOfKindOfSize, startBulkEndpoint, type StartedBulkEndpoint } from '../support/bulk-endpoint.js';
+import type { TestAccount } from '../support/test-service.js';
 import { rowError } from '../support/row-errors.js';
 
 const BODY_LIMIT_BYTES = 1_048_576;
@@ -16,25 +15,17 @@ function bodyOfSize(bytes: number): string {
 
 /** What only machines do; what both bulk endpoints promise is in bulk-endpoint-contract.test.ts. */
 describe('POST /v1/api/machines/bulk', () => {
-  let service: TestService;
-  let kit: ReturnType<typeof bulkEndpoint>;
+  let kit: StartedBulkEndpoint;
 
   beforeAll(async () => {
-    service = await startTestService();
-    kit = bulkEndpoint(service, 'machines');
+    kit = await startBulkEndpoint('machines');
   });
   afterAll(async () => {
     await kit?.close();
-    await service?.close();
   });
 
-  const partner: ReturnType<typeof bulkEndpoint>['partner'] = (...args) => kit.partner(...args);
-  const post: ReturnType<typeof bulkEndpoint>['post'] = (...args) => kit.post(...args);
-  const postRaw: ReturnType<typeof bulkEndpoint>['postRaw'] = (...args) => kit.postRaw(...args);
-  const snapshot = () => kit.snapshot();
-
   async function machinesOf(account: TestAccount) {
-    return service.sql`
+    return kit.service.sql`
       select template_id, category, manufacturer, model, model_number, nickname, capabilities, is_skill_station,
              verification_status, account_id, import_job_id
       from machines where account_id = ${account.id} order by template_id`;
@@ -42,13 +33,14 @@ describe('POST /v1/api/machines/bulk', () => {
 
   describe('success', () => {
     it('creates the valid rows of a mixed batch as pending machines of the key\'s account', async () => {
-      const { account, key } = await partner();
-      const other = await service.createAccount();
-      const before = await snapshot();
+      const { account, key } = await kit.partner();
+      const other = await kit.service.createAccount();
+      const minimal = { template_id: 'tpl-a-minimal', category: 'fdm', manufacturer: 'Prusa Research', model: 'MK4' };
+      const before = await kit.snapshot();
 
-      const res = await post(key, {
+      const res = await kit.post(key, {
         machines: [
-          validMachine({ template_id: 'tpl-a-minimal', category: 'fdm', manufacturer: 'Prusa Research', model: 'MK4' }),
+          minimal,
           validMachine({ category: 'c'.repeat(81) }),
           'tpl,fdm,Prusa,MK4',
           {
@@ -71,32 +63,18 @@ describe('POST /v1/api/machines/bulk', () => {
         ],
       });
 
-      expect(res.statusCode).toBe(201);
-      expect(res.json()).toEqual({
-        inserted: 2,
-        skipped: 3,
-        errors: [
-          rowError(1, 'category: must be at most 80 characters', 'too_long'),
-          rowError(2, 'row must be an object', 'not_an_object'),
-          rowError(4, 'is_skill_station: must be true or false', 'wrong_type'),
-        ],
-      });
-      const after = await snapshot();
-      expect(after.machines - before.machines).toBe(2);
-      expect(after.listings).toBe(before.listings);
-      expect(after.imports - before.imports).toBe(1);
+      kit.expectImported(res, 2, [
+        rowError(1, 'category: must be at most 80 characters', 'too_long'),
+        rowError(2, 'row must be an object', 'not_an_object'),
+        rowError(4, 'is_skill_station: must be true or false', 'wrong_type'),
+      ]);
+      expect(await kit.growthSince(before)).toMatchObject({ machines: 2, listings: 0, imports: 1 });
 
       const rows = await machinesOf(account);
       expect(rows).toEqual([
         {
-          template_id: 'tpl-a-minimal',
-          category: 'fdm',
-          manufacturer: 'Prusa Research',
-          model: 'MK4',
-          model_number: null,
-          nickname: null,
-          capabilities: [],
-          is_skill_station: false,
+          ...minimal,
+          ...MACHINE_DEFAULTS,
           verification_status: 'pending',
           account_id: account.id,
           import_job_id: expect.any(String),
@@ -116,22 +94,20 @@ describe('POST /v1/api/machines/bulk', () => {
         },
       ]);
       expect(rows[1]?.import_job_id).not.toBe('forged');
-      const [otherRows] = await service.sql`select count(*)::int as n from machines where account_id = ${other.id}`;
-      expect(otherRows?.n).toBe(0);
+      expect(await kit.labelsOf(other)).toEqual([]);
     });
 
     it('stores the nickname cut to 80 code points, trimmed first, never splitting an emoji', async () => {
-      const { account, key } = await partner();
-      const res = await post(key, {
+      const { account, key } = await kit.partner();
+      const res = await kit.post(key, {
         machines: [
           validMachine({ template_id: 'tpl-1', nickname: `   ${'n'.repeat(79)}${DRAGON}${DRAGON}` }),
           validMachine({ template_id: 'tpl-2', nickname: DRAGON.repeat(100) }),
           validMachine({ template_id: 'tpl-3', category: `  ${DRAGON.repeat(80)}  ` }),
         ],
       });
-      expect(res.statusCode).toBe(201);
-      expect(res.json()).toEqual({ inserted: 3, skipped: 0, errors: [] });
-      const rows = await service.sql`
+      kit.expectImported(res, 3, []);
+      const rows = await kit.service.sql`
         select nickname, char_length(nickname) as nickname_len, category, char_length(category) as category_len
         from machines where account_id = ${account.id} order by template_id`;
       expect(rows).toEqual([
@@ -142,52 +118,40 @@ describe('POST /v1/api/machines/bulk', () => {
     });
 
     it('reports a NUL character as a per-row error and still creates the other rows', async () => {
-      const { account, key } = await partner();
-      const res = await post(key, {
+      const { account, key } = await kit.partner();
+      const res = await kit.post(key, {
         machines: [validMachine({ template_id: 'clean' }), validMachine({ model: 'MK\u00004' }), validMachine({ capabilities: ['fdm', '\u0000'] })],
       });
-      expect(res.statusCode).toBe(201);
-      expect(res.json()).toEqual({
-        inserted: 1,
-        skipped: 2,
-        errors: [
-          rowError(1, 'model: must not contain NUL characters', 'invalid_characters'),
-          rowError(2, 'capabilities[1]: must not contain NUL characters', 'invalid_characters'),
-        ],
-      });
-      expect((await machinesOf(account)).map((row) => row.template_id)).toEqual(['clean']);
+      kit.expectImported(res, 1, [
+        rowError(1, 'model: must not contain NUL characters', 'invalid_characters'),
+        rowError(2, 'capabilities[1]: must not contain NUL characters', 'invalid_characters'),
+      ]);
+      expect(await kit.labelsOf(account)).toEqual(['clean']);
     });
 
     it('accepts 500 rows, and inserted + skipped equals the rows sent', async () => {
-      const { account, key } = await partner();
+      const { account, key } = await kit.partner();
       const machines = Array.from({ length: 500 }, (_, i) =>
         i % 9 === 0 ? validMachine({ template_id: `bad-${i}`, manufacturer: '' }) : validMachine({ template_id: `tpl-${String(i).padStart(3, '0')}` }),
       );
-      const res = await post(key, { machines });
-      expect(res.statusCode).toBe(201);
-      const body = res.json() as { inserted: number; skipped: number; errors: { index: number; reason: string }[] };
-      expect(body.inserted + body.skipped).toBe(500);
-      expect(body.skipped).toBe(56);
-      expect(body.errors).toEqual(Array.from({ length: 56 }, (_, n) => (rowError(n * 9, 'manufacturer: required', 'required'))));
+      const res = await kit.post(key, { machines });
+      kit.expectImported(res, 500 - 56, Array.from({ length: 56 }, (_, n) => rowError(n * 9, 'manufacturer: required', 'required')));
       const rows = await machinesOf(account);
       expect(rows.map((row) => row.template_id)).toEqual(machines.filter((_, i) => i % 9 !== 0).map((row) => row.template_id));
       expect(new Set(rows.map((row) => row.verification_status))).toEqual(new Set(['pending']));
     });
 
     it('records the import in the imports table with its counts, errors and request id', async () => {
-      const { account, key } = await partner();
-      const res = await post(
+      const { account, key } = await kit.partner();
+      const res = await kit.post(
         key,
         { machines: [validMachine(), validMachine({ template_id: '' }), validMachine()] },
         { 'x-request-id': 'partner-machines-7' },
       );
-      expect(res.statusCode).toBe(201);
+      kit.expectImported(res, 2, [rowError(1, 'template_id: required', 'required')]);
       expect(res.headers['x-request-id']).toBe('partner-machines-7');
-      const result = res.json() as { inserted: number; skipped: number; errors: unknown[] };
-      expect(result).toEqual({ inserted: 2, skipped: 1, errors: [rowError(1, 'template_id: required', 'required')] });
 
-      const imports = await service.sql`
-        select job_id, account_id, kind, request_id, inserted, skipped, errors from imports where account_id = ${account.id}`;
+      const imports = await kit.importsOf(account);
       expect(imports).toEqual([
         {
           job_id: expect.any(String),
@@ -207,24 +171,14 @@ describe('POST /v1/api/machines/bulk', () => {
 
   describe('refused requests write nothing', () => {
     let key: string;
-    let before: Snapshot;
 
     beforeAll(async () => {
-      ({ key } = await partner());
+      ({ key } = await kit.partner());
     });
 
-    async function expectRefused(res: LightMyRequestResponse, status: number, body: unknown) {
-      expect(res.statusCode).toBe(status);
-      expect(res.json()).toEqual(body);
-      expect(await snapshot()).toEqual(before);
-    }
-
     it('400 no valid rows, with every row\'s error', async () => {
-      before = await snapshot();
-      const res = await post(key, {
-        machines: [validMachine({ model: '  ' }), 42, validMachine({ capabilities: [1] }), validMachine({ nickname: 5 })],
-      });
-      await expectRefused(res, 400, {
+      const rows = [validMachine({ model: '  ' }), 42, validMachine({ capabilities: [1] }), validMachine({ nickname: 5 })];
+      await kit.expectRefused(() => kit.post(key, { machines: rows }), 400, {
         error: 'no valid rows',
         errors: [
           rowError(0, 'model: required', 'required'),
@@ -236,12 +190,10 @@ describe('POST /v1/api/machines/bulk', () => {
     });
 
     it('413 for a listings-sized body of 2,000,000 bytes', async () => {
-      before = await snapshot();
-      await expectRefused(await postRaw(key, bodyOfSize(2_000_000)), 413, {
+      await kit.expectRefused(() => kit.postRaw(key, bodyOfSize(2_000_000)), 413, {
         error: 'Request body too large',
         limit_bytes: BODY_LIMIT_BYTES,
       });
     });
-
   });
 });

@@ -3,8 +3,9 @@ import type { InjectOptions, LightMyRequestResponse } from 'fastify';
 import { expect } from 'vitest';
 import type { ImportKind } from '../../src/shared/import/import-kinds.js';
 import { createImportQueue } from '../../src/shared/import/import-queue.js';
+import type { RowError } from '../../src/shared/rows/row-errors.js';
 import { bearer } from './fixtures.js';
-import type { TestAccount, TestService } from './test-service.js';
+import { startTestService, type TestAccount, type TestService } from './test-service.js';
 
 /** What a refused request must leave unchanged: the tables and the queue. */
 export interface Snapshot {
@@ -53,10 +54,13 @@ export function bodyOfSize(kind: ImportKind, row: Record<string, unknown>, bytes
   return body;
 }
 
+/** The field that tells a kind's rows apart in a test, and orders them. */
+const LABEL_FIELD: Record<ImportKind, string> = { listings: 'title', machines: 'template_id' };
+
 /**
  * Helpers for the tests of one bulk endpoint against a test service: partners with keys, posts,
- * and a snapshot of everything a refused request must not change. `close()` the kit before the
- * service.
+ * a snapshot of everything a refused request must not change, and what an account has stored.
+ * `close()` the kit before the service.
  */
 export function bulkEndpoint(service: TestService, kind: ImportKind) {
   const path = `/v1/api/${kind}/bulk`;
@@ -64,6 +68,15 @@ export function bulkEndpoint(service: TestService, kind: ImportKind) {
   const queue: Queue = createImportQueue(service.config, service.deps.redis);
   const request = (key: string, options: Omit<InjectOptions, 'method' | 'url'>) =>
     service.request({ ...options, method: 'POST', url: path, headers: { ...bearer(key), ...options.headers } });
+
+  async function snapshot(): Promise<Snapshot> {
+    const [counts] = await service.sql<Omit<Snapshot, 'jobs'>[]>`
+      select (select count(*)::int from listings) as listings,
+             (select count(*)::int from machines) as machines,
+             (select count(*)::int from imports) as imports`;
+    const jobs = Object.values(await queue.getJobCounts()).reduce((sum, n) => sum + n, 0);
+    return { ...(counts as Omit<Snapshot, 'jobs'>), jobs };
+  }
 
   return {
     path,
@@ -76,14 +89,58 @@ export function bulkEndpoint(service: TestService, kind: ImportKind) {
     postRaw(key: string, body: string): Promise<LightMyRequestResponse> {
       return request(key, { headers: { 'content-type': 'application/json' }, payload: body });
     },
-    async snapshot(): Promise<Snapshot> {
-      const [counts] = await service.sql<Omit<Snapshot, 'jobs'>[]>`
-        select (select count(*)::int from listings) as listings,
-               (select count(*)::int from machines) as machines,
-               (select count(*)::int from imports) as imports`;
-      const jobs = Object.values(await queue.getJobCounts()).reduce((sum, n) => sum + n, 0);
-      return { ...(counts as Omit<Snapshot, 'jobs'>), jobs };
+    snapshot,
+    /** How much each table and the queue grew since `before`. */
+    async growthSince(before: Snapshot): Promise<Snapshot> {
+      const after = await snapshot();
+      return {
+        listings: after.listings - before.listings,
+        machines: after.machines - before.machines,
+        imports: after.imports - before.imports,
+        jobs: after.jobs - before.jobs,
+      };
+    },
+    /** Sends a request that must be refused: its status and body, and nothing written or queued. */
+    async expectRefused(send: () => Promise<LightMyRequestResponse>, status: number, body: unknown): Promise<void> {
+      const before = await snapshot();
+      const res = await send();
+      expect(res.statusCode).toBe(status);
+      expect(res.json()).toEqual(body);
+      expect(await snapshot()).toEqual(before);
+    },
+    /** A 201 that inserted `inserted` rows and skipped the rows of `errors`, reported in that order. */
+    expectImported(res: LightMyRequestResponse, inserted: number, errors: RowError[]): void {
+      expect(res.statusCode).toBe(201);
+      expect(res.json()).toEqual({ inserted, skipped: errors.length, errors });
+    },
+    /** The labels (`title`, `template_id`) of the account's rows of this kind, in order. */
+    async labelsOf(account: TestAccount): Promise<string[]> {
+      const rows = await service.sql<{ label: string }[]>`
+        select ${service.sql(LABEL_FIELD[kind])} as label from ${service.sql(kind)} where account_id = ${account.id} order by 1`;
+      return rows.map((row) => row.label);
+    },
+    /** The account's `imports` records, as the worker wrote them. */
+    importsOf(account: TestAccount) {
+      return service.sql`
+        select job_id, account_id, kind, request_id, inserted, skipped, errors from imports where account_id = ${account.id}`;
     },
     close: () => queue.close(),
+  };
+}
+
+export type BulkEndpoint = ReturnType<typeof bulkEndpoint>;
+export type StartedBulkEndpoint = BulkEndpoint & { service: TestService };
+
+/** A test service of its own and the kit for one of its bulk endpoints; `close()` closes both. */
+export async function startBulkEndpoint(kind: ImportKind): Promise<StartedBulkEndpoint> {
+  const service = await startTestService();
+  const kit = bulkEndpoint(service, kind);
+  return {
+    ...kit,
+    service,
+    async close() {
+      await kit.close();
+      await service.close();
+    },
   };
 }

@@ -28,6 +28,12 @@ export function validMachine(overrides: Record<string, unknown> = {}): MachineRo
   };
 }
 
+/** What a listing row that leaves out the optional fields is stored with (docs/rows.md#listings), written out rather than imported. */
+export const LISTING_DEFAULTS = { color: null, tags: [], print_time_hours: null, is_available: true, allows_custom_orders: false } as const;
+
+/** What a machine row that leaves out the optional fields is stored with (docs/rows.md#machines), written out rather than imported. */
+export const MACHINE_DEFAULTS = { model_number: null, nickname: null, capabilities: [], is_skill_station: false } as const;
+
 export function bearer(token: string): { authorization: string } {
   return { authorization: `Bearer ${token}` };
 }

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { ListingRowSchema, type ListingRow } from '../../../src/shared/rows/listing-row.js';
 import { validateRows } from '../../../src/shared/rows/validate-rows.js';
-import { validListing } from '../../support/fixtures.js';
+import { LISTING_DEFAULTS, validListing } from '../../support/fixtures.js';
 import { rowError } from '../../support/row-errors.js';
 
 // note: written out from docs/rows.md#listings rather than imported, so a drift in the code's list fails here.
@@ -188,8 +188,7 @@ describe('listing rows (ListingRowSchema through validateRows)', () => {
     });
 
     it('applies the defaults of docs/rows.md#listings when optional fields are absent', () => {
-      const row = accepted(validListing());
-      expect(row).toMatchObject({ is_available: true, allows_custom_orders: false, color: null, tags: [], print_time_hours: null });
+      expect(accepted(validListing())).toMatchObject(LISTING_DEFAULTS);
     });
 
     it('keeps booleans that are sent', () => {
@@ -203,7 +202,7 @@ describe('listing rows (ListingRowSchema through validateRows)', () => {
     });
 
     it('stores the whole normalised row and drops unknown fields', () => {
-      const row = accepted({
+      const sent = {
         title: '  Articulated dragon  ',
         description: 'Printed in silk PLA.',
         price_cents: 2_500,
@@ -216,6 +215,9 @@ describe('listing rows (ListingRowSchema through validateRows)', () => {
         print_time_hours: 14.5,
         is_available: false,
         allows_custom_orders: true,
+      };
+      const row = accepted({
+        ...sent,
         // unknown or server-owned fields
         account_id: '00000000-0000-4000-8000-000000000000',
         maker_name: 'Someone else',
@@ -224,21 +226,8 @@ describe('listing rows (ListingRowSchema through validateRows)', () => {
         id: 'x',
         sku: 'D-1',
       });
-      expect(row).toStrictEqual({
-        title: 'Articulated dragon',
-        description: 'Printed in silk PLA.',
-        price_cents: 2_500,
-        currency: 'USD',
-        category: 'miniatures',
-        material: 'PLA',
-        photo_urls: ['https://cdn.example.test/a.jpg', 'https://cdn.example.test/b.jpg'],
-        thumbnail_url: 'https://cdn.example.test/a.jpg',
-        color: 'red',
-        tags: ['dragon', 'fantasy'],
-        print_time_hours: 14.5,
-        is_available: false,
-        allows_custom_orders: true,
-      });
+      // as sent, but with the title trimmed and the first photo as the thumbnail
+      expect(row).toStrictEqual({ ...sent, title: 'Articulated dragon', thumbnail_url: 'https://cdn.example.test/a.jpg' });
     });
 
     it('keeps the first 8 of more photo URLs, in order, the first as thumbnail', () => {

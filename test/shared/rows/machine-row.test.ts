@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { MachineRowSchema, type MachineRow } from '../../../src/shared/rows/machine-row.js';
 import { validateRows } from '../../../src/shared/rows/validate-rows.js';
-import { validMachine } from '../../support/fixtures.js';
+import { MACHINE_DEFAULTS, validMachine } from '../../support/fixtures.js';
 import { rowError } from '../../support/row-errors.js';
 
 const DRAGON = '\u{1F409}'; // one code point, two UTF-16 units
@@ -113,17 +113,8 @@ describe('machine rows (MachineRowSchema through validateRows)', () => {
 
   describe('valid rows and how they are stored', () => {
     it('applies the defaults when optional fields are absent', () => {
-      const row = accepted({ template_id: 'tpl-1', category: 'fdm', manufacturer: 'Prusa Research', model: 'MK4' });
-      expect(row).toStrictEqual({
-        template_id: 'tpl-1',
-        category: 'fdm',
-        manufacturer: 'Prusa Research',
-        model: 'MK4',
-        model_number: null,
-        nickname: null,
-        capabilities: [],
-        is_skill_station: false,
-      });
+      const minimal = { template_id: 'tpl-1', category: 'fdm', manufacturer: 'Prusa Research', model: 'MK4' };
+      expect(accepted(minimal)).toStrictEqual({ ...minimal, ...MACHINE_DEFAULTS });
     });
 
     it('stores the whole normalised row, trimmed, and drops unknown fields', () => {
