@@ -1,68 +1,52 @@
 import { mkdir } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterAll, describe, expect, it } from 'vitest';
-import { browserTestTitle, HAS_CHROMIUM, openChromium, type OpenBrowser } from '../support/chromium.js';
-import { createFaultScenario, type FaultScenario } from '../support/fault-scenario.js';
+import { describe, expect } from 'vitest';
+import { browserTest } from '../support/browser-test.js';
 
 const SCREENSHOT = fileURLToPath(new URL('./artifacts/docs.png', import.meta.url));
 
-const TITLE = browserTestTitle(
-  'a partner opens /docs in Chromium: every endpoint and the changelog render, under the page\'s CSP, from this server alone',
-  '/docs',
-);
-
 describe('/docs in a real browser', () => {
-  let scenario: FaultScenario | undefined;
-  let browser: OpenBrowser | undefined;
+  browserTest(
+    'a partner opens /docs in Chromium: every endpoint and the changelog render, under the page\'s CSP, from this server alone',
+    '/docs',
+    {},
+    async ({ scenario, openPage }) => {
+      const api = await scenario.startApi();
 
-  afterAll(async () => {
-    await browser?.close();
-    await scenario?.close();
-  });
+      const { page, failed } = await openPage();
+      const requested: string[] = [];
+      const consoleErrors: string[] = [];
+      page.on('request', (req) => requested.push(req.url()));
+      page.on('requestfailed', (req) => failed.push(`${req.method()} ${req.url()}`));
+      // note: a CSP violation (anything the page tried to load from elsewhere) is a console error.
+      page.on('console', (message) => {
+        if (message.type() === 'error') consoleErrors.push(message.text());
+      });
 
-  it.skipIf(!HAS_CHROMIUM)(TITLE, async () => {
-    scenario = await createFaultScenario();
-    const api = await scenario.startApi();
+      const entry = await page.goto(`${api.baseUrl}/docs`);
+      expect(entry?.status()).toBe(200);
+      await page.locator('.swagger-ui .info .title').filter({ hasText: 'Bulk Import API' }).waitFor({ state: 'visible', timeout: 20_000 });
+      for (const path of ['/v1/api/me', '/v1/api/machines/bulk', '/v1/api/listings/bulk', '/v1/api/keys', '/v1/api/keys/{id}', '/v1/health']) {
+        await expect(page.locator('.opblock-summary-path', { hasText: path }).first().isVisible()).resolves.toBe(true);
+      }
+      const info = await page.locator('.swagger-ui .info').innerText();
+      expect(info).toContain('Changelog');
+      expect(info).toMatch(/0\.1\.0 — 2026-11-22/);
+      expect(info).toContain('Idempotency-Key');
 
-    browser = await openChromium();
-    const { context } = browser;
-    const page = context.pages()[0] ?? (await context.newPage());
-    const requested: string[] = [];
-    const failed: string[] = [];
-    const consoleErrors: string[] = [];
-    page.on('request', (req) => requested.push(req.url()));
-    page.on('requestfailed', (req) => failed.push(`${req.method()} ${req.url()}`));
-    page.on('response', (res) => {
-      if (res.status() >= 400) failed.push(`${res.status()} ${res.request().method()} ${res.url()}`);
-    });
-    // note: a CSP violation (anything the page tried to load from elsewhere) is a console error.
-    page.on('console', (message) => {
-      if (message.type() === 'error') consoleErrors.push(message.text());
-    });
+      // Opening an operation shows its responses and examples, and no control sends a request.
+      await page.locator('.opblock-summary-path', { hasText: '/v1/api/listings/bulk' }).first().click();
+      await page.getByText('A row skipped').first().waitFor({ state: 'attached', timeout: 10_000 });
+      expect(await page.getByRole('button', { name: /try it out/i }).count()).toBe(0);
 
-    const entry = await page.goto(`${api.baseUrl}/docs`);
-    expect(entry?.status()).toBe(200);
-    await page.locator('.swagger-ui .info .title').filter({ hasText: 'Bulk Import API' }).waitFor({ state: 'visible', timeout: 20_000 });
-    for (const path of ['/v1/api/me', '/v1/api/machines/bulk', '/v1/api/listings/bulk', '/v1/api/keys', '/v1/api/keys/{id}', '/v1/health']) {
-      await expect(page.locator('.opblock-summary-path', { hasText: path }).first().isVisible()).resolves.toBe(true);
-    }
-    const info = await page.locator('.swagger-ui .info').innerText();
-    expect(info).toContain('Changelog');
-    expect(info).toMatch(/0\.1\.0 — 2026-11-22/);
-    expect(info).toContain('Idempotency-Key');
+      expect(requested.length).toBeGreaterThan(3);
+      expect(requested.filter((url) => !url.startsWith(`${api.baseUrl}/`))).toEqual([]);
+      expect(failed).toEqual([]);
+      expect(consoleErrors).toEqual([]);
 
-    // Opening an operation shows its responses and examples, and no control sends a request.
-    await page.locator('.opblock-summary-path', { hasText: '/v1/api/listings/bulk' }).first().click();
-    await page.getByText('A row skipped').first().waitFor({ state: 'attached', timeout: 10_000 });
-    expect(await page.getByRole('button', { name: /try it out/i }).count()).toBe(0);
-
-    expect(requested.length).toBeGreaterThan(3);
-    expect(requested.filter((url) => !url.startsWith(`${api.baseUrl}/`))).toEqual([]);
-    expect(failed).toEqual([]);
-    expect(consoleErrors).toEqual([]);
-
-    await mkdir(dirname(SCREENSHOT), { recursive: true });
-    await page.screenshot({ path: SCREENSHOT, fullPage: false });
-  });
+      await mkdir(dirname(SCREENSHOT), { recursive: true });
+      await page.screenshot({ path: SCREENSHOT, fullPage: false });
+    },
+  );
 });
