@@ -5,16 +5,12 @@ import { createKeyWithinCap } from '../../src/shared/repositories/api-keys.js';
 import { signSessionToken } from '../../src/shared/access/session-token.js';
 import { createFaultScenario, type FaultScenario } from '../support/fault-scenario.js';
 import { validListing } from '../support/fixtures.js';
-import type { ServiceProcess } from '../support/processes.js';
+import type { ApiProcess, ServiceProcess } from '../support/processes.js';
 import { redisServerAvailable, startRedisSentinelGroup, type RedisSentinelGroup } from '../support/redis-servers.js';
+import { tally } from '../support/tally.js';
 import { TEST_SESSION_SECRET } from '../support/test-service.js';
 
-/** imports sent before the switch starts, and at least as many after it has completed */
-const IMPORTS_AROUND_SWITCH = 6;
-const MAX_IMPORTS = 150;
-const ROWS_PER_IMPORT = 3;
-const STREAM_CONCURRENCY = 3;
-const MAX_ATTEMPTS = 40;
+/** the services' own limits, set in the scenario's env */
 const IMPORT_PICKUP_TIMEOUT_MS = 10_000;
 const IMPORT_TIMEOUT_MS = 15_000;
 /**
@@ -23,7 +19,12 @@ const IMPORT_TIMEOUT_MS = 15_000;
  */
 const ANSWER_WITHIN_MS = IMPORT_PICKUP_TIMEOUT_MS + IMPORT_TIMEOUT_MS + 8_000;
 
-type Api = ServiceProcess & { baseUrl: string };
+/** imports sent before the switch starts, and at least as many after it has completed */
+const IMPORTS_AROUND_SWITCH = 6;
+const MAX_IMPORTS = 150;
+const ROWS_PER_IMPORT = 3;
+const STREAM_CONCURRENCY = 3;
+const MAX_ATTEMPTS = 40;
 
 interface StreamReport {
   /** the Idempotency-Keys of the imports sent */
@@ -45,7 +46,7 @@ const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
  * that key, and retries each with its key (on the other API) until it is 201. Calls `switchOver`
  * after a few imports and goes on until a few more were sent after it had completed.
  */
-async function importStream(apis: Api[], apiKey: string, tag: string, switchOver: () => Promise<void>): Promise<StreamReport> {
+async function importStream(apis: ApiProcess[], apiKey: string, tag: string, switchOver: () => Promise<void>): Promise<StreamReport> {
   const report: StreamReport = { keys: [], statuses: [], unexpected: [], unfinished: [], longestAnswerMs: 0 };
   let switching: Promise<void> | undefined;
   let sentAfterSwitch = -1;
@@ -150,7 +151,7 @@ describe.skipIf(!redisServerAvailable())('Redis Sentinel failover during a strea
     expect(rows.filter((r) => r.n !== ROWS_PER_IMPORT)).toEqual([]);
   }
 
-  async function expectRecovered(scenario: FaultScenario, apis: Api[], workers: ServiceProcess[]): Promise<void> {
+  async function expectRecovered(scenario: FaultScenario, apis: ApiProcess[], workers: ServiceProcess[]): Promise<void> {
     for (const api of apis) {
       await eventually(`${api.baseUrl} health did not return to 200`, async () => (await fetch(`${api.baseUrl}/v1/health`)).status === 200);
     }
@@ -159,7 +160,7 @@ describe.skipIf(!redisServerAvailable())('Redis Sentinel failover during a strea
     for (const api of apis) expect((await scenario.postListings(api.baseUrl, 1)).status).toBe(201);
   }
 
-  const me = (api: Api, key: string) =>
+  const me = (api: ApiProcess, key: string) =>
     fetch(`${api.baseUrl}/v1/api/me`, { headers: { authorization: `Bearer ${key}` } }).then((res) => res.status);
 
   it('SENTINEL FAILOVER: 201, 503 or 504 during the switch, every import once, a key revoked just before stays revoked', async () => {
@@ -193,7 +194,7 @@ describe.skipIf(!redisServerAvailable())('Redis Sentinel failover during a strea
       }
       await group.waitForNewMaster(oldMaster);
     });
-    console.log(`SENTINEL FAILOVER: ${report.keys.length} imports, statuses ${summarise(report.statuses)}, longest answer ${report.longestAnswerMs} ms`);
+    console.log(`SENTINEL FAILOVER: ${report.keys.length} imports, statuses ${tally(report.statuses)}, longest answer ${report.longestAnswerMs} ms`);
 
     expect(await group.currentMasterPort()).not.toBe(oldMaster);
     await expectExactlyOnce(scenario, tag, report);
@@ -209,7 +210,7 @@ describe.skipIf(!redisServerAvailable())('Redis Sentinel failover during a strea
         group.master.freeze();
         await group.waitForNewMaster(group.master.port, 30_000);
       });
-      console.log(`master frozen: ${report.keys.length} imports, statuses ${summarise(report.statuses)}, longest answer ${report.longestAnswerMs} ms`);
+      console.log(`master frozen: ${report.keys.length} imports, statuses ${tally(report.statuses)}, longest answer ${report.longestAnswerMs} ms`);
       expect(await group.currentMasterPort()).toBe(group.replica.port);
       await expectExactlyOnce(scenario, tag, report);
       await expectRecovered(scenario, apis, workers);
@@ -218,10 +219,3 @@ describe.skipIf(!redisServerAvailable())('Redis Sentinel failover during a strea
     }
   });
 });
-
-/** `201 x40, 503 x2` */
-function summarise(statuses: number[]): string {
-  const counts = new Map<number, number>();
-  for (const status of statuses) counts.set(status, (counts.get(status) ?? 0) + 1);
-  return [...counts].map(([status, n]) => `${status} x${n}`).join(', ');
-}

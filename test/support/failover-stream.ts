@@ -4,7 +4,8 @@ import { fileURLToPath } from 'node:url';
 import postgres from 'postgres';
 import { expect } from 'vitest';
 import { validListing } from './fixtures.js';
-import { startApi, startWorkerProcess, type ServiceProcess } from './processes.js';
+import { startApi, startWorkerProcess, type ApiProcess, type ServiceProcess } from './processes.js';
+import { tally } from './tally.js';
 import { testRedisPrefix } from './test-database.js';
 import { testRedisEnv } from './test-redis.js';
 import { TEST_SESSION_SECRET } from './test-service.js';
@@ -23,8 +24,6 @@ const MAX_IMPORTS_PER_CLIENT = 60;
 const GIVE_UP_AFTER_MS = 60_000;
 const RETRY_PAUSE_MS = 250;
 export const IMPORT_TIMEOUT_MS = 15_000;
-
-export type Api = ServiceProcess & { baseUrl: string };
 
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -57,7 +56,7 @@ function npmRun(script: string, args: string[], env: Record<string, string>): Pr
 
 export interface Stack {
   env: Record<string, string>;
-  apis: Api[];
+  apis: ApiProcess[];
   workers: ServiceProcess[];
   apiKey: string;
   /** stops every process it started, by pid */
@@ -109,7 +108,7 @@ export async function startStack(databaseUrl: string, workerCount: number): Prom
   }
 }
 
-export async function postListings(api: Api, apiKey: string, listings: object[], key?: string): Promise<Response> {
+export async function postListings(api: ApiProcess, apiKey: string, listings: object[], key?: string): Promise<Response> {
   return fetch(`${api.baseUrl}/v1/api/listings/bulk`, {
     method: 'POST',
     headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json', ...(key === undefined ? {} : { 'idempotency-key': key }) },
@@ -219,7 +218,7 @@ export async function expectFailoverSurvived(label: string, stack: Stack, stream
       `${label}: ${imports.length} imports by ${CLIENTS} clients, ${during.length} in flight at or sent during the failover;`,
       `primary dead at 0 ms, new primary at ${promotedAt - diedAt} ms;`,
       `longest from an import's first request to its 201: ${longest} ms; last 201 of those at ${lastFinished - diedAt} ms after the death;`,
-      `answers: ${summarise(answers)} (503 x${count(503)}, 504 x${count(504)})`,
+      `answers: ${tally(answers)} (503 x${count(503)}, 504 x${count(504)})`,
     ].join(' '),
   );
   for (const r of during) {
@@ -315,11 +314,4 @@ function warningsOf(parts: ServiceProcess[]): string {
     }
   }
   return [...counts].map(([text, n]) => `${text} x${n}`).join('; ') || 'none';
-}
-
-/** `201 x40, 503 x2` */
-function summarise(answers: (number | string)[]): string {
-  const counts = new Map<number | string, number>();
-  for (const answer of answers) counts.set(answer, (counts.get(answer) ?? 0) + 1);
-  return [...counts].map(([answer, n]) => `${answer} x${n}`).join(', ');
 }

@@ -3,7 +3,7 @@ import { generateApiKey } from '../../src/shared/access/api-key.js';
 import { createAccount } from '../../src/shared/repositories/accounts.js';
 import { createKeyWithinCap } from '../../src/shared/repositories/api-keys.js';
 import { validListing } from './fixtures.js';
-import { startApi, startWorkerProcess, type ServiceProcess } from './processes.js';
+import { startApi, startWorkerProcess, type ApiProcess, type ServiceProcess } from './processes.js';
 import { testRedisEnv } from './test-redis.js';
 import { createTestDatabase, testRedisPrefix, type TestDatabase } from './test-database.js';
 import { TEST_SESSION_SECRET } from './test-service.js';
@@ -16,7 +16,7 @@ export interface FaultScenario {
   sql: postgres.Sql;
   apiKey: string;
   accountId: string;
-  startApi(extraEnv?: Record<string, string>): Promise<ServiceProcess & { baseUrl: string }>;
+  startApi(extraEnv?: Record<string, string>): Promise<ApiProcess>;
   startWorker(extraEnv?: Record<string, string>): Promise<ServiceProcess>;
   postListings(baseUrl: string, rowCount: number, headers?: Record<string, string>): Promise<{ status: number; body: Record<string, unknown>; headers: Headers }>;
   countRows(): Promise<{ listings: number; imports: number }>;

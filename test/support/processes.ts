@@ -110,7 +110,10 @@ export function spawnScript(part: string, entry: string, env: Record<string, str
   };
 }
 
-export async function startApi(env: Record<string, string>, options: SpawnOptions = {}): Promise<ServiceProcess & { baseUrl: string }> {
+/** An API process, with the address it answers on. */
+export type ApiProcess = ServiceProcess & { baseUrl: string };
+
+export async function startApi(env: Record<string, string>, options: SpawnOptions = {}): Promise<ApiProcess> {
   // note: a PORT in env is kept, so an API can be restarted where its clients expect it.
   const port = env.PORT !== undefined ? Number(env.PORT) : await freePort();
   const api = spawnPart('api', { ...env, PORT: String(port), HOST: '127.0.0.1' }, options);
