@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createSql, type Sql } from '../../src/shared/infra/db.js';
 import { writeImport, type ImportWrite } from '../../src/worker/write-import.js';
 import { encodeImportRows } from '../../src/shared/import/rows-hand-over.js';
 import { checkImportBody } from '../../src/shared/import/check-import-body.js';
@@ -11,7 +10,7 @@ import { ListingRowSchema, type ListingRow } from '../../src/shared/rows/listing
 import { MachineRowSchema, type MachineRow } from '../../src/shared/rows/machine-row.js';
 import { validListing, validMachine } from '../support/fixtures.js';
 import { jsonFieldValue, rowArbitraries } from '../support/hostile-rows.js';
-import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
+import { openDatabaseWithAccount, type DatabaseWithAccount } from '../support/database-with-account.js';
 
 /**
  * The tables check every stored row again (docs/rows.md#stored-once): a job's rows come from the
@@ -27,31 +26,25 @@ const machine = (overrides: Partial<Record<keyof MachineRow, unknown>> = {}) => 
 const photo = (url: string) => ({ photo_urls: [url], thumbnail_url: url });
 
 describe('the tables re-check the row rules on rows written through the queue (writeImport)', () => {
-  let database: TestDatabase;
-  let sql: Sql;
-  let accountId: string;
+  let db: DatabaseWithAccount;
 
   beforeAll(async () => {
-    database = await createTestDatabase();
-    sql = createSql({ databaseUrl: database.url, databasePoolMax: 4 });
-    const [account] = await sql<{ id: string }[]>`insert into accounts (display_name, subscription_tier) values ('Forger', 'global') returning id`;
-    accountId = account!.id;
+    db = await openDatabaseWithAccount('Forger');
   });
   afterAll(async () => {
-    await sql?.end();
-    await database?.drop();
+    await db?.close();
   });
 
   /** An import of `rows` as a job carries them, written or not exactly as given. */
   function importOf(kind: ImportKind, rows: object[], matchExternalIds = false): ImportWrite {
     return {
-      jobId: randomUUID(), kind, accountId, requestId: 'row-limits-test', total: rows.length, errors: [], rowCount: rows.length,
+      jobId: randomUUID(), kind, accountId: db.accountId, requestId: 'row-limits-test', total: rows.length, errors: [], rowCount: rows.length,
       rowsJson: encodeImportRows(rows as ListingRow[]), matchExternalIds,
     };
   }
 
   async function written(jobId: string): Promise<number> {
-    const [row] = await sql<{ n: number }[]>`
+    const [row] = await db.sql<{ n: number }[]>`
       select (select count(*) from listings where import_job_id = ${jobId}) + (select count(*) from machines where import_job_id = ${jobId})
            + (select count(*) from imports where job_id = ${jobId}) as n`;
     return Number(row!.n);
@@ -92,19 +85,19 @@ describe('the tables re-check the row rules on rows written through the queue (w
       const valid = kind === 'listings' ? listing() : machine();
       const input = importOf(kind, [valid, forged]);
 
-      await expect(writeImport(sql, input)).rejects.toMatchObject({ code: '23514', constraint_name: constraint });
+      await expect(writeImport(db.sql, input)).rejects.toMatchObject({ code: '23514', constraint_name: constraint });
 
       expect(await written(input.jobId)).toBe(0);
     });
 
     it('refuses a forged update by external_id, and leaves the stored row as it was', async () => {
       const stored = listing({ external_id: 'SKU-forged-update' });
-      await writeImport(sql, importOf('listings', [stored], true));
+      await writeImport(db.sql, importOf('listings', [stored], true));
       const input = importOf('listings', [{ ...stored, ...photo('javascript:alert(1)') }], true);
 
-      await expect(writeImport(sql, input)).rejects.toMatchObject({ code: '23514', constraint_name: 'listings_photo_urls_https' });
+      await expect(writeImport(db.sql, input)).rejects.toMatchObject({ code: '23514', constraint_name: 'listings_photo_urls_https' });
 
-      expect(await sql`select photo_urls from listings where external_id = 'SKU-forged-update'`).toEqual([{ photo_urls: stored.photo_urls }]);
+      expect(await db.sql`select photo_urls from listings where external_id = 'SKU-forged-update'`).toEqual([{ photo_urls: stored.photo_urls }]);
     });
   });
 
@@ -132,7 +125,7 @@ describe('the tables re-check the row rules on rows written through the queue (w
       ['blank tags and no tags at all', validListing({ tags: ['', ' '] })],
     ])('listings: %s', async (_case, row) => {
       const input = importOf('listings', [accepted<ListingRow>(ListingRowSchema, row)]);
-      expect(await writeImport(sql, input)).toEqual({ inserted: 1, skipped: 0, errors: [] });
+      expect(await writeImport(db.sql, input)).toEqual({ inserted: 1, skipped: 0, errors: [] });
     });
 
     it.each<[string, Record<string, unknown>]>([
@@ -142,7 +135,7 @@ describe('the tables re-check the row rules on rows written through the queue (w
       ['an external_id of 100 characters', validMachine({ external_id: 'x'.repeat(100) })],
     ])('machines: %s', async (_case, row) => {
       const input = importOf('machines', [accepted<MachineRow>(MachineRowSchema, row)]);
-      expect(await writeImport(sql, input)).toEqual({ inserted: 1, skipped: 0, errors: [] });
+      expect(await writeImport(db.sql, input)).toEqual({ inserted: 1, skipped: 0, errors: [] });
     });
 
     it.each<ImportKind>(['listings', 'machines'])('%s: every request the row rules accept is stored (property)', async (kind) => {
@@ -152,7 +145,7 @@ describe('the tables re-check the row rules on rows written through the queue (w
           const request = checkImportBody(kind, JSON.parse(JSON.stringify({ [kind]: rows })));
           if (isImportRefusal(request)) return;
           const input = importOf(kind, request.rows, request.matchExternalIds);
-          await expect(writeImport(sql, input)).resolves.toMatchObject({ skipped: 0 });
+          await expect(writeImport(db.sql, input)).resolves.toMatchObject({ skipped: 0 });
         }),
         { numRuns: 300 },
       );
