@@ -17,6 +17,22 @@ function allowHeaders(res: LightMyRequestResponse): string[] {
   return Object.keys(res.headers).filter((name) => name.toLowerCase().startsWith('access-control-allow-'));
 }
 
+/** A refusal by the CORS check: 403, its error, and nothing that would let a browser read it. */
+function expectCorsRefused(res: LightMyRequestResponse): void {
+  expect(res.statusCode).toBe(403);
+  expect(res.json()).toEqual(CORS_REFUSED);
+  expect(allowHeaders(res)).toEqual([]);
+}
+
+/** The preflight a browser sends from `origin` before a bulk import. */
+function preflight(service: TestService, origin: string): Promise<LightMyRequestResponse> {
+  return service.request({
+    method: 'OPTIONS',
+    url: '/v1/api/listings/bulk',
+    headers: { origin, 'access-control-request-method': 'POST', 'access-control-request-headers': 'authorization,content-type' },
+  });
+}
+
 describe('CORS (CORS_ALLOWED_ORIGINS=https://app.example.test)', () => {
   let service: TestService;
   let key: string;
@@ -29,22 +45,11 @@ describe('CORS (CORS_ALLOWED_ORIGINS=https://app.example.test)', () => {
     await service?.close();
   });
 
-  it('refuses a request from another origin with 403 and no Access-Control-Allow-* header', async () => {
-    const res = await service.request({ method: 'GET', url: '/v1/api/me', headers: { ...bearer(key), origin: EVIL_ORIGIN } });
-    expect(res.statusCode).toBe(403);
-    expect(res.json()).toEqual(CORS_REFUSED);
-    expect(allowHeaders(res)).toEqual([]);
-  });
-
-  it('refuses a preflight from another origin with 403 and no Access-Control-Allow-* header', async () => {
-    const res = await service.request({
-      method: 'OPTIONS',
-      url: '/v1/api/listings/bulk',
-      headers: { origin: EVIL_ORIGIN, 'access-control-request-method': 'POST', 'access-control-request-headers': 'authorization,content-type' },
-    });
-    expect(res.statusCode).toBe(403);
-    expect(res.json()).toEqual(CORS_REFUSED);
-    expect(allowHeaders(res)).toEqual([]);
+  it.each([
+    ['a request', () => service.request({ method: 'GET', url: '/v1/api/me', headers: { ...bearer(key), origin: EVIL_ORIGIN } })],
+    ['a preflight', () => preflight(service, EVIL_ORIGIN)],
+  ])('refuses %s from another origin with 403 and no Access-Control-Allow-* header', async (_what, send) => {
+    expectCorsRefused(await send());
   });
 
   it('refuses another origin on GET /v1/health too', async () => {
@@ -54,11 +59,7 @@ describe('CORS (CORS_ALLOWED_ORIGINS=https://app.example.test)', () => {
   });
 
   it('answers a preflight from the allowed origin with Access-Control-Allow-Origin', async () => {
-    const res = await service.request({
-      method: 'OPTIONS',
-      url: '/v1/api/listings/bulk',
-      headers: { origin: ALLOWED_ORIGIN, 'access-control-request-method': 'POST', 'access-control-request-headers': 'authorization,content-type' },
-    });
+    const res = await preflight(service, ALLOWED_ORIGIN);
     expect(res.statusCode).toBeLessThan(300);
     expect(res.headers['access-control-allow-origin']).toBe(ALLOWED_ORIGIN);
   });
@@ -92,10 +93,7 @@ describe('cross-cutting behaviour (default configuration)', () => {
 
   describe('CORS with no allowed origins (the default)', () => {
     it('refuses any Origin with 403', async () => {
-      const res = await service.request({ method: 'GET', url: '/v1/api/me', headers: { ...bearer(key), origin: ALLOWED_ORIGIN } });
-      expect(res.statusCode).toBe(403);
-      expect(res.json()).toEqual(CORS_REFUSED);
-      expect(allowHeaders(res)).toEqual([]);
+      expectCorsRefused(await service.request({ method: 'GET', url: '/v1/api/me', headers: { ...bearer(key), origin: ALLOWED_ORIGIN } }));
     });
   });
 

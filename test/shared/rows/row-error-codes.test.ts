@@ -7,6 +7,7 @@ import { ListingRowSchema } from '../../../src/shared/rows/listing-row.js';
 import { MachineRowSchema } from '../../../src/shared/rows/machine-row.js';
 import { validateRows } from '../../../src/shared/rows/validate-rows.js';
 import { validListing, validMachine } from '../../support/fixtures.js';
+import { rowError } from '../../support/row-errors.js';
 
 const detailsOf = (schema: typeof ListingRowSchema | typeof MachineRowSchema, row: unknown) => validateRows(schema, [row]).errors[0]?.details;
 
@@ -70,16 +71,10 @@ describe('row error codes', () => {
   it('gives a repeated external_id its own code, before the row\'s other problems', () => {
     const checked = checkImportBody('listings', { listings: [validListing({ external_id: 'A' }), validListing({ external_id: 'A', currency: 'EUR' })] });
     if (isImportRefusal(checked)) expect.fail(`refused: ${checked.refused}`);
-    const { errors } = checked;
-    expect(errors).toEqual([
+    expect(checked.errors).toEqual([
       {
-        index: 1,
+        ...rowError(1, 'external_id: appears more than once in this request; currency: must be exactly USD', 'duplicate_external_id', 'not_allowed'),
         external_id: 'A',
-        reason: 'external_id: appears more than once in this request; currency: must be exactly USD',
-        details: [
-          { field: 'external_id', code: 'duplicate_external_id', message: 'appears more than once in this request' },
-          { field: 'currency', code: 'not_allowed', message: 'must be exactly USD' },
-        ],
       },
     ]);
   });
