@@ -63,11 +63,14 @@ async function writeInTransaction(
   // note: a concurrent duplicate blocks on the primary key here until the first commits, then
   // finds the record; so a job's rows are written at most once. With external ids the counts are
   // known only once the rows are written, and the record is completed then.
-  const { jobId, accountId, kind, requestId, rowCount, errors } = input;
-  if (!(await insertImportRecord(tx, { jobId, accountId, kind, requestId, rowCount, errors }))) {
+  const { jobId, accountId, kind, requestId, total, rowCount, errors, createdAt } = input;
+  if (!(await insertImportRecord(tx, { jobId, accountId, kind, requestId, total, rowCount, errors, createdAt }))) {
     const previous = await findImportRecord(tx, jobId);
     if (!previous) throw new Error(`import ${jobId} is recorded but its result cannot be read`);
     if (previous.state === 'failed') throw new ImportAbandonedError(`import ${jobId} was answered "nothing was written"; it writes nothing`);
+    // note: insertImportRecord completes a `running` record; one left running here is another
+    // transaction's, which this one waited for and which rolled back: the job's retry writes it.
+    if (previous.state === 'running') throw new Error(`import ${jobId} is recorded running by another writer`);
     return previous.result;
   }
 

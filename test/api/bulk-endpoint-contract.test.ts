@@ -139,7 +139,7 @@ describe.each(KINDS)('POST /v1/api/$kind/bulk (the bulk endpoint contract)', ({ 
       });
       const res = await kit.postRaw(key, bodyOfSize(kind, row(), bodyLimitBytes));
       expect(res.statusCode).toBe(201);
-      expect(res.json()).toEqual({ inserted: 1, skipped: 0, errors: [] });
+      expect(res.json()).toEqual({ inserted: 1, skipped: 0, errors: [], import_id: expect.any(String) });
     });
   });
 

@@ -46,7 +46,7 @@ describe('POST /v1/api/listings/bulk and /v1/api/machines/bulk with an Idempoten
       const repeat = await postBulk(service, 'listings', key, body, 'order-2024-0001');
 
       expect(first.statusCode).toBe(201);
-      expect(first.json()).toEqual({ inserted: 2, skipped: 1, errors: [rowError(1, 'currency: must be exactly USD', 'not_allowed')] });
+      expect(first.json()).toEqual({ inserted: 2, skipped: 1, errors: [rowError(1, 'currency: must be exactly USD', 'not_allowed')], import_id: expect.any(String) });
       expect(first.headers[REPLAYED]).toBeUndefined();
       expect(repeat.statusCode).toBe(201);
       expect(repeat.json()).toEqual(first.json());
@@ -65,7 +65,7 @@ describe('POST /v1/api/listings/bulk and /v1/api/machines/bulk with an Idempoten
       const other = await postBulk(service, 'listings', key, large('b'), 'large-1');
 
       expect(first.statusCode).toBe(201);
-      expect(first.json()).toEqual({ inserted: 150, skipped: 0, errors: [] });
+      expect(first.json()).toEqual({ inserted: 150, skipped: 0, errors: [], import_id: expect.any(String) });
       expect(repeat.statusCode).toBe(201);
       expect(repeat.headers[REPLAYED]).toBe('true');
       expect(other.statusCode).toBe(422);
@@ -196,7 +196,10 @@ describe('POST /v1/api/listings/bulk and /v1/api/machines/bulk with an Idempoten
       expect(first.statusCode).toBe(201);
       expect(other.statusCode).toBe(201);
       expect(other.headers[REPLAYED]).toBeUndefined();
-      expect(other.json()).toEqual(first.json());
+      const { import_id: firstId, ...firstCounts } = first.json<{ import_id: string }>();
+      const { import_id: freshId, ...freshCounts } = other.json<{ import_id: string }>();
+      expect(freshCounts).toEqual(firstCounts);
+      expect(freshId).not.toBe(firstId);
       expect(await storedFor(service, a.account)).toEqual({ listings: 2, machines: 0, imports: 1, idempotencyKeys: 1 });
       expect(await storedFor(service, b.account)).toEqual({ listings: 2, machines: 0, imports: 1, idempotencyKeys: 1 });
     });
@@ -209,7 +212,7 @@ describe('POST /v1/api/listings/bulk and /v1/api/machines/bulk with an Idempoten
       const other = await postBulk(service, 'listings', b.key, { listings: [validListing()] }, 'b-does-not-see-a');
 
       expect(other.statusCode).toBe(201);
-      expect(other.json()).toEqual({ inserted: 1, skipped: 0, errors: [] });
+      expect(other.json()).toEqual({ inserted: 1, skipped: 0, errors: [], import_id: expect.any(String) });
       expect(await storedFor(service, b.account)).toMatchObject({ listings: 1, imports: 1 });
     });
   });
@@ -223,7 +226,7 @@ describe('POST /v1/api/listings/bulk and /v1/api/machines/bulk with an Idempoten
 
       expect(replies.map((r) => r.statusCode)).toEqual(Array(10).fill(201));
       expect(new Set(replies.map((r) => r.body)).size).toBe(1);
-      expect(replies[0]!.json()).toEqual({ inserted: 2, skipped: 1, errors: [rowError(1, 'currency: must be exactly USD', 'not_allowed')] });
+      expect(replies[0]!.json()).toEqual({ inserted: 2, skipped: 1, errors: [rowError(1, 'currency: must be exactly USD', 'not_allowed')], import_id: expect.any(String) });
       expect(await storedFor(service, account)).toEqual({ listings: 2, machines: 0, imports: 1, idempotencyKeys: 1 });
     });
 
@@ -251,7 +254,7 @@ describe('POST /v1/api/listings/bulk and /v1/api/machines/bulk with an Idempoten
       const retry = await postBulk(service, 'listings', key, { listings: [validListing()] }, 'fix-and-retry');
 
       expect(retry.statusCode).toBe(201);
-      expect(retry.json()).toEqual({ inserted: 1, skipped: 0, errors: [] });
+      expect(retry.json()).toEqual({ inserted: 1, skipped: 0, errors: [], import_id: expect.any(String) });
       expect(retry.headers[REPLAYED]).toBeUndefined();
       expect(await storedFor(service, account)).toEqual({ listings: 1, machines: 0, imports: 1, idempotencyKeys: 1 });
     });
@@ -366,7 +369,10 @@ describe('POST /v1/api/listings/bulk and /v1/api/machines/bulk with an Idempoten
 
       expect(again.statusCode).toBe(201);
       expect(again.headers[REPLAYED]).toBeUndefined();
-      expect(again.json()).toEqual(first.json());
+      const { import_id: firstId, ...firstCounts } = first.json<{ import_id: string }>();
+      const { import_id: freshId, ...freshCounts } = again.json<{ import_id: string }>();
+      expect(freshCounts).toEqual(firstCounts);
+      expect(freshId).not.toBe(firstId);
       expect(await storedFor(service, account)).toEqual({ listings: 4, machines: 0, imports: 2, idempotencyKeys: 1 });
     });
 
@@ -378,7 +384,7 @@ describe('POST /v1/api/listings/bulk and /v1/api/machines/bulk with an Idempoten
       const other = await postBulk(service, 'listings', key, { listings: [validListing()] }, 'reuse-after-expiry');
 
       expect(other.statusCode).toBe(201);
-      expect(other.json()).toEqual({ inserted: 1, skipped: 0, errors: [] });
+      expect(other.json()).toEqual({ inserted: 1, skipped: 0, errors: [], import_id: expect.any(String) });
       expect(await storedFor(service, account)).toMatchObject({ listings: 3, imports: 2 });
     });
 
@@ -442,7 +448,7 @@ describe('POST /v1/api/listings/bulk: a repeat while the first request is still 
     expect(firstReply.statusCode).toBe(201);
     expect(repeatReply.statusCode).toBe(201);
     expect(repeatReply.json()).toEqual(firstReply.json());
-    expect(firstReply.json()).toEqual({ inserted: 2, skipped: 1, errors: [rowError(1, 'currency: must be exactly USD', 'not_allowed')] });
+    expect(firstReply.json()).toEqual({ inserted: 2, skipped: 1, errors: [rowError(1, 'currency: must be exactly USD', 'not_allowed')], import_id: expect.any(String) });
     expect(firstReply.headers[REPLAYED]).toBeUndefined();
     expect(repeatReply.headers[REPLAYED]).toBe('true');
     expect(await storedFor(service, account)).toEqual({ listings: 2, machines: 0, imports: 1, idempotencyKeys: 1 });
@@ -475,7 +481,7 @@ describe('POST /v1/api/listings/bulk: a repeat that cannot reach Redis while the
       lookup.mockRestore();
     }
     expect(repeat.statusCode).toBe(504);
-    expect(repeat.json()).toEqual({ error: 'Import is still running; check before retrying', request_id: expect.any(String) });
+    expect(repeat.json()).toEqual({ error: 'Import is still running; check before retrying', request_id: expect.any(String), import_id: expect.any(String) });
 
     const [firstReply, retry] = await withLateWorker(service, async () => [await first, await postBulk(service, 'listings', key, body, 'repeat-without-redis')]);
     expect(firstReply.statusCode).toBe(201);
@@ -506,7 +512,7 @@ describe('POST /v1/api/listings/bulk when no worker picks the job up (IMPORT_PIC
     const res = await postBulk(service, 'listings', key, twoListings());
 
     expect(res.statusCode).toBe(503);
-    expect(res.json()).toEqual({ error: 'Import workers unavailable; nothing was written', retry_after_sec: 30 });
+    expect(res.json()).toEqual({ error: 'Import workers unavailable; nothing was written', retry_after_sec: 30, import_id: expect.any(String) });
     expect(res.headers['retry-after']).toBe('30');
     expect(await jobsIn(queue)).toBe(jobsBefore);
     expect(await keysMatching(service.deps.redis, `${service.config.redisPrefix}:import-rows:*`)).toEqual([]);
@@ -537,7 +543,7 @@ describe('POST /v1/api/listings/bulk when no worker picks the job up (IMPORT_PIC
     const retry = await withWorker(() => postBulk(service, 'listings', key, body, 'retry-after-503'));
 
     expect(retry.statusCode).toBe(201);
-    expect(retry.json()).toEqual({ inserted: 2, skipped: 1, errors: [rowError(1, 'currency: must be exactly USD', 'not_allowed')] });
+    expect(retry.json()).toEqual({ inserted: 2, skipped: 1, errors: [rowError(1, 'currency: must be exactly USD', 'not_allowed')], import_id: expect.any(String) });
     expect(await storedFor(service, account)).toEqual({ listings: 2, machines: 0, imports: 1, idempotencyKeys: 1 });
   });
 
@@ -587,7 +593,7 @@ describe('POST /v1/api/listings/bulk when no worker picks the job up (IMPORT_PIC
     const unknown = await postBulk(service, 'listings', key, body, 'add-failed');
     await producer.connect();
     expect(unknown.statusCode).toBe(504);
-    expect(unknown.json()).toEqual({ error: 'Import is still running; check before retrying', request_id: expect.any(String) });
+    expect(unknown.json()).toEqual({ error: 'Import is still running; check before retrying', request_id: expect.any(String), import_id: expect.any(String) });
     const [claim] = await service.sql<{ job_id: string }[]>`select job_id from idempotency_keys where account_id = ${account.id}`;
     expect(claim).toBeDefined();
 
@@ -653,7 +659,7 @@ describe('POST /v1/api/listings/bulk when no worker picks the job up (IMPORT_PIC
     const res = await postBulk(service, 'machines', key, { machines: [validMachine()] }, randomUUID());
 
     expect(res.statusCode).toBe(503);
-    expect(res.json()).toEqual({ error: 'Import workers unavailable; nothing was written', retry_after_sec: 30 });
+    expect(res.json()).toEqual({ error: 'Import workers unavailable; nothing was written', retry_after_sec: 30, import_id: expect.any(String) });
     expect(res.headers['retry-after']).toBe('30');
     expect(await jobsIn(queue)).toBe(jobsBefore);
     expect(await storedFor(service, account)).toMatchObject({ machines: 0, imports: 0 });

@@ -228,8 +228,9 @@ describe('GET /v1/openapi.json', () => {
 
   it('rejects an example that does not match (the schemas are resolved, not empty)', () => {
     const where = pointer('paths', '/v1/api/listings/bulk', 'post', 'responses', '201', 'content', 'application/json', 'schema');
-    expect(validates(where, { inserted: 1, skipped: 0, errors: [] }).valid).toBe(true);
-    expect(validates(where, { inserted: '1', skipped: 0, errors: [] }).valid).toBe(false);
+    expect(validates(where, { inserted: 1, skipped: 0, errors: [], import_id: 'imp-1' }).valid).toBe(true);
+    expect(validates(where, { inserted: '1', skipped: 0, errors: [], import_id: 'imp-1' }).valid).toBe(false);
+    expect(validates(where, { inserted: 1, skipped: 0, errors: [] }).valid).toBe(false);
     expect(validates(where, { inserted: 1, skipped: 0, errors: [], extra: true }).valid).toBe(false);
   });
 
@@ -267,9 +268,9 @@ describe('GET /v1/openapi.json', () => {
     expect(validates(ok, { inserted: 1, skipped: 0, errors: [] }).valid).toBe(false);
     const created = pointer('paths', `/v1/api/${kind}/bulk`, 'post', 'responses', '201', 'content', 'application/json', 'schema');
     const error = { index: 4, external_id: 'SKU-1', reason: 'currency: must be exactly USD', details: [{ field: 'currency', code: 'not_allowed', message: 'must be exactly USD' }] };
-    expect(validates(created, { inserted: 1, updated: 2, unchanged: 3, skipped: 1, errors: [error] }).valid).toBe(true);
+    expect(validates(created, { inserted: 1, updated: 2, unchanged: 3, skipped: 1, errors: [error], import_id: 'imp-1' }).valid).toBe(true);
     // the codes are a closed set: one outside it is not a valid answer
-    expect(validates(created, { inserted: 1, skipped: 1, errors: [{ ...error, details: [{ ...error.details[0], code: 'bad_currency' }] }] }).valid).toBe(false);
+    expect(validates(created, { inserted: 1, skipped: 1, errors: [{ ...error, details: [{ ...error.details[0], code: 'bad_currency' }] }], import_id: 'imp-1' }).valid).toBe(false);
     // the answer always has details (only a job from an older replica may lack them, inside)
     expect(validates(created, { inserted: 1, skipped: 1, errors: [{ index: 4, reason: error.reason }] }).valid).toBe(false);
     const body = pointer('paths', `/v1/api/${kind}/bulk`, 'post', 'requestBody', 'content', 'application/json', 'schema');

@@ -111,7 +111,10 @@ export function bulkEndpoint(service: TestService, kind: ImportKind) {
     /** A 201 that inserted `inserted` rows and skipped the rows of `errors`, reported in that order. */
     expectImported(res: LightMyRequestResponse, inserted: number, errors: RowError[]): void {
       expect(res.statusCode).toBe(201);
-      expect(res.json()).toEqual({ inserted, skipped: errors.length, errors });
+      const body = res.json<{ import_id: string }>();
+      expect(body).toEqual({ inserted, skipped: errors.length, errors, import_id: expect.any(String) });
+      // the import is named where it can be read
+      expect(res.headers['location']).toBe(`/v1/api/imports/${body.import_id}`);
     },
     /** The labels (`title`, `template_id`) of the account's rows of this kind, in order. */
     async labelsOf(account: TestAccount): Promise<string[]> {

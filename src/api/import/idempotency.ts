@@ -8,12 +8,12 @@ import { IdempotencyKeyReusedError, ImportNotWrittenError, ImportOutcomeUnknownE
 import type { ImportRunner } from './import-runner.js';
 
 /** Runs `step`; an error other than the import's own outcomes becomes ImportOutcomeUnknownError. */
-async function asOutcomeUnknown<T>(requestId: string, step: () => Promise<T>): Promise<T> {
+async function asOutcomeUnknown<T>(requestId: string, importId: string, step: () => Promise<T>): Promise<T> {
   try {
     return await step();
   } catch (error) {
     if (error instanceof ImportNotWrittenError || error instanceof ImportOutcomeUnknownError) throw error;
-    throw new ImportOutcomeUnknownError(requestId, Promise.resolve(), { cause: error });
+    throw new ImportOutcomeUnknownError(requestId, importId, Promise.resolve(), { cause: error });
   }
 }
 
@@ -23,7 +23,8 @@ const CLAIM_ATTEMPTS = 3;
 /**
  * Runs an import under an Idempotency-Key: the first request claims the key and runs; a repeat
  * with the same body replays the recorded result, or waits for the first run when it is still
- * going, and never inserts again; a repeat with another body is refused (422).
+ * going, and never inserts again; a repeat with another body is refused (422). Returns the
+ * import's id, the same for every repeat: the job id of the claim.
  */
 export async function runIdempotentImport(
   sql: Sql,
@@ -31,7 +32,7 @@ export async function runIdempotentImport(
   data: NewImport,
   key: string,
   hash: Buffer,
-): Promise<{ result: ImportResult; replayed: boolean }> {
+): Promise<{ importId: string; result: ImportResult; replayed: boolean }> {
   const { accountId } = data;
   // note: the runner throws ImportNotWrittenError only once the job's record proves it wrote
   // nothing and never will, so the claim is released then, and a retry runs afresh under a new
@@ -48,24 +49,26 @@ export async function runIdempotentImport(
   };
   for (let attempt = 1; attempt <= CLAIM_ATTEMPTS; attempt += 1) {
     const claim = await claimIdempotencyKey(sql, { accountId, key, requestHash: hash, jobId: randomUUID() });
-    if (claim.claimed) return { result: await releasingOnFailure(claim.jobId, () => runner.run(data, claim.jobId)), replayed: false };
+    const importId = claim.jobId;
+    if (claim.claimed) return { importId, result: await releasingOnFailure(importId, () => runner.run(data, importId)), replayed: false };
     if (!claim.requestHash.equals(hash)) throw new IdempotencyKeyReusedError();
     // An earlier request holds the key: its recorded result, or its job's, is what we answer.
     // note: that request's job may be writing right now, so an error here (the database or Redis
     // away) leaves the import's outcome unknown: never the 503 that says nothing was written.
-    const earlier = await asOutcomeUnknown(data.requestId, async () => {
-      const recorded = await findImportRecord(sql, claim.jobId);
-      if (recorded?.state !== undefined) return recorded;
-      return { state: 'rejoined' as const, result: await releasingOnFailure(claim.jobId, () => runner.rejoin(data, claim.jobId)) };
+    // A record left `running` by a 504 is not an outcome: that job is rejoined as one not recorded.
+    const earlier = await asOutcomeUnknown(data.requestId, importId, async () => {
+      const recorded = await findImportRecord(sql, importId);
+      if (recorded?.state === 'completed' || recorded?.state === 'failed') return recorded;
+      return { state: 'rejoined' as const, result: await releasingOnFailure(importId, () => runner.rejoin(data, importId)) };
     });
     if (earlier.state === 'failed') {
       // note: that import wrote nothing, as it was answered, but its request did not get to
       // release the key (it died, or lost the database just then): this request releases it and
       // claims it afresh.
-      await releaseIdempotencyKey(sql, { accountId, key, jobId: claim.jobId });
+      await releaseIdempotencyKey(sql, { accountId, key, jobId: importId });
       continue;
     }
-    return { result: earlier.result, replayed: true };
+    return { importId, result: earlier.result, replayed: true };
   }
   throw new Error(`Idempotency-Key claim changed hands ${CLAIM_ATTEMPTS} times in a row`);
 }

@@ -8,17 +8,18 @@ import { IdempotencyKeyReusedError, ImportNotWrittenError, ImportOutcomeUnknownE
  * and texts are the error catalogue's (api-errors.ts).
  */
 
-const NOT_WRITTEN = {
+// note: a job that never reached Redis is answered as any unavailable dependency, without its id.
+const NOT_WRITTEN: Record<ImportNotWrittenError['reason'], (importId?: string) => ApiError> = {
   'workers-unavailable': apiErrors.workersUnavailable,
   failed: apiErrors.importFailed,
   lost: apiErrors.importFailed,
-  'not-enqueued': apiErrors.serviceUnavailable,
-} as const;
+  'not-enqueued': () => apiErrors.serviceUnavailable(),
+};
 
 /** The HTTP answer to an import's domain error (import-errors.ts), or undefined for any other error. */
 export function importErrorReply(error: unknown): ApiError | undefined {
-  if (error instanceof ImportNotWrittenError) return NOT_WRITTEN[error.reason]();
-  if (error instanceof ImportOutcomeUnknownError) return apiErrors.stillRunning(error.requestId);
+  if (error instanceof ImportNotWrittenError) return NOT_WRITTEN[error.reason](error.importId);
+  if (error instanceof ImportOutcomeUnknownError) return apiErrors.stillRunning(error.requestId, error.importId);
   if (error instanceof IdempotencyKeyReusedError) return apiErrors.idempotencyKeyReused();
   return undefined;
 }

@@ -24,7 +24,14 @@ export type NotWrittenReason =
 export class ImportNotWrittenError extends Error {
   override name = 'ImportNotWrittenError';
 
-  constructor(readonly reason: NotWrittenReason) {
+  /**
+   * @param importId the import's id, which its record (`failed`) keeps: the partner can look it
+   * up; none for a dry run, which is never recorded
+   */
+  constructor(
+    readonly reason: NotWrittenReason,
+    readonly importId?: string,
+  ) {
     super(`import not written: ${reason}`);
   }
 }
@@ -37,11 +44,13 @@ export class ImportOutcomeUnknownError extends Error {
   override name = 'ImportOutcomeUnknownError';
 
   /**
+   * @param importId the import's id, to watch it by (GET /v1/api/imports/{id}); none for a dry run
    * @param settled resolves when the import's job has ended (or is no longer watched): what the
    * request's in-flight slot waits for, since the import may still be writing until then
    */
   constructor(
     readonly requestId: string,
+    readonly importId?: string,
     readonly settled: Promise<void> = Promise.resolve(),
     options?: { cause: unknown },
   ) {

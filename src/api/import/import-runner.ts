@@ -6,7 +6,7 @@ import type { ImportRowsStore } from '../../shared/import/rows-store.js';
 import { markImportStep } from '../../shared/import/import-steps.js';
 import type { Sql } from '../../shared/infra/db.js';
 import type { Logger } from '../../shared/infra/logger.js';
-import { recordImportNotWritten } from '../../shared/repositories/import-records.js';
+import { recordImportNotWritten, recordImportRunning } from '../../shared/repositories/import-records.js';
 import { ImportNotWrittenError, ImportOutcomeUnknownError } from './import-errors.js';
 import { JobWatch, type JobOutcome } from './job-watch.js';
 
@@ -19,6 +19,9 @@ const POLL_INTERVAL_MS = 500;
  * within its attempts, or is found gone, long before this.
  */
 export const WATCH_AFTER_TIMEOUT_MS = 10 * 60_000;
+
+/** How long a 504 waits at most for the import's `running` record to be written. */
+const RECORD_RUNNING_MS = 2_000;
 
 /**
  * ioredis refuses a command it never sent (not connected, and no offline queue) with this
@@ -74,20 +77,24 @@ export class ImportRunner {
   }
 
   /**
-   * Runs the import under `jobId` (a fresh one by default) and returns its result. note: an
-   * ImportOutcomeUnknownError carries `settled`, when the job ended (or stopped being watched):
-   * the request's in-flight slot is held until then.
+   * Runs the import under `jobId` (a fresh one by default), its id, and returns its result. Its
+   * errors carry the id too, but for a dry run, which has none. note: an ImportOutcomeUnknownError
+   * carries `settled`, when the job ended (or stopped being watched): the request's in-flight
+   * slot is held until then.
    */
   async run(input: NewImport, jobId: string = randomUUID()): Promise<ImportResult> {
     const watch = this.watch(jobId);
+    const importId = input.dryRun === true ? undefined : jobId;
     let settled: Promise<void> | undefined;
     try {
       return await this.outcomeOf(input, jobId, watch);
     } catch (error) {
       if (error instanceof ImportOutcomeUnknownError) {
         settled = this.settling(watch);
-        throw new ImportOutcomeUnknownError(input.requestId, settled);
+        if (importId !== undefined) await this.recordRunning(input, importId);
+        throw new ImportOutcomeUnknownError(input.requestId, importId, settled);
       }
+      if (error instanceof ImportNotWrittenError) throw new ImportNotWrittenError(error.reason, importId);
       throw error;
     } finally {
       if (settled === undefined) this.unwatch(jobId);
@@ -114,17 +121,32 @@ export class ImportRunner {
    * and its result is the answer. When the record cannot be written, nothing is proven.
    */
   private async proveNotWritten(input: NewImport, jobId: string, notWritten: ImportNotWrittenError): Promise<ImportResult> {
-    const { accountId, kind, requestId, errors } = input;
+    const { accountId, kind, requestId, total, errors, createdAt } = input;
     let record;
     try {
-      record = await recordImportNotWritten(this.sql, { jobId, accountId, kind, requestId, errors });
+      record = await recordImportNotWritten(this.sql, { jobId, accountId, kind, requestId, total, errors, createdAt });
     } catch (error) {
       this.log.error({ err: error, jobId, requestId, reason: notWritten.reason }, 'could not record that an import wrote nothing; its outcome is unknown');
       throw new ImportOutcomeUnknownError(requestId);
     }
     if (record.state === 'failed') throw notWritten;
+    if (record.state === 'running') throw new Error(`import ${jobId} could not be fenced: its record is still running`);
     this.log.warn({ jobId, requestId, reason: notWritten.reason }, 'an import the queue reported unwritten had committed; answering its recorded result');
     return record.result;
+  }
+
+  /**
+   * So that an import answered 504 can be watched (docs/imports.md). note: best effort, and at
+   * most RECORD_RUNNING_MS: the answer is not held up by a database that does not answer.
+   */
+  private async recordRunning(input: NewImport, jobId: string): Promise<void> {
+    const { accountId, kind, requestId, total, errors, createdAt } = input;
+    const limit = timeout(RECORD_RUNNING_MS);
+    const recorded = recordImportRunning(this.sql, { jobId, accountId, kind, requestId, total, errors, createdAt }).catch((err: unknown) =>
+      this.log.warn({ err, jobId, requestId }, 'could not record an import answered 504 as running; it reads 404 until it ends'),
+    );
+    await Promise.race([recorded, limit.promise]);
+    limit.cancel();
   }
 
   /** Resolves when the watched job ends, is found gone, WATCH_AFTER_TIMEOUT_MS passes, or the runner closes. */

@@ -18,6 +18,7 @@ export const example = (summary: string, value: unknown, description?: string): 
   description === undefined ? { summary, value } : { summary, description, value };
 
 const REQUEST_ID = '0b9e8f3c-6a51-4f0e-9a8e-3f5b2d7c1a44';
+export const IMPORT_ID = '0b6f2c1e-3d4a-4f8e-9c7f-5a1e0d9b8c76';
 const ACCOUNT_ID = '3f2b6c1e-2d4a-4b8e-9c7f-5a1e0d9b8c76';
 const KEY_ID = '7c9e6679-7425-40de-944b-e07fc1f90ae7';
 const KEY_PREFIX = '4f1c9a2e';
@@ -82,10 +83,10 @@ export function bulkResultExamples(kind: ImportKind): Examples {
   return {
     withErrors: example(
       'A row skipped',
-      { inserted: mixed.rows.length, skipped: mixed.errors.length, errors: mixed.errors },
+      { inserted: mixed.rows.length, skipped: mixed.errors.length, errors: mixed.errors, import_id: IMPORT_ID },
       `The answer to \`${JSON.stringify({ [kind]: [valid, invalid] })}\`: the first row is created, the second skipped and reported.`,
     ),
-    allInserted: example('Every row created', { inserted: 1, skipped: 0, errors: [] }),
+    allInserted: example('Every row created', { inserted: 1, skipped: 0, errors: [], import_id: IMPORT_ID }),
   };
 }
 
@@ -176,9 +177,9 @@ export const ERROR_EXAMPLES = {
   unsupportedMediaType: example('Not application/json', apiErrors.unsupportedMediaType().body),
   idempotencyConflict: example('Key reused with another body', apiErrors.idempotencyKeyReused().body),
   storeUnavailable: example('A dependency is unavailable; nothing was written', apiErrors.serviceUnavailable().body),
-  workersUnavailable: example('No worker took the import; nothing was written', apiErrors.workersUnavailable().body),
-  importFailed: example('The import failed; nothing was written', apiErrors.importFailed().body),
-  stillRunning: example('Outcome not known yet', apiErrors.stillRunning(REQUEST_ID).body),
+  workersUnavailable: example('No worker took the import; nothing was written', apiErrors.workersUnavailable(IMPORT_ID).body),
+  importFailed: example('The import failed; nothing was written', apiErrors.importFailed(IMPORT_ID).body),
+  stillRunning: example('Outcome not known yet', apiErrors.stillRunning(REQUEST_ID, IMPORT_ID).body),
   internal: example('Unexpected failure', apiErrors.internal(REQUEST_ID).body),
   tooManyConcurrent: example('The account has ACCOUNT_MAX_IN_FLIGHT imports in flight', apiErrors.tooManyConcurrent().body),
   overloaded: example('This API process is overloaded; nothing was written', apiErrors.overloaded().body),

@@ -1,6 +1,6 @@
 import { apiErrors } from '../../shared/errors/api-errors.js';
 import type { ImportKind } from '../../shared/import/import-kinds.js';
-import { example, ROW_EXAMPLES } from './examples.js';
+import { example, IMPORT_ID, ROW_EXAMPLES } from './examples.js';
 import type { Examples } from './route-schema.js';
 
 /**
@@ -24,7 +24,7 @@ export function bulkSyncResultExamples(): Examples {
   return {
     nightlySync: example(
       'A nightly sync: rows matched on external_id',
-      { inserted: 2, updated: 37, unchanged: 158, skipped: 1, errors: [] },
+      { inserted: 2, updated: 37, unchanged: 158, skipped: 1, errors: [], import_id: IMPORT_ID },
       'Some rows carried `external_id`: `updated` and `unchanged` are added, and `inserted + updated + unchanged + skipped` is the number of rows sent. (The skipped row\'s entry of `errors` is left out here.)',
     ),
   };

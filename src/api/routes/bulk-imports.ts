@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
@@ -13,6 +14,7 @@ import type { ApiDeps } from '../deps.js';
 import { runIdempotentImport } from '../import/idempotency.js';
 import { importRefusalError } from '../import/import-error-replies.js';
 import { isImportRefusal } from '../../shared/import/import-refusal.js';
+import { importLocation } from '../../shared/import/import-location.js';
 import { ImportOutcomeUnknownError } from '../import/import-errors.js';
 import { BulkQuerySchema, isDryRun, refuseUnknownQueryParameters } from '../import/bulk-query.js';
 import { bulkBadRequestExamples, bulkBodyExamples, bulkResultExamples, ERROR_EXAMPLES } from '../openapi/examples.js';
@@ -61,8 +63,8 @@ function bulkSchema(kind: ImportKind) {
         examples: bulkDryRunExamples(kind),
       }),
       201: jsonResponse(BulkResponseSchema, {
-        description: 'The valid rows were created, exactly once; the others are in `errors`.',
-        headers: [...AUTHENTICATED, 'Idempotent-Replayed'],
+        description: 'The valid rows were created, exactly once; the others are in `errors`. `import_id` and `Location` name the import, which `GET /v1/api/imports/{id}` reads.',
+        headers: [...AUTHENTICATED, 'Location', 'Idempotent-Replayed'],
         examples: { ...bulkResultExamples(kind), ...bulkSyncResultExamples() },
       }),
       400: errorResponse(
@@ -87,14 +89,18 @@ function bulkSchema(kind: ImportKind) {
       503: errorResponse(
         'Nothing was written; retry after `Retry-After` seconds, with the same `Idempotency-Key`. `Service overloaded, retry shortly`: this API process is overloaded (decided after the in-flight cap, before the body is read), or too many large bodies wait to be read.',
         { workersUnavailable, importFailed, storeUnavailable, overloaded },
-        [...AUTHENTICATED, 'Retry-After'],
+        [...AUTHENTICATED, 'Retry-After', 'Location'],
         RetryLaterErrorSchema,
+        // note: only the two "nothing was written" answers of an import that was recorded (not a dry run)
+        ['Location'],
       ),
       504: errorResponse(
         'The import is still running and its outcome is not known yet. Retry with the same `Idempotency-Key`: you get its real result, never a second copy.',
         { stillRunning },
-        AUTHENTICATED,
+        [...AUTHENTICATED, 'Location'],
         RequestIdErrorSchema,
+        // note: a dry run has no import to watch
+        ['Location'],
       ),
     },
   };
@@ -127,6 +133,7 @@ async function readImport(
     rowCount,
     matchExternalIds,
     dryRun,
+    createdAt: Date.now(),
     rows: new RowsHandOver(Buffer.from(rows.buffer, rows.byteOffset, rows.byteLength)),
   };
   return { newImport, ...(key !== undefined && hash ? { idempotency: { key, hash: Buffer.from(hash.buffer, hash.byteOffset, hash.byteLength) } } : {}) };
@@ -168,14 +175,15 @@ export async function bulkImportRoutes(fastify: FastifyInstance, deps: ApiDeps):
           const key = request.headers['idempotency-key'];
           const dryRun = isDryRun(request.query, key);
           const { newImport, idempotency } = await readImport(kind, request, { dryRun, key }, deps.importPreparer);
-          const { result, replayed } = idempotency
+          const importId = randomUUID();
+          const { result, replayed, ...answered } = idempotency
             ? await runIdempotentImport(deps.sql, deps.importRunner, newImport, idempotency.key, idempotency.hash)
-            : { result: await deps.importRunner.run(newImport), replayed: false };
+            : { importId, result: await deps.importRunner.run(newImport, importId), replayed: false };
           if (newImport.dryRun) return await reply.code(200).send({ ...result, dry_run: true });
           // note: a replay wrote nothing, so its rows are not counted again.
           if (replayed) reply.header('idempotent-replayed', 'true');
           else deps.metrics.recordRows(kind, result);
-          return await reply.code(201).send(result);
+          return await reply.code(201).header('location', importLocation(answered.importId)).send({ ...result, import_id: answered.importId });
         } catch (error) {
           if (error instanceof ImportOutcomeUnknownError) {
             importRunsOn = error.settled;

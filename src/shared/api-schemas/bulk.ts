@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { IMPORT_KINDS, type ImportKind } from '../import/import-kinds.js';
 import { ImportResultSchema } from '../import/import-job.js';
+import { ImportIdSchema } from './import-id.js';
 
 /**
  * The bulk request bodies (docs/endpoints.md#bulk-imports) built from the row schemas the API validates with.
@@ -21,10 +22,10 @@ export const ListingsBulkBodySchema = bulkBodySchema('listings', 'Listing');
 
 export const BULK_BODY_SCHEMAS = { machines: MachinesBulkBodySchema, listings: ListingsBulkBodySchema } as const;
 
-export const BulkResponseSchema = ImportResultSchema.meta({
+export const BulkResponseSchema = ImportResultSchema.extend({ import_id: ImportIdSchema }).meta({
   id: 'BulkResult',
   description:
-    '`inserted + skipped` is the number of rows sent; `errors` is sorted by `index`. When some row of the request carries `external_id`, `updated` and `unchanged` are added and `inserted + updated + unchanged + skipped` is the number of rows sent.',
+    '`inserted + skipped` is the number of rows sent; `errors` is sorted by `index`. When some row of the request carries `external_id`, `updated` and `unchanged` are added and `inserted + updated + unchanged + skipped` is the number of rows sent. `import_id` names the import, also in `Location`: an Idempotency-Key replay answers the same one.',
 });
 
 export const BulkDryRunResponseSchema = ImportResultSchema.extend({ dry_run: z.literal(true) }).meta({

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { ImportResultSchema } from '../import/import-job.js';
+import { ImportIdSchema } from './import-id.js';
 
 /**
  * The error responses: `{error: "<text>", ...fields}` (docs/errors.md#shape), one schema per
@@ -42,8 +43,12 @@ export const TooLargeErrorSchema = z
   })
   .meta({ id: 'TooLargeError', description: 'The body is over the endpoint\'s limit.' });
 
+const importId = ImportIdSchema.optional().meta({
+  description: 'An import that was recorded: read it at `Location` (`GET /v1/api/imports/{id}`).',
+});
+
 export const RetryLaterErrorSchema = z
-  .object({ error: errorText, retry_after_sec: retryAfterSec })
+  .object({ error: errorText, retry_after_sec: retryAfterSec, import_id: importId })
   .meta({ id: 'RetryLaterError', description: 'Nothing was done; retry after `retry_after_sec` seconds.' });
 
 /** A 429 that is either a wait (lockout) or a refusal to wait out (the active-key cap). */
@@ -52,5 +57,5 @@ export const MaybeRetryLaterErrorSchema = z
   .meta({ id: 'MaybeRetryLaterError', description: 'Refused; when `retry_after_sec` is given, retry after that many seconds.' });
 
 export const RequestIdErrorSchema = z
-  .object({ error: errorText, request_id: requestId })
+  .object({ error: errorText, request_id: requestId, import_id: importId })
   .meta({ id: 'RequestIdError', description: 'The request\'s outcome is unexpected or not known yet; `request_id` identifies it.' });

@@ -36,6 +36,10 @@ export const RESPONSE_HEADERS = {
     examples: [`"minute";r=${enterprise.perMinute - 1};t=60, "day";r=${enterprise.perDay - 1};t=86400`, `"minute";r=0;t=42, "day";r=81234;t=51873`],
   }),
   'Retry-After': z.number().int().positive().meta({ description: 'Seconds to wait before retrying.' }),
+  'Location': z.string().meta({
+    description: 'Where the import this answer names can be read: `/v1/api/imports/<import_id>`.',
+    examples: ['/v1/api/imports/0b6f2c1e-3d4a-4f8e-9c7f-5a1e0d9b8c76'],
+  }),
   'Idempotent-Replayed': z.literal('true').meta({
     description: 'Present when this is the recorded result of an earlier request with the same `Idempotency-Key`; nothing was inserted by this one.',
   }),

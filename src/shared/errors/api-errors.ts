@@ -1,6 +1,7 @@
 import { ApiError, retryAfterHeaders } from './api-error.js';
 import type { RowError } from '../rows/row-errors.js';
 import { echoedText } from './echoed-text.js';
+import { importLocation } from '../import/import-location.js';
 
 /**
  * Every error the API answers, in one table: its status and its text (docs/ and the OpenAPI
@@ -67,8 +68,17 @@ const answer = (kind: ApiErrorKind, error: string, extra: Record<string, unknown
 
 const plain = (kind: TextKind, extra: Record<string, unknown> = {}) => answer(kind, API_ERRORS[kind].text, extra);
 
-const retryAfter = (kind: ApiErrorKind, error: string, retryAfterSec: number) =>
-  answer(kind, error, { retry_after_sec: retryAfterSec }, retryAfterHeaders(retryAfterSec));
+const retryAfter = (kind: ApiErrorKind, error: string, retryAfterSec: number, reference: ImportReference = NO_IMPORT) =>
+  answer(kind, error, { retry_after_sec: retryAfterSec, ...reference.fields }, { ...retryAfterHeaders(retryAfterSec), ...reference.headers });
+
+/** The import an answer names: `import_id` in its body and `Location` (docs/imports.md). */
+interface ImportReference {
+  fields: { import_id?: string };
+  headers: { location?: string };
+}
+const NO_IMPORT: ImportReference = { fields: {}, headers: {} };
+const referenceTo = (importId: string | undefined): ImportReference =>
+  importId === undefined ? NO_IMPORT : { fields: { import_id: importId }, headers: { location: importLocation(importId) } };
 
 /** The factories of API_ERRORS, one per kind. */
 export const apiErrors = {
@@ -110,7 +120,12 @@ export const apiErrors = {
   internal: (requestId: string) => plain('internal', { request_id: requestId }),
   serviceUnavailable: () => retryAfter('serviceUnavailable', API_ERRORS.serviceUnavailable.text, RETRY_SOON_SEC),
   overloaded: () => retryAfter('overloaded', API_ERRORS.overloaded.text, RETRY_SOON_SEC),
-  workersUnavailable: () => retryAfter('workersUnavailable', API_ERRORS.workersUnavailable.text, WORKERS_UNAVAILABLE_RETRY_SEC),
-  importFailed: () => retryAfter('importFailed', API_ERRORS.importFailed.text, RETRY_SOON_SEC),
-  stillRunning: (requestId: string) => plain('stillRunning', { request_id: requestId }),
+  /** `importId`: the import recorded as having written nothing (none for a dry run) */
+  workersUnavailable: (importId?: string) =>
+    retryAfter('workersUnavailable', API_ERRORS.workersUnavailable.text, WORKERS_UNAVAILABLE_RETRY_SEC, referenceTo(importId)),
+  importFailed: (importId?: string) => retryAfter('importFailed', API_ERRORS.importFailed.text, RETRY_SOON_SEC, referenceTo(importId)),
+  stillRunning: (requestId: string, importId?: string) => {
+    const { fields, headers } = referenceTo(importId);
+    return answer('stillRunning', API_ERRORS.stillRunning.text, { request_id: requestId, ...fields }, headers);
+  },
 } satisfies Record<ApiErrorKind, (...args: never[]) => ApiError>;

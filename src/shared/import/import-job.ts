@@ -25,6 +25,11 @@ export const ImportJobDataSchema = z.object({
   matchExternalIds: z.boolean().default(false),
   /** run the whole write, then roll it back (docs/endpoints.md#dry-run) */
   dryRun: z.boolean().default(false),
+  /**
+   * when the API accepted the request (ms since the epoch): the import's `created_at`. note:
+   * optional, so that a job from an older API replica is recorded at the time it is written.
+   */
+  createdAt: z.number().int().positive().optional(),
 });
 /** A job's data as the API adds it; the flags may be left out (false). */
 export type ImportJobData = z.input<typeof ImportJobDataSchema>;

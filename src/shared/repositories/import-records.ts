@@ -4,12 +4,31 @@ import type { ImportKind } from '../import/import-kinds.js';
 import type { ImportResult, ImportJobData } from '../import/import-job.js';
 
 /**
- * What the `imports` table says of a job: `completed` with the result it wrote, or `failed`:
- * recorded before an answer said it wrote nothing, so it never will (recordImportNotWritten).
+ * What the `imports` table says of a job: `completed` with the result it wrote; `failed`:
+ * recorded before an answer said it wrote nothing, so it never will (recordImportNotWritten); or
+ * `running`: answered 504 while its job was writing (recordImportRunning), outcome not known yet.
  */
-export type ImportRecord = { state: 'completed'; result: ImportResult } | { state: 'failed' };
+export type ImportRecord = { state: 'completed'; result: ImportResult } | { state: 'failed' } | { state: 'running' };
 
 const PG_FOREIGN_KEY_VIOLATION = '23503';
+
+/** A request's import as the API knows it, to record it before or without its worker. */
+export interface ImportOfRequest {
+  jobId: string;
+  accountId: string;
+  kind: ImportKind;
+  requestId: string;
+  /** rows sent, valid or not */
+  total: number;
+  errors: ImportJobData['errors'];
+  /** when the API accepted it, ms since the epoch */
+  createdAt?: number;
+}
+
+/** The import's `created_at`: when the API accepted it, else now. */
+export function createdAtOf(input: { createdAt?: number }): Date {
+  return input.createdAt === undefined ? new Date() : new Date(input.createdAt);
+}
 
 /**
  * How long the fence waits for a worker's transaction that holds the job's record. note: the
@@ -24,6 +43,7 @@ export async function findImportRecord(sql: Sql | TransactionSql, jobId: string)
     select state, inserted, updated, unchanged, skipped, errors from imports where job_id = ${jobId}`;
   if (!recorded) return undefined;
   if (recorded.state === 'failed') return { state: 'failed' };
+  if (recorded.state === 'running') return { state: 'running' };
   const { inserted, updated, unchanged, skipped, errors } = recorded;
   return {
     state: 'completed',
@@ -45,7 +65,7 @@ export async function findImportRecord(sql: Sql | TransactionSql, jobId: string)
  */
 export async function recordImportNotWritten(
   sql: Sql,
-  input: { jobId: string; accountId: string; kind: ImportKind; requestId: string; errors: ImportJobData['errors'] },
+  input: ImportOfRequest,
 ): Promise<ImportRecord> {
   try {
     return await fence(sql, input);
@@ -57,17 +77,34 @@ export async function recordImportNotWritten(
   }
 }
 
-async function fence(sql: Sql, input: Parameters<typeof recordImportNotWritten>[1]): Promise<ImportRecord> {
+async function fence(sql: Sql, input: ImportOfRequest): Promise<ImportRecord> {
   return sql.begin(async (tx) => {
     await tx.unsafe(`set local lock_timeout = ${FENCE_LOCK_TIMEOUT_MS}`);
+    // note: a record left `running` by a 504 is the API's own, not a worker's: it turns `failed`.
     const [fenced] = await tx`
-      insert into imports (job_id, account_id, kind, request_id, inserted, skipped, errors, state)
-      values (${input.jobId}, ${input.accountId}, ${input.kind}, ${input.requestId}, 0, ${input.errors.length}, ${tx.json(input.errors)}, 'failed')
-      on conflict (job_id) do nothing
+      insert into imports (job_id, account_id, kind, request_id, received, inserted, skipped, errors, state, created_at, finished_at)
+      values (${input.jobId}, ${input.accountId}, ${input.kind}, ${input.requestId}, ${input.total}, 0, ${input.errors.length},
+              ${tx.json(input.errors)}, 'failed', ${createdAtOf(input)}, now())
+      on conflict (job_id) do update set state = 'failed', finished_at = now()
+        where imports.state = 'running' and imports.source = 'request'
       returning job_id`;
     if (fenced) return { state: 'failed' } as const;
     const recorded = await findImportRecord(tx, input.jobId);
     if (!recorded) throw new Error(`import ${input.jobId} is recorded but its record cannot be read`);
     return recorded;
   });
+}
+
+/**
+ * Records an import answered 504 as `running`, unless it is recorded already, so that the partner
+ * can watch it (GET /v1/api/imports/{id}) until its worker records how it ended: the worker's
+ * insert completes a `running` record, the fence fails it. note: best effort: without it the
+ * import reads 404 until it ends.
+ */
+export async function recordImportRunning(sql: Sql, input: ImportOfRequest): Promise<void> {
+  await sql`
+    insert into imports (job_id, account_id, kind, request_id, received, inserted, skipped, errors, state, created_at)
+    values (${input.jobId}, ${input.accountId}, ${input.kind}, ${input.requestId}, ${input.total}, 0, ${input.errors.length},
+            ${sql.json(input.errors)}, 'running', ${createdAtOf(input)})
+    on conflict (job_id) do nothing`;
 }

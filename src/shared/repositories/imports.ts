@@ -1,6 +1,6 @@
 import type { TransactionSql } from '../infra/db.js';
 import type { ImportKind } from '../import/import-kinds.js';
-import type { ImportJobData } from '../import/import-job.js';
+import { createdAtOf, type ImportOfRequest } from './import-records.js';
 import type { ListingRow } from '../rows/listing-row.js';
 import type { MachineRow } from '../rows/machine-row.js';
 
@@ -23,19 +23,23 @@ export interface ImportingAccount {
 }
 
 /**
- * Records the import of `jobId` with its request's counts and errors, unless it is recorded
- * already; true when this call recorded it. note: a concurrent insert of the same job id waits
- * on the primary key until the first transaction ends, then finds the record.
+ * Records the import of `jobId` as completed with its request's counts and errors, unless it is
+ * recorded already (a record left `running` by a 504 is completed); true when this call recorded
+ * it. `started_at` is the transaction's start, `finished_at` now. note: a concurrent insert of
+ * the same job id waits on the primary key until the first transaction ends, then finds the
+ * record.
  */
 export async function insertImportRecord(
   tx: TransactionSql,
-  input: { jobId: string; accountId: string; kind: ImportKind; requestId: string; rowCount: number; errors: ImportJobData['errors'] },
+  input: ImportOfRequest & { rowCount: number },
 ): Promise<boolean> {
   const [recorded] = await tx`
-    insert into imports (job_id, account_id, kind, request_id, inserted, skipped, errors)
-    values (${input.jobId}, ${input.accountId}, ${input.kind}, ${input.requestId},
-            ${input.rowCount}, ${input.errors.length}, ${tx.json(input.errors)})
-    on conflict (job_id) do nothing
+    insert into imports (job_id, account_id, kind, request_id, received, inserted, skipped, errors, state, created_at, started_at, finished_at)
+    values (${input.jobId}, ${input.accountId}, ${input.kind}, ${input.requestId}, ${input.total},
+            ${input.rowCount}, ${input.errors.length}, ${tx.json(input.errors)}, 'completed', ${createdAtOf(input)}, now(), clock_timestamp())
+    on conflict (job_id) do update
+      set state = 'completed', inserted = excluded.inserted, started_at = excluded.started_at, finished_at = excluded.finished_at
+      where imports.state = 'running' and imports.source = 'request'
     returning job_id`;
   return recorded !== undefined;
 }
@@ -43,7 +47,7 @@ export async function insertImportRecord(
 /** The counts of an import that matched rows on `external_id`, known only once its rows are written. */
 export async function recordMatchedCounts(tx: TransactionSql, jobId: string, counts: { inserted: number; updated: number; unchanged: number }): Promise<void> {
   await tx`
-    update imports set inserted = ${counts.inserted}, updated = ${counts.updated}, unchanged = ${counts.unchanged}
+    update imports set inserted = ${counts.inserted}, updated = ${counts.updated}, unchanged = ${counts.unchanged}, finished_at = clock_timestamp()
     where job_id = ${jobId}`;
 }
 

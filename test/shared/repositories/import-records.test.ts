@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createSql, type Sql } from '../../../src/shared/infra/db.js';
 import { encodeImportRows } from '../../../src/shared/import/rows-hand-over.js';
-import { findImportRecord, recordImportNotWritten } from '../../../src/shared/repositories/import-records.js';
+import { findImportRecord, recordImportNotWritten, recordImportRunning } from '../../../src/shared/repositories/import-records.js';
 import { ImportAbandonedError } from '../../../src/worker/write-errors.js';
 import { writeImport, type ImportWrite } from '../../../src/worker/write-import.js';
 import { ListingRowSchema } from '../../../src/shared/rows/listing-row.js';
@@ -42,7 +42,7 @@ describe('recordImportNotWritten and writeImport', () => {
   }
 
   const fenceOf = (jobId: string, account = accountId) =>
-    recordImportNotWritten(sql, { jobId, accountId: account, kind: 'listings', requestId: 'fence-test', errors: [rowError] });
+    recordImportNotWritten(sql, { jobId, accountId: account, kind: 'listings', requestId: 'fence-test', total: 3, errors: [rowError] });
 
   async function listingsOf(jobId: string): Promise<number> {
     const [row] = await sql<{ n: number }[]>`select count(*)::int as n from listings where import_job_id = ${jobId}`;
@@ -119,6 +119,46 @@ describe('recordImportNotWritten and writeImport', () => {
     finish();
     await writing;
     expect(await findImportRecord(sql, jobId)).toMatchObject({ state: 'completed' });
+  });
+
+  const runningOf = (jobId: string) =>
+    recordImportRunning(sql, { jobId, accountId, kind: 'listings', requestId: 'fence-test', total: 3, errors: [rowError], createdAt: Date.parse('2026-11-25T10:00:00Z') });
+
+  async function timesOf(jobId: string) {
+    const [row] = await sql<{ state: string; received: number; created_at: Date; started_at: Date | null; finished_at: Date | null }[]>`
+      select state, received, created_at, started_at, finished_at from imports where job_id = ${jobId}`;
+    return row!;
+  }
+
+  it('records an import answered 504 as running; its worker completes that record with its result and times', async () => {
+    const jobId = randomUUID();
+    await runningOf(jobId);
+    expect(await findImportRecord(sql, jobId)).toEqual({ state: 'running' });
+    expect(await timesOf(jobId)).toMatchObject({ state: 'running', received: 3, started_at: null, finished_at: null });
+    // a second 504 of the same import (a repeat that rejoined it) changes nothing
+    await runningOf(jobId);
+
+    const result = await writeImport(sql, importOf(jobId));
+    expect(result).toEqual({ inserted: 2, skipped: 1, errors: [rowError] });
+    expect(await findImportRecord(sql, jobId)).toEqual({ state: 'completed', result });
+    const times = await timesOf(jobId);
+    expect(times).toMatchObject({ state: 'completed', received: 3 });
+    expect(times.created_at.toISOString()).toBe('2026-11-25T10:00:00.000Z');
+    expect(times.started_at).not.toBeNull();
+    expect(times.finished_at!.getTime()).toBeGreaterThanOrEqual(times.started_at!.getTime());
+    expect(await listingsOf(jobId)).toBe(2);
+    // once completed, a late 504 record of it is ignored
+    await runningOf(jobId);
+    expect(await findImportRecord(sql, jobId)).toEqual({ state: 'completed', result });
+  });
+
+  it('fences an import recorded running: it turns failed, and its job then writes nothing', async () => {
+    const jobId = randomUUID();
+    await runningOf(jobId);
+    expect(await fenceOf(jobId)).toEqual({ state: 'failed' });
+    await expect(writeImport(sql, importOf(jobId))).rejects.toBeInstanceOf(ImportAbandonedError);
+    expect(await listingsOf(jobId)).toBe(0);
+    expect(await timesOf(jobId)).toMatchObject({ state: 'failed', finished_at: expect.any(Date) });
   });
 
   it('counts an import of an account that is gone as failed: nothing can be written for it', async () => {

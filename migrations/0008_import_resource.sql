@@ -1,0 +1,40 @@
+-- Every import is something a partner can look up (docs/imports.md): its id, kind, source, state,
+-- times and counts, and its failed rows, kept IMPORT_RETENTION_DAYS after it ended, then purged.
+--
+-- note: written for tables that already hold millions of rows. Nullable columns without a default
+-- and a column with a constant default are added in the catalogue alone (no rewrite); the check
+-- is NOT VALID (no row read). Dropping a foreign key reads nothing. The new indexes are partial
+-- and hold only what the purge and the sweep look for; building them reads `imports` once.
+
+alter table imports
+  -- `request` (a bulk request) or `file` (a whole file in one request)
+  add column source text not null default 'request',
+  -- rows the partner sent, valid or not; null for an import recorded before this migration,
+  -- whose `inserted + updated + unchanged + skipped` is that number
+  add column received integer,
+  add column started_at timestamptz,
+  add column finished_at timestamptz;
+
+alter table imports
+  add constraint imports_source check (source in ('request', 'file')) not valid,
+  add constraint imports_received check (received >= 0) not valid;
+
+-- `running`: answered 504 while its job was writing; `queued` and `cancelled` belong to file imports.
+alter table imports drop constraint imports_state;
+alter table imports
+  add constraint imports_state check (state in ('queued', 'running', 'completed', 'failed', 'cancelled')) not valid;
+
+-- note: a row keeps the id of the import that last wrote it after that import is purged. Without
+-- the keys, purging an import is a delete of its one record, instead of an update of every row
+-- it wrote (with no index to find them: a scan of the whole table per purged import).
+alter table listings drop constraint listings_import_job_id_fkey;
+alter table machines drop constraint machines_import_job_id_fkey;
+
+-- The purge: ended imports, oldest first (an import recorded before this migration has no
+-- finished_at; it ended when it was recorded).
+create index imports_ended_idx on imports ((coalesce(finished_at, created_at)))
+  where state in ('completed', 'failed', 'cancelled');
+
+-- The sweep: imports still queued or running, oldest first.
+create index imports_unfinished_idx on imports (created_at)
+  where state in ('queued', 'running');
