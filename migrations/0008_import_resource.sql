@@ -12,12 +12,15 @@ alter table imports
   -- rows the partner sent, valid or not; null for an import recorded before this migration,
   -- whose `inserted + updated + unchanged + skipped` is that number
   add column received integer,
+  -- rows done so far (written, matched or refused); null for a request import, which is done all
+  -- at once: `inserted + updated + unchanged + skipped`
+  add column processed integer,
   add column started_at timestamptz,
   add column finished_at timestamptz;
 
 alter table imports
   add constraint imports_source check (source in ('request', 'file')) not valid,
-  add constraint imports_received check (received >= 0) not valid;
+  add constraint imports_received check (received >= 0 and processed >= 0) not valid;
 
 -- `running`: answered 504 while its job was writing; `queued` and `cancelled` belong to file imports.
 alter table imports drop constraint imports_state;

@@ -18,6 +18,8 @@ import { bulkImportRoutes } from './routes/bulk-imports.js';
 import { healthRoutes } from './routes/health.js';
 import { keyRoutes } from './routes/keys.js';
 import { meRoutes } from './routes/me.js';
+import { importRoutes } from './routes/imports.js';
+import accepts from '@fastify/accepts';
 
 /** A hop count trusts that many proxies nearest to us, as proxy-addr does for a number. */
 function toFastifyTrustProxy(setting: Config['trustProxy']) {
@@ -67,7 +69,9 @@ export async function buildApp(deps: ApiDeps): Promise<FastifyInstance> {
 
   await app.register(healthRoutes, deps);
   await app.register(meRoutes, deps);
+  await app.register(accepts);
   await app.register(bulkImportRoutes, deps);
+  await app.register(importRoutes, deps);
   await app.register(keyRoutes, deps);
   await registerOperatorEndpoints(app, deps);
   return app;

@@ -13,8 +13,11 @@ declare module 'fastify' {
     inFlightSlot?: InFlightSlot;
   }
   interface FastifyContextConfig {
-    /** the scope an API-key route requires (docs/access.md#scopes) */
-    requiredScope?: Scope;
+    /**
+     * the scope an API-key route requires (docs/access.md#scopes), or the scopes of which it
+     * requires one: the 403 names the first
+     */
+    requiredScope?: Scope | readonly [Scope, ...Scope[]];
     /** how the route authenticates; API-key routes await the lockout check themselves */
     auth?: 'api-key' | 'session';
     /** the handler gets the JSON body as its bytes and reads it itself (the bulk routes, off the event loop) */

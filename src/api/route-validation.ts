@@ -1,4 +1,4 @@
-import type { FastifyError, FastifySchemaCompiler, FastifySchemaValidationError } from 'fastify';
+import type { FastifyError, FastifySchemaCompiler, FastifySchemaValidationError, onRequestHookHandler } from 'fastify';
 import { z } from 'zod';
 import { validatorCompiler } from 'fastify-type-provider-zod';
 import type { ApiError } from '../shared/errors/api-error.js';
@@ -32,4 +32,47 @@ type RefusalOf = (errors: readonly FastifySchemaValidationError[]) => ApiError;
  */
 export function refusalsByPart(byPart: Partial<Record<RequestPart, RefusalOf>>) {
   return (errors: FastifySchemaValidationError[], part: RequestPart): Error => byPart[part]?.(errors) ?? apiErrors.badRequest();
+}
+
+/** A malformed escape is kept as sent, as Fastify's query parser keeps it. */
+function decoded(component: string): string {
+  try {
+    return decodeURIComponent(component);
+  } catch {
+    return component;
+  }
+}
+
+/**
+ * The parameter names of a request target, in the order sent, read as Fastify's query parser
+ * reads them: the query starts after the first `?` or `#`, `+` is a space, an empty pair is
+ * skipped, `=value` has an empty name.
+ */
+export function queryParameterNames(url: string): string[] {
+  const start = url.search(/[?#]/);
+  if (start === -1) return [];
+  return url
+    .slice(start + 1)
+    .split('&')
+    .filter((pair) => pair !== '')
+    .map((pair) => {
+      const equals = pair.indexOf('=');
+      return decoded((equals === -1 ? pair : pair.slice(0, equals)).replaceAll('+', ' '));
+    });
+}
+
+/**
+ * Refuses a request that carries a query parameter other than `known`: 400 `Unknown query
+ * parameter: <name>`, the first one sent. note: a misspelt dry run (`?dryRun=true`) would
+ * otherwise be a real import, a misspelt `limit` a silent default. A hook of the API-key routes
+ * after their limits, so it counts against the rate limits as the other 400s do, and before the
+ * body is read. The names Fastify's parser produced are checked too, so that no spelling the two
+ * read differently reaches the handler.
+ */
+export function refuseUnknownQueryParameters(known: readonly string[]): onRequestHookHandler {
+  const isUnknown = (name: string) => !known.includes(name);
+  return function refuseUnknownQueryParameters(request, _reply, done) {
+    const unknown = queryParameterNames(request.url).find(isUnknown) ?? Object.keys(request.query as object).find(isUnknown);
+    done(unknown === undefined ? undefined : apiErrors.unknownQueryParameter(unknown));
+  };
 }

@@ -2,7 +2,7 @@ import type { FastifyReply, FastifyRequest, onRequestAsyncHookHandler } from 'fa
 import type { ApiError } from '../../shared/errors/api-error.js';
 import { bearerToken, hashApiKey, isWellFormedApiKey } from '../../shared/access/api-key.js';
 import { findActiveKeyByHash, touchKeyLastUsed, type AuthenticatedKey } from '../../shared/repositories/api-keys.js';
-import { toUnderscoreForm } from '../../shared/access/scopes.js';
+import { toUnderscoreForm, type Scope } from '../../shared/access/scopes.js';
 import { clientIp } from '../client-ip.js';
 import type { Config } from '../../shared/infra/config.js';
 import type { Sql } from '../../shared/infra/db.js';
@@ -142,7 +142,10 @@ export function apiKeyAuth(deps: ApiKeyAuthDeps): onRequestAsyncHookHandler {
     await admitAccount(key, count, reply);
     // Step 5: the route's scope.
     const required = request.routeOptions.config.requiredScope;
-    if (required !== undefined && !key.scopes.includes(required)) throw apiErrors.scopeMissing(toUnderscoreForm(required));
+    if (required !== undefined) {
+      const accepted: readonly Scope[] = typeof required === 'string' ? [required] : required;
+      if (!accepted.some((scope) => key.scopes.includes(scope))) throw apiErrors.scopeMissing(toUnderscoreForm(accepted[0]!));
+    }
     request.apiKey = key;
     recordUse(key, request);
   };

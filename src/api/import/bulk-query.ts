@@ -1,4 +1,3 @@
-import type { onRequestHookHandler } from 'fastify';
 import { z } from 'zod';
 import { API_ERRORS, apiErrors } from '../../shared/errors/api-errors.js';
 
@@ -12,54 +11,12 @@ const DRY_RUN_DESCRIPTION =
 /**
  * The bulk routes' query, validated by the route (a value other than `true` or `false`, or the
  * parameter twice, is 400 `dry_run must be true or false`); a parameter it does not name is
- * refused before (refuseUnknownQueryParameters).
+ * refused before (refuseUnknownQueryParameters in route-validation.ts).
  */
 export const BulkQuerySchema = z.object({
   dry_run: z.enum(['true', 'false'], { error: API_ERRORS.dryRunMalformed.text }).optional().meta({ description: DRY_RUN_DESCRIPTION }),
 });
 export type BulkQuery = z.output<typeof BulkQuerySchema>;
-
-/** A malformed escape is kept as sent, as Fastify's query parser keeps it. */
-function decoded(component: string): string {
-  try {
-    return decodeURIComponent(component);
-  } catch {
-    return component;
-  }
-}
-
-/**
- * The parameter names of a request target, in the order sent, read as Fastify's query parser
- * reads them: the query starts after the first `?` or `#`, `+` is a space, an empty pair is
- * skipped, `=value` has an empty name.
- */
-export function queryParameterNames(url: string): string[] {
-  const start = url.search(/[?#]/);
-  if (start === -1) return [];
-  return url
-    .slice(start + 1)
-    .split('&')
-    .filter((pair) => pair !== '')
-    .map((pair) => {
-      const equals = pair.indexOf('=');
-      return decoded((equals === -1 ? pair : pair.slice(0, equals)).replaceAll('+', ' '));
-    });
-}
-
-/**
- * Refuses a bulk request that carries a query parameter other than `known`: 400 `Unknown query
- * parameter: <name>`, the first one sent. note: a misspelt dry run (`?dryRun=true`) would
- * otherwise be a real import. A hook of the bulk routes after their limits, so it counts against
- * the rate limits as the other 400s do, and before the body is read. The names Fastify's parser
- * produced are checked too, so that no spelling the two read differently reaches the handler.
- */
-export function refuseUnknownQueryParameters(known: readonly string[]): onRequestHookHandler {
-  const isUnknown = (name: string) => !known.includes(name);
-  return function refuseUnknownQueryParameters(request, _reply, done) {
-    const unknown = queryParameterNames(request.url).find(isUnknown) ?? Object.keys(request.query as object).find(isUnknown);
-    done(unknown === undefined ? undefined : apiErrors.unknownQueryParameter(unknown));
-  };
-}
 
 /**
  * Whether a bulk request is a dry run (docs/endpoints.md#dry-run). A dry run with an

@@ -20,6 +20,7 @@ const INTRODUCTION = `Partners on an Enterprise or Global subscription push mach
 - **Errors** are JSON \`{"error": "…"}\`, with the extra fields each status lists. Every response carries \`X-Request-Id\`.
 - **Rate limits** are per account, shared by its keys: ${enterprise.perMinute.toLocaleString('en-US')} a minute and ${enterprise.perDay.toLocaleString('en-US')} a day on Enterprise, ${global.perMinute.toLocaleString('en-US')} and ${global.perDay.toLocaleString('en-US')} on Global. Every API-key response reports them in the \`X-RateLimit-*\` headers and the IETF \`RateLimit-Policy\` and \`RateLimit\` fields; over a limit, 429 with \`Retry-After\`.
 - **Retrying an import** is safe with an \`Idempotency-Key\`: a repeat never inserts twice. A 4xx or a 503 wrote nothing; after a 500 or 504, retry with the same key.
+- **Every import can be looked up**: the answers that wrote or may write carry \`import_id\` and \`Location\`; \`GET /v1/api/imports/{id}\` tells its state and counts (watch an import answered 504 there until it ends), \`/errors\` its failed rows, also as CSV.
 - **Keys**: up to ${ACTIVE_KEY_CAP} active keys an account; the full key is shown once, at creation.
 
 This reference is generated from the schemas the service validates and serializes with; the document itself is at [\`/v1/openapi.json\`](/v1/openapi.json). Send requests from your server (for example with curl); the reference does not send them.`;
@@ -42,6 +43,7 @@ export function openapiDocument(): NonNullable<FastifyDynamicSwaggerOptions['ope
     tags: [
       { name: 'Account', description: 'The account and key in use.' },
       { name: 'Bulk imports', description: 'Machines and listings, 1 to 500 or 200 rows a request.' },
+      { name: 'Imports', description: 'Every import, read back: its state, counts and failed rows, kept 30 days (by default) after it ended.' },
       { name: 'API keys', description: 'Key management, with the session token.' },
       { name: 'Health', description: 'Liveness of the API and its dependencies.' },
     ],
@@ -52,7 +54,7 @@ export function openapiDocument(): NonNullable<FastifyDynamicSwaggerOptions['ope
           scheme: 'bearer',
           bearerFormat: 'svc_live_<8 hex>_<32 hex>',
           description:
-            'An API key, `svc_live_` + 8 lowercase hex characters (the prefix) + `_` + 32 lowercase hex characters, created with `POST /v1/api/keys` or in the app\'s Developer panel. A missing or badly formed key gets 401 `Missing or malformed API key`; an unknown or revoked one 401 `Invalid API key`.',
+            'An API key, `svc_live_` + 8 lowercase hex characters (the prefix) + `_` + 32 lowercase hex characters, created with `POST /v1/api/keys` or in the app\'s Developer panel. A missing or badly formed key gets 401 `Missing or malformed API key`; an unknown or revoked one 401 `Invalid API key`. Its scopes decide what it may do: `listings:write` the bulk imports, `jobs:read` (or `listings:write`) reading imports back; a key without them gets 403 naming the scope (`listings_write`, `jobs_read`).',
         },
         session: {
           type: 'http',

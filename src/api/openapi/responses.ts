@@ -7,7 +7,8 @@ import {
   TooLargeErrorSchema,
 } from '../../shared/api-schemas/error-body.js';
 import { RATE_LIMIT_HEADER_NAMES, type ResponseHeaderName } from '../../shared/api-schemas/headers.js';
-import { ERROR_EXAMPLES, tooLargeExample } from './examples.js';
+import { ERROR_EXAMPLES, example, tooLargeExample } from './examples.js';
+import { apiErrors } from '../../shared/errors/api-errors.js';
 import { jsonResponse, type Examples, type JsonResponse } from './route-schema.js';
 
 /**
@@ -28,10 +29,14 @@ export function errorResponse(
   return jsonResponse(schema, { description, headers, sometimes, examples });
 }
 
-const { apiKeyMissing, apiKeyInvalid, sessionMissing, sessionInvalid, tier, scope, origin, rateMinute, rateDay, lockout } = ERROR_EXAMPLES;
+const { apiKeyMissing, apiKeyInvalid, sessionMissing, sessionInvalid, tier, origin, rateMinute, rateDay, lockout } = ERROR_EXAMPLES;
 
-/** 401, 402, 403, 429 of an API-key route (docs/access.md#order-of-checks); `scoped` adds the scope's 403. */
-export function apiKeyAuthErrors(options: { scoped: boolean }) {
+/**
+ * 401, 402, 403, 429 of an API-key route (docs/access.md#order-of-checks); `scoped` adds the
+ * scope's 403, whose example names `scope` (`listings_write` by default).
+ */
+export function apiKeyAuthErrors(options: { scoped: boolean; scope?: string }) {
+  const scope = options.scope === undefined ? ERROR_EXAMPLES.scope : example('The key lacks the scope', apiErrors.scopeMissing(options.scope).body);
   return {
     401: errorResponse('The key is missing, malformed, unknown or revoked. Counts toward the IP lockout.', { apiKeyMissing, apiKeyInvalid }),
     402: errorResponse('The account is not on an Enterprise or Global subscription.', { tier }, ALWAYS, TierErrorSchema),

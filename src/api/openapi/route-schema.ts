@@ -1,4 +1,4 @@
-import type { z } from 'zod';
+import { z } from 'zod';
 import type { ResponseHeaderName } from '../../shared/api-schemas/headers.js';
 
 /** An OpenAPI Example Object. */
@@ -21,18 +21,28 @@ export interface JsonResponse {
   headers: readonly ResponseHeaderName[];
   /** of `headers`, those some answers of this status do not carry (see transforms.ts, isAlwaysSent) */
   sometimes?: readonly ResponseHeaderName[];
-  content: { 'application/json': { schema: z.ZodType; examples: Examples } };
+  content: { 'application/json': { schema: z.ZodType; examples: Examples }; 'text/csv'?: { schema: z.ZodType; example: string } };
 }
 
 export function jsonResponse(
   schema: z.ZodType,
-  doc: { description: string; headers?: readonly ResponseHeaderName[]; sometimes?: readonly ResponseHeaderName[]; examples: Examples },
+  doc: {
+    description: string;
+    headers?: readonly ResponseHeaderName[];
+    sometimes?: readonly ResponseHeaderName[];
+    examples: Examples;
+    /** the same answer as a CSV download (`Accept: text/csv`), sent as a stream: never serialized */
+    csv?: { example: string };
+  },
 ): JsonResponse {
   return {
     description: doc.description,
     headers: doc.headers ?? [],
     ...(doc.sometimes ? { sometimes: doc.sometimes } : {}),
-    content: { 'application/json': { schema, examples: doc.examples } },
+    content: {
+      'application/json': { schema, examples: doc.examples },
+      ...(doc.csv ? { 'text/csv': { schema: z.string(), example: doc.csv.example } } : {}),
+    },
   };
 }
 

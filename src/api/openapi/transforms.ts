@@ -52,7 +52,7 @@ export const transformRoute: SwaggerTransform = (document) => {
   const requestHeaders = (result.schema as { headers?: { properties?: Record<string, unknown>; required?: string[] } }).headers;
   if (requestHeaders) spelledAsSent(requestHeaders);
   const declared = document.schema?.response as Record<string, unknown> | undefined;
-  const transformed = (result.schema as { response?: Record<string, { headers?: unknown; content: Record<string, { examples?: unknown }> }> })
+  const transformed = (result.schema as { response?: Record<string, { headers?: unknown; content: Record<string, { examples?: unknown; example?: unknown }> }> })
     .response;
   if (declared === undefined || transformed === undefined) return result;
   for (const [status, response] of Object.entries(declared)) {
@@ -61,6 +61,8 @@ export const transformRoute: SwaggerTransform = (document) => {
     target.headers = Object.fromEntries(response.headers.map((name) => [name, headerSchema(name, isAlwaysSent(name, status, response.sometimes ?? []))]));
     const media = target.content['application/json'];
     if (media) media.examples = response.content['application/json'].examples;
+    const csv = target.content['text/csv'];
+    if (csv && response.content['text/csv']) csv.example = response.content['text/csv'].example;
   }
   return result;
 };

@@ -16,7 +16,7 @@ import { importRefusalError } from '../import/import-error-replies.js';
 import { isImportRefusal } from '../../shared/import/import-refusal.js';
 import { importLocation } from '../../shared/import/import-location.js';
 import { ImportOutcomeUnknownError } from '../import/import-errors.js';
-import { BulkQuerySchema, isDryRun, refuseUnknownQueryParameters } from '../import/bulk-query.js';
+import { BulkQuerySchema, isDryRun } from '../import/bulk-query.js';
 import { bulkBadRequestExamples, bulkBodyExamples, bulkResultExamples, ERROR_EXAMPLES } from '../openapi/examples.js';
 import { bulkDryRunExamples, bulkSyncBodyExamples, bulkSyncResultExamples, DRY_RUN_BAD_REQUEST_EXAMPLES } from '../openapi/sync-examples.js';
 import {
@@ -28,7 +28,7 @@ import {
   unsupportedMediaTypeResponse,
 } from '../openapi/responses.js';
 import { jsonBody, jsonResponse } from '../openapi/route-schema.js';
-import { refusalsByPart, validateAllButBody } from '../route-validation.js';
+import { refusalsByPart, refuseUnknownQueryParameters, validateAllButBody } from '../route-validation.js';
 import { takeRawBody } from '../plugins/json-body.js';
 import { authenticatedKey } from '../authenticated.js';
 import { apiErrors } from '../../shared/errors/api-errors.js';

@@ -1,0 +1,67 @@
+import { Readable } from 'node:stream';
+import { stringify } from 'csv-stringify';
+import type { z } from 'zod';
+import type { ImportSchema } from '../../shared/api-schemas/imports.js';
+import { IMPORT_ERRORS_CSV_COLUMNS } from '../../shared/api-schemas/imports.js';
+import type { Sql } from '../../shared/infra/db.js';
+import { listImportErrors, type ImportView } from '../../shared/repositories/import-lookups.js';
+import type { RowError } from '../../shared/rows/row-errors.js';
+
+/** An import as the API answers it (docs/imports.md). */
+export function importResource(view: ImportView): z.input<typeof ImportSchema> {
+  return {
+    id: view.id,
+    kind: view.kind,
+    source: view.source,
+    state: view.state,
+    created_at: view.createdAt.toISOString(),
+    started_at: view.startedAt?.toISOString() ?? null,
+    finished_at: view.finishedAt?.toISOString() ?? null,
+    rows: {
+      received: view.received,
+      processed: view.processed,
+      inserted: view.inserted,
+      updated: view.updated,
+      unchanged: view.unchanged,
+      skipped: view.skipped,
+    },
+    error_count: view.skipped,
+  };
+}
+
+/** The CSV lines of one failed row: one per problem, or one with only the reason when it has no details. */
+function csvRecordsOf(error: RowError): string[][] {
+  const id = error.external_id ?? '';
+  if (error.details.length === 0) return [[String(error.index), id, '', '', error.reason]];
+  return error.details.map(({ field, code, message }) => [String(error.index), id, field ?? '', code, message]);
+}
+
+/** Failed rows read from the database at a time for the CSV download. */
+const ROWS_PER_READ = 1_000;
+
+/**
+ * An import's failed rows as one CSV download: the header `index,external_id,field,code,message`,
+ * then a line per problem, read a page at a time so that a long list is never held whole.
+ * note: csv-stringify quotes what needs quoting and, with `escape_formulas`, prefixes with `'`
+ * every cell that starts with `=`, `+`, `-`, `@`, a tab or a carriage return, so that no cell runs
+ * as a formula when the file is opened in a spreadsheet.
+ */
+export function importErrorsCsv(sql: Sql, accountId: string, importId: string): Readable {
+  const csv = stringify({ header: true, columns: [...IMPORT_ERRORS_CSV_COLUMNS], escape_formulas: true });
+  const write = async () => {
+    let startingAfter: number | undefined;
+    for (;;) {
+      const page = await listImportErrors(sql, accountId, importId, { limit: ROWS_PER_READ, ...(startingAfter === undefined ? {} : { startingAfter }) });
+      for (const error of page?.data ?? []) {
+        for (const record of csvRecordsOf(error)) {
+          if (!csv.write(record)) await new Promise((resolve) => csv.once('drain', resolve));
+        }
+      }
+      if (!page?.hasMore) break;
+      startingAfter = page.data.at(-1)!.index;
+    }
+    csv.end();
+  };
+  write().catch((error: unknown) => csv.destroy(error instanceof Error ? error : new Error(String(error))));
+  return csv;
+}

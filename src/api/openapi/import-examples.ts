@@ -1,0 +1,65 @@
+import { apiErrors } from '../../shared/errors/api-errors.js';
+import { example, IMPORT_ID } from './examples.js';
+import type { Examples } from './route-schema.js';
+
+/** The examples of the import resource (docs/imports.md). */
+
+const COMPLETED = {
+  id: IMPORT_ID,
+  kind: 'listings',
+  source: 'request',
+  state: 'completed',
+  created_at: '2026-11-24T02:00:00.120Z',
+  started_at: '2026-11-24T02:00:00.134Z',
+  finished_at: '2026-11-24T02:00:00.161Z',
+  rows: { received: 200, processed: 200, inserted: 2, updated: 37, unchanged: 158, skipped: 3 },
+  error_count: 3,
+};
+
+const RUNNING = {
+  id: '1c2d3e4f-5a6b-4c7d-8e9f-0a1b2c3d4e5f',
+  kind: 'machines',
+  source: 'request',
+  state: 'running',
+  created_at: '2026-11-24T02:05:10.002Z',
+  started_at: null,
+  finished_at: null,
+  rows: { received: 500, processed: 1, inserted: 0, updated: 0, unchanged: 0, skipped: 1 },
+  error_count: 1,
+};
+
+export const IMPORT_EXAMPLES: Examples = {
+  completed: example('A nightly sync, completed', COMPLETED),
+  running: example('Answered 504, still running', RUNNING, 'Read it again until `state` is `completed` or `failed`: the counts are then those its 201 would have had.'),
+};
+
+export const IMPORT_LIST_EXAMPLES: Examples = {
+  page: example('The newest imports', { data: [RUNNING, COMPLETED], has_more: true }, 'Ask for the next page with `starting_after` the last id.'),
+};
+
+const ROW_ERROR = {
+  index: 17,
+  external_id: 'SKU-1042',
+  reason: 'currency: must be exactly USD',
+  details: [{ field: 'currency', code: 'not_allowed', message: 'must be exactly USD' }],
+};
+
+export const IMPORT_ERROR_LIST_EXAMPLES: Examples = {
+  page: example('Failed rows in index order', { data: [ROW_ERROR], has_more: false }),
+};
+
+export const IMPORT_ERRORS_CSV_EXAMPLE = 'index,external_id,field,code,message\n17,SKU-1042,currency,not_allowed,must be exactly USD\n';
+
+export const IMPORT_NOT_FOUND_EXAMPLES: Examples = {
+  importNotFound: example('Not one of the account\'s imports', apiErrors.importNotFound().body),
+};
+
+export const IMPORT_LIST_BAD_REQUEST_EXAMPLES: Examples = {
+  limit: example('limit out of range', apiErrors.pageLimitMalformed(100).body),
+  startingAfter: example('starting_after names no import of the account', apiErrors.startingAfterUnknown().body),
+};
+
+export const IMPORT_ERRORS_BAD_REQUEST_EXAMPLES: Examples = {
+  limit: example('limit out of range', apiErrors.pageLimitMalformed(1_000).body),
+  startingAfter: example('starting_after not a row index', apiErrors.startingAfterMalformed().body),
+};

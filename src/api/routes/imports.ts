@@ -1,0 +1,177 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import { ImportErrorListSchema, ImportIdParamsSchema, ImportListSchema, ImportSchema } from '../../shared/api-schemas/imports.js';
+import { ImportIdSchema } from '../../shared/api-schemas/import-id.js';
+import type { ApiError } from '../../shared/errors/api-error.js';
+import { API_ERRORS, apiErrors } from '../../shared/errors/api-errors.js';
+import { IMPORTS_PATH } from '../../shared/import/import-location.js';
+import { findImport, listImportErrors, listImports } from '../../shared/repositories/import-lookups.js';
+import type { Scope } from '../../shared/access/scopes.js';
+import type { ApiDeps } from '../deps.js';
+import { apiKeyAuth } from '../auth/api-key-auth.js';
+import { authenticatedKey } from '../authenticated.js';
+import { importErrorsCsv, importResource } from '../import/import-resource.js';
+import {
+  IMPORT_ERROR_LIST_EXAMPLES,
+  IMPORT_ERRORS_BAD_REQUEST_EXAMPLES,
+  IMPORT_ERRORS_CSV_EXAMPLE,
+  IMPORT_EXAMPLES,
+  IMPORT_LIST_BAD_REQUEST_EXAMPLES,
+  IMPORT_LIST_EXAMPLES,
+  IMPORT_NOT_FOUND_EXAMPLES,
+} from '../openapi/import-examples.js';
+import { apiKeyAuthErrors, AUTHENTICATED, errorResponse, internalErrorResponse, unavailableResponse } from '../openapi/responses.js';
+import { jsonResponse } from '../openapi/route-schema.js';
+import { refusalsByPart, refuseUnknownQueryParameters } from '../route-validation.js';
+
+/** Reading imports needs one of these; a key with neither is told the first (docs/imports.md). */
+const READ_SCOPES: readonly [Scope, ...Scope[]] = ['jobs:read', 'listings:write'];
+
+const LIST_MAX = 100;
+const ERRORS_MAX = 1_000;
+
+/** `limit`: a whole number from 1 to `max`, `fallback` when absent. */
+const pageLimit = (max: number, fallback: number) =>
+  z.coerce
+    .number({ error: API_ERRORS.pageLimitMalformed.text(max) })
+    .int()
+    .min(1)
+    .max(max)
+    .default(fallback)
+    .meta({ description: `How many to return: 1 to ${max}, ${fallback} by default.` });
+
+const ListQuerySchema = z.object({
+  limit: pageLimit(LIST_MAX, 20),
+  starting_after: ImportIdSchema.optional().meta({ description: 'An import id: the page starts after it (the last id of the previous page).' }),
+});
+
+const ErrorsQuerySchema = z.object({
+  limit: pageLimit(ERRORS_MAX, 100),
+  starting_after: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .optional()
+    .meta({ description: 'A row index: the page starts after it (the last `index` of the previous page).' }),
+});
+
+const common = { tags: ['Imports'], security: [{ apiKey: [] }] };
+const readErrors = () => ({
+  ...apiKeyAuthErrors({ scoped: true, scope: 'jobs_read' }),
+  500: internalErrorResponse(AUTHENTICATED),
+  503: unavailableResponse(AUTHENTICATED),
+});
+const notFound = () => errorResponse('Not one of the account\'s imports: unknown, another account\'s, malformed, or purged after its retention.', IMPORT_NOT_FOUND_EXAMPLES, AUTHENTICATED);
+
+/** The first failing query parameter's answer. */
+function queryRefusal(limitMax: number, startingAfter: () => ApiError) {
+  return refusalsByPart({
+    querystring: (errors) => (errors[0]?.instancePath === '/starting_after' ? startingAfter() : apiErrors.pageLimitMalformed(limitMax)),
+  });
+}
+
+const getSchema = {
+  ...common,
+  operationId: 'getImport',
+  summary: 'An import',
+  description: 'Its state, times and counts. Scope `jobs:read` or `listings:write`. Counts toward the rate limits. An import answered 504 can be read until it ends.',
+  params: ImportIdParamsSchema,
+  response: {
+    200: jsonResponse(ImportSchema, { description: 'The import.', headers: AUTHENTICATED, examples: IMPORT_EXAMPLES }),
+    ...readErrors(),
+    404: notFound(),
+  },
+};
+
+const listSchema = {
+  ...common,
+  operationId: 'listImports',
+  summary: 'The account\'s imports',
+  description: 'Newest first, a page at a time (`limit`, `starting_after`, `has_more`). Scope `jobs:read` or `listings:write`.',
+  querystring: ListQuerySchema,
+  response: {
+    200: jsonResponse(ImportListSchema, { description: 'A page of imports.', headers: AUTHENTICATED, examples: IMPORT_LIST_EXAMPLES }),
+    400: errorResponse('`limit` is not a whole number from 1 to 100, `starting_after` names no import of the account, or the query has another parameter.', IMPORT_LIST_BAD_REQUEST_EXAMPLES, AUTHENTICATED),
+    ...readErrors(),
+  },
+};
+
+const errorsSchema = {
+  ...common,
+  operationId: 'listImportErrors',
+  summary: 'An import\'s failed rows',
+  description:
+    'The failed rows in index order, a page at a time; with `Accept: text/csv` the whole list as one CSV download (`index,external_id,field,code,message`, a line per problem; a cell that a spreadsheet would run as a formula starts with `\'`). Scope `jobs:read` or `listings:write`.',
+  params: ImportIdParamsSchema,
+  querystring: ErrorsQuerySchema,
+  response: {
+    200: jsonResponse(ImportErrorListSchema, {
+      description: 'A page of failed rows, or with `Accept: text/csv` all of them as CSV.',
+      headers: AUTHENTICATED,
+      examples: IMPORT_ERROR_LIST_EXAMPLES,
+      csv: { example: IMPORT_ERRORS_CSV_EXAMPLE },
+    }),
+    400: errorResponse('`limit` is not a whole number from 1 to 1000, `starting_after` is not a row index, or the query has another parameter.', IMPORT_ERRORS_BAD_REQUEST_EXAMPLES, AUTHENTICATED),
+    ...readErrors(),
+    404: notFound(),
+  },
+};
+
+function wantsCsv(request: FastifyRequest): boolean {
+  return request.accepts().type(['application/json', 'text/csv']) === 'text/csv';
+}
+
+async function sendCsv(reply: FastifyReply, deps: ApiDeps, accountId: string, importId: string) {
+  return reply
+    .type('text/csv; charset=utf-8')
+    .header('content-disposition', `attachment; filename="import-${importId.replace(/[^A-Za-z0-9._-]/g, '_')}-errors.csv"`)
+    .send(importErrorsCsv(deps.sql, accountId, importId));
+}
+
+/**
+ * `GET /v1/api/imports`, `/v1/api/imports/{id}` and `/v1/api/imports/{id}/errors`
+ * (docs/imports.md): the account's imports, read from their records, never from the queue.
+ */
+export async function importRoutes(fastify: FastifyInstance, deps: ApiDeps): Promise<void> {
+  const app = fastify.withTypeProvider<ZodTypeProvider>();
+  const config = { auth: 'api-key' as const, requiredScope: READ_SCOPES };
+  const authenticated = apiKeyAuth(deps);
+
+  app.get(IMPORTS_PATH, {
+    schema: listSchema,
+    config,
+    schemaErrorFormatter: queryRefusal(LIST_MAX, apiErrors.startingAfterUnknown),
+    onRequest: [authenticated, refuseUnknownQueryParameters(Object.keys(ListQuerySchema.shape))],
+  }, async (request) => {
+    const { limit, starting_after: startingAfter } = request.query;
+    const page = await listImports(deps.sql, authenticatedKey(request).account.id, { limit, ...(startingAfter === undefined ? {} : { startingAfter }) });
+    if (!page) throw apiErrors.startingAfterUnknown();
+    return { data: page.data.map(importResource), has_more: page.hasMore };
+  });
+
+  app.get(`${IMPORTS_PATH}/:id`, {
+    schema: getSchema,
+    config,
+    onRequest: [authenticated, refuseUnknownQueryParameters([])],
+  }, async (request) => {
+    const found = await findImport(deps.sql, authenticatedKey(request).account.id, request.params.id);
+    if (!found) throw apiErrors.importNotFound();
+    return importResource(found);
+  });
+
+  app.get(`${IMPORTS_PATH}/:id/errors`, {
+    schema: errorsSchema,
+    config,
+    schemaErrorFormatter: queryRefusal(ERRORS_MAX, apiErrors.startingAfterMalformed),
+    onRequest: [authenticated, refuseUnknownQueryParameters(Object.keys(ErrorsQuerySchema.shape))],
+  }, async (request, reply) => {
+    const accountId = authenticatedKey(request).account.id;
+    const { id } = request.params;
+    const { limit, starting_after: startingAfter } = request.query;
+    const page = await listImportErrors(deps.sql, accountId, id, { limit, ...(startingAfter === undefined ? {} : { startingAfter }) });
+    if (!page) throw apiErrors.importNotFound();
+    if (wantsCsv(request)) return sendCsv(reply, deps, accountId, id);
+    return { data: page.data, has_more: page.hasMore };
+  });
+}

@@ -1,0 +1,58 @@
+import { z } from 'zod';
+import { IMPORT_KIND_NAMES } from '../import/import-kinds.js';
+import { RowErrorSchema } from '../rows/row-errors.js';
+import { ImportIdSchema } from './import-id.js';
+
+/** The import resource (docs/imports.md): what a partner reads back of an import. */
+
+const count = (description: string) => z.number().int().nonnegative().meta({ description });
+const time = (description: string) => z.string().nullable().meta({ description, format: 'date-time' });
+
+export const IMPORT_STATES = ['queued', 'running', 'completed', 'failed', 'cancelled'] as const;
+
+export const ImportSchema = z
+  .object({
+    id: ImportIdSchema,
+    kind: z.enum(IMPORT_KIND_NAMES as ['machines', 'listings']),
+    source: z.enum(['request', 'file']).meta({ description: '`request`: a bulk request; `file`: a whole file in one request.' }),
+    state: z.enum(IMPORT_STATES).meta({
+      description:
+        '`queued` -> `running` -> `completed`, `failed` or `cancelled`. `failed`: nothing was written. An import answered 504 reads `running` until its job ends.',
+    }),
+    created_at: z.string().meta({ description: 'When the API accepted it (ISO 8601).', format: 'date-time' }),
+    started_at: time('When a worker started writing it; null before, and for an import that never ran.'),
+    finished_at: time('When it ended; null while queued or running.'),
+    rows: z
+      .object({
+        received: count('Rows sent, valid or not.'),
+        processed: count('Rows done so far: `inserted + updated + unchanged + skipped`. A bulk request is written all at once.'),
+        inserted: count('Rows created.'),
+        updated: count('Rows that existed (matched on `external_id`) and were changed; 0 when no row carried `external_id`.'),
+        unchanged: count('Rows that existed and were already as sent; 0 when no row carried `external_id`.'),
+        skipped: count('Rows refused; each is in the error list.'),
+      })
+      .meta({ description: 'A `failed` or `cancelled` import created, changed and kept nothing of what is not written: `inserted`, `updated` and `unchanged` are 0.' }),
+    error_count: count('Entries of the error list (`GET /v1/api/imports/{id}/errors`).'),
+  })
+  .meta({ id: 'Import', description: 'An import: one bulk request (or one file), its state and its counts.' });
+
+export const ImportListSchema = z
+  .object({
+    data: z.array(ImportSchema).meta({ description: 'Newest first.' }),
+    has_more: z.boolean().meta({ description: 'More imports follow: ask again with `starting_after` the last id of `data`.' }),
+  })
+  .meta({ id: 'ImportList', description: 'A page of the account\'s imports, newest first.' });
+
+export const ImportErrorListSchema = z
+  .object({
+    data: z.array(RowErrorSchema).meta({ description: 'The failed rows in index order.' }),
+    has_more: z.boolean().meta({ description: 'More rows follow: ask again with `starting_after` the last `index` of `data`.' }),
+  })
+  .meta({ id: 'ImportErrorList', description: 'A page of an import\'s failed rows, in index order.' });
+
+export const ImportIdParamsSchema = z.object({
+  id: z.string().meta({ description: 'The import\'s id, as `import_id` or `Location` gave it.' }),
+});
+
+/** The header line of the CSV download of an import's failed rows: one line per problem of a row. */
+export const IMPORT_ERRORS_CSV_COLUMNS = ['index', 'external_id', 'field', 'code', 'message'] as const;
