@@ -64,6 +64,10 @@ const EnvSchema = z.object({
   ADMIN_USER: optionalFromEnv(z.string()),
   ADMIN_PASSWORD: optionalFromEnv(z.string().min(12, 'must be at least 12 characters')),
   METRICS_PORT: optionalFromEnv(z.coerce.number().int().min(0).max(65535)),
+  // note: at least a day, so that an import outlives the Idempotency-Key that named it (kept 24
+  // hours from its claim, made before the import began): a replay never finds its key without its
+  // record. At most a century: more is a typo, and a few million days is out of PostgreSQL's range.
+  IMPORT_RETENTION_DAYS: z.coerce.number().int().min(1).max(36_500).default(30),
 });
 
 export class ConfigError extends Error {
@@ -134,6 +138,8 @@ const ConfigSchema = EnvSchema.transform((e, ctx) => {
     admin: e.ADMIN_USER !== undefined && e.ADMIN_PASSWORD !== undefined ? { user: e.ADMIN_USER, password: e.ADMIN_PASSWORD } : undefined,
     /** the worker's /metrics port (0: any free port); off when undefined */
     metricsPort: e.METRICS_PORT,
+    /** days an import is kept after it ended; then the workers purge it */
+    importRetentionDays: e.IMPORT_RETENTION_DAYS,
   };
 });
 

@@ -133,3 +133,22 @@ describe('loadConfig: DATABASE_URL and DATABASE_LISTEN_URL (one host or several)
     expect(() => loadConfig(env)).not.toThrow(/hunt/);
   });
 });
+
+describe('loadConfig: IMPORT_RETENTION_DAYS', () => {
+  it('defaults to 30 days', () => {
+    expect(loadConfig({}).importRetentionDays).toBe(30);
+  });
+
+  it.each([
+    ['1', 1],
+    ['90', 90],
+    ['36500', 36_500],
+  ])('reads %s as %i days', (raw, days) => {
+    expect(loadConfig({ IMPORT_RETENTION_DAYS: raw }).importRetentionDays).toBe(days);
+  });
+
+  it.each([['0'], ['-3'], ['1.5'], ['thirty'], [''], ['36501']])('refuses IMPORT_RETENTION_DAYS=%j at start, naming the variable', (raw) => {
+    expect(() => loadConfig({ IMPORT_RETENTION_DAYS: raw })).toThrow(ConfigError);
+    expect(() => loadConfig({ IMPORT_RETENTION_DAYS: raw })).toThrow(/IMPORT_RETENTION_DAYS: /);
+  });
+});
