@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { BulkDryRunResponseSchema, BulkResponseSchema } from '../../shared/api-schemas/bulk.js';
+import { ImportIdSchema } from '../../shared/api-schemas/import-id.js';
 import { RowErrorDetailSchema, RowErrorSchema, type RowError, type RowErrorDetail } from '../../shared/rows/row-errors.js';
 import { serverText } from './printable.js';
 
@@ -8,7 +9,9 @@ import { serverText } from './printable.js';
 const ReplyRowErrorSchema = RowErrorSchema.extend({
   details: z.array(RowErrorDetailSchema.extend({ code: z.string() })).default([]),
 });
-const ImportReplySchema = BulkResponseSchema.extend({ errors: z.array(ReplyRowErrorSchema) });
+// note: a server from before import ids answers without `import_id`; its counts are no less true,
+// and the CLI counts rows by them, not by the id.
+const ImportReplySchema = BulkResponseSchema.extend({ import_id: ImportIdSchema.optional(), errors: z.array(ReplyRowErrorSchema) });
 const DryRunReplySchema = BulkDryRunResponseSchema.extend({ errors: z.array(ReplyRowErrorSchema) });
 
 /** What a checked 201 (or a dry run's 200) says became of the batch, every row accounted for. */
