@@ -15,6 +15,7 @@ export interface WorkerMetrics {
   jobDuration: Histogram<'kind' | 'outcome'>;
   rowsWritten: Counter<'kind'>;
   busySlots: Gauge;
+  importsPurged: Counter;
 }
 
 /**
@@ -47,6 +48,11 @@ export function createWorkerMetrics(concurrency: number): WorkerMetrics {
       name: 'bulk_import_worker_rows_written_total',
       help: 'Rows the import jobs this worker completed created or updated, by kind (dry runs not counted)',
       labelNames: ['kind'] as const,
+      registers: [registry],
+    }),
+    importsPurged: new Counter({
+      name: 'bulk_import_imports_purged_total',
+      help: 'Ended imports this worker deleted once IMPORT_RETENTION_DAYS had passed',
       registers: [registry],
     }),
   };

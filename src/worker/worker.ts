@@ -9,6 +9,7 @@ import { createRedis } from '../shared/infra/redis.js';
 import { deleteExpiredIdempotencyKeys } from '../shared/repositories/idempotency-keys.js';
 import { faultHooks } from './fault-injection.js';
 import { createImportProcessor } from './import-processor.js';
+import { startImportRetention } from './import-retention.js';
 import { createWorkerMetrics, measureJobs, startMetricsServer, type MetricsServer, type WorkerMetrics } from './worker-metrics.js';
 
 // note: every worker sweeps; the delete is idempotent, so replicas sweeping together is harmless.
@@ -23,7 +24,12 @@ export interface RunningWorker {
   close(): Promise<void>;
 }
 
-export async function startWorker(config: Config, log: Logger): Promise<RunningWorker> {
+export interface WorkerOptions {
+  /** how often this worker purges and sweeps imports (import-retention.ts); tests shorten it */
+  importRetentionIntervalMs?: number;
+}
+
+export async function startWorker(config: Config, log: Logger, options: WorkerOptions = {}): Promise<RunningWorker> {
   const sql = createSql(config, { max: Math.max(config.workerConcurrency, 2) });
   const connection = createRedis(config, 'blocking');
   const metrics = createWorkerMetrics(config.workerConcurrency);
@@ -61,6 +67,11 @@ export async function startWorker(config: Config, log: Logger): Promise<RunningW
     );
   }, IDEMPOTENCY_SWEEP_INTERVAL_MS);
   sweep.unref();
+  const retention = startImportRetention(sql, log, {
+    retentionDays: config.importRetentionDays,
+    purged: metrics.importsPurged,
+    intervalMs: options.importRetentionIntervalMs,
+  });
   await worker.waitUntilReady();
   log.info({ concurrency: config.workerConcurrency, queue: IMPORT_QUEUE_NAME }, 'worker started');
 
@@ -70,6 +81,7 @@ export async function startWorker(config: Config, log: Logger): Promise<RunningW
     metricsPort: metricsServer?.port,
     async close() {
       clearInterval(sweep);
+      await retention.stop();
       await worker.close();
       await metricsServer?.close();
       await sql.end({ timeout: 5 });

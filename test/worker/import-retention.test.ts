@@ -1,0 +1,278 @@
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { loadConfig } from '../../src/shared/infra/config.js';
+import { createSql, type Sql } from '../../src/shared/infra/db.js';
+import { createLogger, type Logger } from '../../src/shared/infra/logger.js';
+import { encodeImportRows } from '../../src/shared/import/rows-hand-over.js';
+import { findImportRecord, recordImportRunning } from '../../src/shared/repositories/import-records.js';
+import { failAbandonedImports, purgeEndedImports } from '../../src/shared/repositories/import-retention.js';
+import { ListingRowSchema } from '../../src/shared/rows/listing-row.js';
+import { ABANDONED_AFTER_MS, runImportRetention } from '../../src/worker/import-retention.js';
+import { createWorkerMetrics, type WorkerMetrics } from '../../src/worker/worker-metrics.js';
+import { startWorker, type RunningWorker } from '../../src/worker/worker.js';
+import { ImportAbandonedError } from '../../src/worker/write-errors.js';
+import { writeImport, type ImportWrite } from '../../src/worker/write-import.js';
+import { openDatabaseWithAccount, type DatabaseWithAccount } from '../support/database-with-account.js';
+import { validListing } from '../support/fixtures.js';
+import { sampleValue } from '../support/prometheus.js';
+import { createTestDatabase, testRedisPrefix, type TestDatabase } from '../support/test-database.js';
+import { testRedisEnv } from '../support/test-redis.js';
+import { writtenByJob } from '../support/written-by-job.js';
+
+const HOUR_MS = 60 * 60_000;
+const DAY_MS = 24 * HOUR_MS;
+const RETENTION_DAYS = 30;
+
+type ImportState = 'queued' | 'running' | 'completed' | 'failed' | 'cancelled';
+
+/** An import record written straight into the table, as old as the test needs; returns its id. */
+async function recordImport(
+  sql: Sql,
+  accountId: string,
+  record: { state: ImportState; source?: 'request' | 'file'; createdMsAgo: number; finishedMsAgo?: number },
+): Promise<string> {
+  const jobId = randomUUID();
+  const now = Date.now();
+  const finishedAt = record.finishedMsAgo === undefined ? null : new Date(now - record.finishedMsAgo);
+  await sql`
+    insert into imports (job_id, account_id, kind, request_id, inserted, skipped, state, source, created_at, finished_at)
+    values (${jobId}, ${accountId}, 'listings', 'retention-test', 0, 0, ${record.state}, ${record.source ?? 'request'},
+            ${new Date(now - record.createdMsAgo)}, ${finishedAt})`;
+  return jobId;
+}
+
+async function recordedIds(sql: Sql): Promise<string[]> {
+  const rows = await sql<{ job_id: string }[]>`select job_id from imports order by job_id`;
+  return rows.map((row) => row.job_id);
+}
+
+async function stateOf(sql: Sql, jobId: string): Promise<{ state: string; finished_at: Date | null } | undefined> {
+  const [row] = await sql<{ state: string; finished_at: Date | null }[]>`select state, finished_at from imports where job_id = ${jobId}`;
+  return row;
+}
+
+const silentLog: Logger = createLogger({ logLevel: 'silent' }, 'test');
+
+async function purgedCount(metrics: WorkerMetrics): Promise<number> {
+  return sampleValue(await metrics.registry.metrics(), 'bulk_import_imports_purged_total');
+}
+
+const twoListings = () => encodeImportRows([ListingRowSchema.parse(validListing()), ListingRowSchema.parse(validListing())]);
+
+describe('the purge of ended imports (purgeEndedImports, runImportRetention)', () => {
+  let db: DatabaseWithAccount;
+
+  beforeAll(async () => {
+    db = await openDatabaseWithAccount('Retention');
+  });
+  afterAll(async () => {
+    await db?.close();
+  });
+  beforeEach(async () => {
+    await db.sql`delete from imports`;
+  });
+
+  const record = (r: Parameters<typeof recordImport>[2]) => recordImport(db.sql, db.accountId, r);
+
+  it('deletes imports that ended more than IMPORT_RETENTION_DAYS ago, and keeps younger and unfinished ones', async () => {
+    const past = (RETENTION_DAYS + 1) * DAY_MS;
+    const within = (RETENTION_DAYS - 1) * DAY_MS;
+    const purged = [
+      await record({ state: 'completed', createdMsAgo: past + HOUR_MS, finishedMsAgo: past }),
+      await record({ state: 'failed', createdMsAgo: past, finishedMsAgo: past }),
+      await record({ state: 'cancelled', source: 'file', createdMsAgo: past + DAY_MS, finishedMsAgo: past }),
+      // recorded before migration 0008: no finished_at, it ended when it was recorded
+      await record({ state: 'completed', createdMsAgo: past }),
+    ];
+    const kept = [
+      // created long ago, but ended within the retention: the end counts, not the start
+      await record({ state: 'completed', createdMsAgo: 2 * past, finishedMsAgo: within }),
+      await record({ state: 'failed', createdMsAgo: within, finishedMsAgo: within }),
+      await record({ state: 'completed', createdMsAgo: within }),
+      // not ended, however old
+      await record({ state: 'running', createdMsAgo: 2 * past }),
+      await record({ state: 'queued', source: 'file', createdMsAgo: 2 * past }),
+    ];
+
+    expect(await purgeEndedImports(db.sql, { retentionDays: RETENTION_DAYS, limit: 1_000 })).toBe(purged.length);
+    expect(await recordedIds(db.sql)).toEqual([...kept].sort());
+  });
+
+  it('leaves the rows an import wrote, with its id, when it purges the import', async () => {
+    const write: ImportWrite = {
+      jobId: randomUUID(), kind: 'listings', accountId: db.accountId, requestId: 'retention-test', total: 2, errors: [], rowCount: 2, rowsJson: twoListings(),
+    };
+    await writeImport(db.sql, write);
+    await db.sql`update imports set finished_at = now() - make_interval(days => ${RETENTION_DAYS + 1}) where job_id = ${write.jobId}`;
+
+    expect(await purgeEndedImports(db.sql, { retentionDays: RETENTION_DAYS, limit: 1_000 })).toBe(1);
+    expect(await writtenByJob(db.sql, write.jobId)).toEqual({ listings: 2, imports: 0 });
+  });
+
+  it('works in bounded batches, oldest first, and counts what it purged in bulk_import_imports_purged_total', async () => {
+    const ended: string[] = [];
+    // oldest first: ended[0] ended 40 days and 25 minutes ago, ended[24] 40 days and a minute ago
+    for (let i = 25; i >= 1; i -= 1) ended.push(await record({ state: 'completed', createdMsAgo: 40 * DAY_MS + i * 60_000, finishedMsAgo: 40 * DAY_MS + i * 60_000 }));
+    const metrics = createWorkerMetrics(1);
+    const settings = { retentionDays: RETENTION_DAYS, purged: metrics.importsPurged, batch: 10, maxBatches: 2 };
+
+    expect(await runImportRetention(db.sql, silentLog, settings)).toEqual({ purged: 20, swept: 0 });
+    expect(await recordedIds(db.sql)).toEqual(ended.slice(20).sort());
+    expect(await purgedCount(metrics)).toBe(20);
+
+    // the next run takes what the last left, and stops at a short batch
+    expect(await runImportRetention(db.sql, silentLog, settings)).toEqual({ purged: 5, swept: 0 });
+    expect(await recordedIds(db.sql)).toEqual([]);
+    expect(await purgedCount(metrics)).toBe(25);
+  });
+
+  it('skips an import whose record a transaction holds, instead of waiting for it', async () => {
+    const held = await record({ state: 'completed', createdMsAgo: 40 * DAY_MS, finishedMsAgo: 40 * DAY_MS });
+    await record({ state: 'completed', createdMsAgo: 40 * DAY_MS, finishedMsAgo: 40 * DAY_MS });
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    let locked!: () => void;
+    const isLocked = new Promise<void>((resolve) => (locked = resolve));
+    const holding = db.sql.begin(async (tx) => {
+      await tx`select 1 from imports where job_id = ${held} for update`;
+      locked();
+      await released;
+    });
+    await isLocked;
+    try {
+      expect(await purgeEndedImports(db.sql, { retentionDays: RETENTION_DAYS, limit: 1_000 })).toBe(1);
+      expect(await recordedIds(db.sql)).toEqual([held]);
+    } finally {
+      release();
+      await holding;
+    }
+    // once the transaction ended, the next run takes it
+    expect(await purgeEndedImports(db.sql, { retentionDays: RETENTION_DAYS, limit: 1_000 })).toBe(1);
+    expect(await recordedIds(db.sql)).toEqual([]);
+  });
+});
+
+describe('the sweep of abandoned request imports (failAbandonedImports)', () => {
+  let db: DatabaseWithAccount;
+
+  beforeAll(async () => {
+    db = await openDatabaseWithAccount('Sweep', 6);
+  });
+  afterAll(async () => {
+    await db?.close();
+  });
+  beforeEach(async () => {
+    await db.sql`delete from imports`;
+  });
+
+  const record = (r: Parameters<typeof recordImport>[2]) => recordImport(db.sql, db.accountId, r);
+  const sweep = (limit = 1_000) => failAbandonedImports(db.sql, { olderThanMs: ABANDONED_AFTER_MS, limit });
+  const stale = ABANDONED_AFTER_MS + HOUR_MS;
+
+  function importOf(jobId: string): ImportWrite {
+    return { jobId, kind: 'listings', accountId: db.accountId, requestId: 'sweep-test', total: 2, errors: [], rowCount: 2, rowsJson: twoListings() };
+  }
+
+  it('is twice the hour the rows of a request import wait in Redis', () => {
+    expect(ABANDONED_AFTER_MS).toBe(2 * HOUR_MS);
+  });
+
+  it('records stale queued and running request imports failed, ended now, and leaves young ones, file imports and ended ones alone', async () => {
+    const swept = [await record({ state: 'running', createdMsAgo: stale }), await record({ state: 'queued', createdMsAgo: stale })];
+    const young = await record({ state: 'running', createdMsAgo: HOUR_MS });
+    const files = [await record({ state: 'running', source: 'file', createdMsAgo: stale }), await record({ state: 'queued', source: 'file', createdMsAgo: stale })];
+    const completed = await record({ state: 'completed', createdMsAgo: stale, finishedMsAgo: stale });
+    const startedAt = Date.now();
+
+    expect(await sweep()).toBe(2);
+    for (const jobId of swept) {
+      const after = await stateOf(db.sql, jobId);
+      expect(after?.state).toBe('failed');
+      expect(after!.finished_at!.getTime()).toBeGreaterThanOrEqual(startedAt - 1_000);
+    }
+    expect(await stateOf(db.sql, young)).toEqual({ state: 'running', finished_at: null });
+    for (const jobId of files) expect((await stateOf(db.sql, jobId))?.finished_at).toBeNull();
+    expect((await stateOf(db.sql, completed))?.state).toBe('completed');
+    expect(await sweep()).toBe(0);
+  });
+
+  it('works in bounded batches, and runImportRetention makes at most its batches per run', async () => {
+    for (let i = 0; i < 25; i += 1) await record({ state: 'running', createdMsAgo: stale + i * 60_000 });
+    const settings = { retentionDays: RETENTION_DAYS, purged: createWorkerMetrics(1).importsPurged, batch: 10, maxBatches: 2 };
+    expect(await runImportRetention(db.sql, silentLog, settings)).toEqual({ purged: 0, swept: 20 });
+    expect(await runImportRetention(db.sql, silentLog, settings)).toEqual({ purged: 0, swept: 5 });
+  });
+
+  it('fences the job of an import it swept: a later writeImport writes nothing (ImportAbandonedError)', async () => {
+    const jobId = randomUUID();
+    await recordImportRunning(db.sql, { jobId, accountId: db.accountId, kind: 'listings', requestId: 'sweep-test', total: 2, errors: [], createdAt: Date.now() - stale });
+    expect(await sweep()).toBe(1);
+
+    await expect(writeImport(db.sql, importOf(jobId))).rejects.toBeInstanceOf(ImportAbandonedError);
+    expect(await writtenByJob(db.sql, jobId)).toEqual({ listings: 0, imports: 1 });
+    expect(await findImportRecord(db.sql, jobId)).toEqual({ state: 'failed' });
+  });
+
+  it('leaves an import a worker transaction is completing to that transaction: it reads completed, never failed', async () => {
+    const jobId = randomUUID();
+    await recordImportRunning(db.sql, { jobId, accountId: db.accountId, kind: 'listings', requestId: 'sweep-test', total: 2, errors: [], createdAt: Date.now() - stale });
+    let finish!: () => void;
+    const finishing = new Promise<void>((resolve) => (finish = resolve));
+    let holding!: () => void;
+    const held = new Promise<void>((resolve) => (holding = resolve));
+    const writing = writeImport(db.sql, importOf(jobId), {
+      beforeCommit: async () => {
+        holding();
+        await finishing;
+      },
+    });
+    await held;
+    try {
+      // the transaction holds the record (its upsert completed it, uncommitted): skipped, not waited for
+      expect(await sweep()).toBe(0);
+    } finally {
+      finish();
+    }
+    expect(await writing).toEqual({ inserted: 2, skipped: 0, errors: [] });
+    expect(await sweep()).toBe(0);
+    expect(await findImportRecord(db.sql, jobId)).toMatchObject({ state: 'completed' });
+    expect(await writtenByJob(db.sql, jobId)).toEqual({ listings: 2, imports: 1 });
+  });
+});
+
+/** The real worker (startWorker): its periodic purge and sweep. */
+describe('a running worker: retention on its interval', () => {
+  let database: TestDatabase;
+  let sql: Sql;
+  let accountId: string;
+  let worker: RunningWorker;
+  const logLines: string[] = [];
+
+  beforeAll(async () => {
+    database = await createTestDatabase();
+    const config = loadConfig({ DATABASE_URL: database.url, ...testRedisEnv(), REDIS_PREFIX: testRedisPrefix(), WORKER_CONCURRENCY: '1', LOG_LEVEL: 'info' });
+    sql = createSql(config, { max: 4 });
+    const [account] = await sql<{ id: string }[]>`insert into accounts (display_name, subscription_tier) values ('Kept', 'global') returning id`;
+    accountId = account!.id;
+    const log = createLogger(config, 'test', { write: (line: string) => void logLines.push(line) });
+    worker = await startWorker(config, log, { importRetentionIntervalMs: 200 });
+  });
+  afterAll(async () => {
+    await worker?.close();
+    await sql?.end();
+    await database?.drop();
+  });
+
+  const loggedLines = () => logLines.flatMap((chunk) => chunk.split('\n').filter(Boolean).map((line) => JSON.parse(line) as Record<string, unknown>));
+
+  it('purges and sweeps on its interval, counting what it purged', async () => {
+    const old = await recordImport(sql, accountId, { state: 'completed', createdMsAgo: 40 * DAY_MS, finishedMsAgo: 40 * DAY_MS });
+    const abandoned = await recordImport(sql, accountId, { state: 'running', createdMsAgo: 3 * HOUR_MS });
+
+    await expect.poll(() => stateOf(sql, old), { timeout: 5_000 }).toBeUndefined();
+    await expect.poll(async () => (await stateOf(sql, abandoned))?.state, { timeout: 5_000 }).toBe('failed');
+    expect(sampleValue(await worker.metrics.registry.metrics(), 'bulk_import_imports_purged_total')).toBe(1);
+    expect(loggedLines()).toContainEqual(expect.objectContaining({ msg: 'ended imports purged', purged: 1 }));
+    expect(loggedLines()).toContainEqual(expect.objectContaining({ msg: 'abandoned request imports recorded failed', swept: 1 }));
+  });
+});
