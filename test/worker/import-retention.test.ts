@@ -1,9 +1,14 @@
 import { randomUUID } from 'node:crypto';
+import type { Job, JobsOptions, Queue } from 'bullmq';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../src/shared/infra/config.js';
+import { loadConfig, type Config } from '../../src/shared/infra/config.js';
 import { createSql, type Sql } from '../../src/shared/infra/db.js';
 import { createLogger, type Logger } from '../../src/shared/infra/logger.js';
+import { createRedis, type RedisClient } from '../../src/shared/infra/redis.js';
+import type { ImportJobData, ImportResult } from '../../src/shared/import/import-job.js';
+import { createImportQueue, IMPORT_JOB_OPTIONS } from '../../src/shared/import/import-queue.js';
 import { encodeImportRows } from '../../src/shared/import/rows-hand-over.js';
+import { ImportRowsStore } from '../../src/shared/import/rows-store.js';
 import { findImportRecord, recordImportRunning } from '../../src/shared/repositories/import-records.js';
 import { failAbandonedImports, purgeEndedImports } from '../../src/shared/repositories/import-retention.js';
 import { ListingRowSchema } from '../../src/shared/rows/listing-row.js';
@@ -240,28 +245,59 @@ describe('the sweep of abandoned request imports (failAbandonedImports)', () => 
   });
 });
 
-/** The real worker (startWorker): its periodic purge and sweep. */
-describe('a running worker: retention on its interval', () => {
+/**
+ * The real worker (startWorker) on a queue of its own: its periodic purge and sweep, and the
+ * record of a job that failed for good.
+ */
+describe('a running worker: retention on its interval, and jobs that failed for good', () => {
   let database: TestDatabase;
   let sql: Sql;
   let accountId: string;
+  let config: Config;
   let worker: RunningWorker;
+  let redis: RedisClient;
+  let queue: Queue<ImportJobData, ImportResult>;
+  let rowsStore: ImportRowsStore;
   const logLines: string[] = [];
 
   beforeAll(async () => {
     database = await createTestDatabase();
-    const config = loadConfig({ DATABASE_URL: database.url, ...testRedisEnv(), REDIS_PREFIX: testRedisPrefix(), WORKER_CONCURRENCY: '1', LOG_LEVEL: 'info' });
+    config = loadConfig({ DATABASE_URL: database.url, ...testRedisEnv(), REDIS_PREFIX: testRedisPrefix(), WORKER_CONCURRENCY: '1', LOG_LEVEL: 'info' });
     sql = createSql(config, { max: 4 });
-    const [account] = await sql<{ id: string }[]>`insert into accounts (display_name, subscription_tier) values ('Kept', 'global') returning id`;
+    const [account] = await sql<{ id: string }[]>`insert into accounts (display_name, subscription_tier) values ('Failing', 'global') returning id`;
     accountId = account!.id;
+    redis = createRedis(config, 'blocking');
+    queue = createImportQueue(config, redis);
+    rowsStore = new ImportRowsStore(redis, config.redisPrefix);
     const log = createLogger(config, 'test', { write: (line: string) => void logLines.push(line) });
     worker = await startWorker(config, log, { importRetentionIntervalMs: 200 });
   });
   afterAll(async () => {
     await worker?.close();
+    await queue?.close();
+    redis?.disconnect();
     await sql?.end();
     await database?.drop();
   });
+
+  function jobData(overrides: Partial<ImportJobData> = {}): ImportJobData {
+    return { kind: 'listings', accountId, requestId: randomUUID(), total: 2, errors: [], rowCount: 2, ...overrides };
+  }
+
+  /** An import answered 504: recorded running by the API, its job still to run. */
+  async function answered504(jobId: string, data: ImportJobData): Promise<void> {
+    await recordImportRunning(sql, { jobId, accountId, kind: 'listings', requestId: data.requestId, total: data.total, errors: [] });
+  }
+
+  async function add(data: ImportJobData, jobId: string, options: JobsOptions = {}): Promise<Job<ImportJobData, ImportResult>> {
+    return queue.add('listings', data, { ...IMPORT_JOB_OPTIONS, ...options, jobId });
+  }
+
+  async function settled(jobId: string): Promise<{ state: string; attemptsMade: number; failedReason: string }> {
+    await expect.poll(() => queue.getJobState(jobId), { timeout: 15_000 }).toMatch(/^(completed|failed)$/);
+    const job = (await queue.getJob(jobId))!;
+    return { state: await job.getState(), attemptsMade: job.attemptsMade, failedReason: job.failedReason };
+  }
 
   const loggedLines = () => logLines.flatMap((chunk) => chunk.split('\n').filter(Boolean).map((line) => JSON.parse(line) as Record<string, unknown>));
 
@@ -274,5 +310,79 @@ describe('a running worker: retention on its interval', () => {
     expect(sampleValue(await worker.metrics.registry.metrics(), 'bulk_import_imports_purged_total')).toBe(1);
     expect(loggedLines()).toContainEqual(expect.objectContaining({ msg: 'ended imports purged', purged: 1 }));
     expect(loggedLines()).toContainEqual(expect.objectContaining({ msg: 'abandoned request imports recorded failed', swept: 1 }));
+  });
+
+  it('records the import of a job that failed at once (UnrecoverableError) failed: answered 504, it no longer reads running', async () => {
+    const jobId = randomUUID();
+    const data = jobData();
+    await answered504(jobId, data);
+    // no rows stored: they are gone, and the job fails for good on its first attempt
+    await add(data, jobId);
+
+    expect(await settled(jobId)).toMatchObject({ state: 'failed', attemptsMade: 1 });
+    await expect.poll(() => findImportRecord(sql, jobId), { timeout: 5_000 }).toEqual({ state: 'failed' });
+    expect((await stateOf(sql, jobId))?.finished_at).not.toBeNull();
+  });
+
+  it('records the import of a job whose attempts are spent failed', async () => {
+    const jobId = randomUUID();
+    const data = jobData();
+    await answered504(jobId, data);
+    // rows Redis cannot read as a string (WRONGTYPE): an error a retry might not meet, so it is retried
+    await redis.rpush(`${config.redisPrefix}:import-rows:${jobId}`, 'not rows');
+    await add(data, jobId, { attempts: 2, backoff: { type: 'fixed', delay: 100 } });
+
+    expect(await settled(jobId)).toMatchObject({ state: 'failed', attemptsMade: 2 });
+    await expect.poll(() => findImportRecord(sql, jobId), { timeout: 5_000 }).toEqual({ state: 'failed' });
+  });
+
+  it('does not record an attempt that is retried: the retry writes the import', async () => {
+    const jobId = randomUUID();
+    const data = jobData();
+    await answered504(jobId, data);
+    const rowsKey = `${config.redisPrefix}:import-rows:${jobId}`;
+    await redis.rpush(rowsKey, 'not rows');
+    await add(data, jobId, { attempts: 3, backoff: { type: 'fixed', delay: 1_000 } });
+
+    // the first attempt failed and waits for its retry; the rows become readable meanwhile
+    await expect.poll(async () => (await queue.getJob(jobId))?.attemptsMade, { timeout: 10_000 }).toBe(1);
+    await redis.del(rowsKey);
+    await rowsStore.put(jobId, twoListings());
+
+    expect(await settled(jobId)).toMatchObject({ state: 'completed', attemptsMade: 2 });
+    expect(await findImportRecord(sql, jobId)).toMatchObject({ state: 'completed', result: { inserted: 2 } });
+    expect(await writtenByJob(sql, jobId)).toEqual({ listings: 2, imports: 1 });
+  });
+
+  it('records the import of a job that stalled too often failed', async () => {
+    const jobId = randomUUID();
+    const data = jobData();
+    await answered504(jobId, data);
+    await rowsStore.put(jobId, twoListings());
+    // note: what BullMQ's stalled check (moveStalledJobsToWait) does to a job stalled more than
+    // maxStalledCount times: it marks a deferred failure, and puts the job back to wait. The job
+    // is delayed here so that no worker takes it before the mark.
+    await add(data, jobId, { delay: 500 });
+    await redis.hset(queue.toKey(jobId), 'defa', 'job stalled more than allowable limit');
+
+    expect(await settled(jobId)).toMatchObject({ state: 'failed', failedReason: 'job stalled more than allowable limit' });
+    await expect.poll(() => findImportRecord(sql, jobId), { timeout: 5_000 }).toEqual({ state: 'failed' });
+    expect(await writtenByJob(sql, jobId)).toEqual({ listings: 0, imports: 1 });
+  });
+
+  it('records nothing for a dry run or a job whose data does not parse', async () => {
+    const dryRun = randomUUID();
+    await add(jobData({ dryRun: true }), dryRun);
+    const malformed = randomUUID();
+    await add(jobData({ accountId: 'not-a-uuid' }), malformed);
+    // note: one job at a time (WORKER_CONCURRENCY 1), in order: once the last is recorded, the
+    // two before it were decided
+    const last = randomUUID();
+    await add(jobData(), last);
+
+    for (const jobId of [dryRun, malformed, last]) expect((await settled(jobId)).state).toBe('failed');
+    await expect.poll(() => findImportRecord(sql, last), { timeout: 5_000 }).toEqual({ state: 'failed' });
+    expect(await findImportRecord(sql, dryRun)).toBeUndefined();
+    expect(await findImportRecord(sql, malformed)).toBeUndefined();
   });
 });
