@@ -82,15 +82,19 @@ async function main(): Promise<void> {
     // --- 4. auth hot path, next to a bare route ------------------------------------------------
     if (want('auth')) {
       const bare = await stack.startBareServer();
+      // note: one import per account, read back beside /me: the import resource's cost over auth.
+      const importIds = await importOnePerAccount(stack, listingBodies[0]!);
       const targets = [
-        { name: 'auth: bare Fastify route c=32', baseUrl: bare.baseUrl, path: '/bare', withKey: false },
-        { name: 'auth: GET /v1/api/me c=32', baseUrl: stack.api.baseUrl, path: '/v1/api/me', withKey: true },
+        { name: 'auth: bare Fastify route c=32', baseUrl: bare.baseUrl, path: () => '/bare', withKey: false },
+        { name: 'auth: GET /v1/api/me c=32', baseUrl: stack.api.baseUrl, path: () => '/v1/api/me', withKey: true },
+        { name: 'imports: GET /v1/api/imports/{id} c=32', baseUrl: stack.api.baseUrl, path: (account: number) => `/v1/api/imports/${importIds[account]}`, withKey: true },
       ].map((target) => {
         const pool = new Pool(target.baseUrl, { connections: 32 });
         const run = async (index: number) => {
-          const account = stack.accounts[index % stack.accounts.length]!;
+          const accountIndex = index % stack.accounts.length;
+          const account = stack.accounts[accountIndex]!;
           const headers = target.withKey ? { authorization: `Bearer ${account.keys[Math.floor(index / 100) % account.keys.length]}` } : {};
-          const { statusCode, body } = await pool.request({ path: target.path, method: 'GET', headers });
+          const { statusCode, body } = await pool.request({ path: target.path(accountIndex), method: 'GET', headers });
           await body.dump();
           return statusCode;
         };
@@ -110,6 +114,8 @@ async function main(): Promise<void> {
       await bare.stop();
       const perRound = targets[1]!.rounds.map((me, i) => ratio(me.requestsPerSec, targets[0]!.rounds[i]!.requestsPerSec));
       record('auth: ratio /me to bare (req/s)', { ratio: [...perRound].sort((a, b) => a - b)[Math.floor(ROUNDS / 2)], rounds: perRound });
+      const importToMe = targets[2]!.rounds.map((read, i) => ratio(read.requestsPerSec, targets[1]!.rounds[i]!.requestsPerSec));
+      record('imports: ratio GET import to /me (req/s)', { ratio: [...importToMe].sort((a, b) => a - b)[Math.floor(ROUNDS / 2)], rounds: importToMe });
     }
 
     // --- 1 and 2. imports through HTTP and the queue, next to the floor -------------------------------
@@ -352,6 +358,28 @@ async function main(): Promise<void> {
   const file = new URL(`./results/${stamp}.json`, import.meta.url);
   writeFileSync(file, JSON.stringify({ at: new Date().toISOString(), quick, machine: { cores: os.cpus().length, memGiB: round(os.totalmem() / 2 ** 30), node: process.version }, results }, null, 2));
   console.log(`\n${lines.join('\n')}\n\nwritten ${file.pathname}`);
+}
+
+/** Imports one body for each account through the API and returns the import ids, by account. */
+async function importOnePerAccount(stack: BenchStack, body: string): Promise<string[]> {
+  const pool = new Pool(stack.api.baseUrl, { connections: 8 });
+  try {
+    return await Promise.all(
+      stack.accounts.map(async (account) => {
+        const { statusCode, body: reply } = await pool.request({
+          path: '/v1/api/listings/bulk',
+          method: 'POST',
+          headers: { authorization: `Bearer ${account.keys[0]}`, 'content-type': 'application/json' },
+          body,
+        });
+        const answer = (await reply.json()) as { import_id?: string };
+        if (statusCode !== 201 || answer.import_id === undefined) throw new Error(`bench: an import answered ${statusCode}`);
+        return answer.import_id;
+      }),
+    );
+  } finally {
+    await pool.close();
+  }
 }
 
 async function redisUsedMemory(stack: BenchStack): Promise<number> {

@@ -2,6 +2,7 @@ import type { Counter } from 'prom-client';
 import type { Sql } from '../shared/infra/db.js';
 import type { Logger } from '../shared/infra/logger.js';
 import { failAbandonedImports, purgeEndedImports } from '../shared/repositories/import-retention.js';
+import { ROWS_TTL_MS } from '../shared/import/rows-store.js';
 
 /** How often a worker purges ended imports and sweeps abandoned ones. */
 export const IMPORT_RETENTION_INTERVAL_MS = 10 * 60_000;
@@ -18,11 +19,11 @@ export const IMPORT_RETENTION_MAX_BATCHES = 10;
 
 /**
  * A request import still unfinished this long after it was accepted can never write: twice the
- * hour its rows wait in Redis (ROWS_TTL_MS in src/shared/import/rows-store.ts), and a job whose
+ * hour its rows wait in Redis (ROWS_TTL_MS), and a job whose
  * rows are gone writes nothing. note: a job still writing it holds its record, which the sweep
  * leaves alone (src/shared/repositories/import-retention.ts).
  */
-export const ABANDONED_AFTER_MS = 2 * 60 * 60_000;
+export const ABANDONED_AFTER_MS = 2 * ROWS_TTL_MS;
 
 export interface ImportRetentionSettings {
   retentionDays: number;

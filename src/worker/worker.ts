@@ -1,13 +1,13 @@
-import { Worker, type Job } from 'bullmq';
+import { Worker } from 'bullmq';
 import type { Config } from '../shared/infra/config.js';
-import { createSql, type Sql } from '../shared/infra/db.js';
+import { createSql } from '../shared/infra/db.js';
 import { IMPORT_QUEUE_NAME } from '../shared/import/import-queue.js';
-import { ImportJobDataSchema, type ImportResult, type ImportJobData } from '../shared/import/import-job.js';
+import type { ImportResult, ImportJobData } from '../shared/import/import-job.js';
 import { ImportRowsStore } from '../shared/import/rows-store.js';
 import type { Logger } from '../shared/infra/logger.js';
 import { createRedis } from '../shared/infra/redis.js';
 import { deleteExpiredIdempotencyKeys } from '../shared/repositories/idempotency-keys.js';
-import { recordImportNotWritten } from '../shared/repositories/import-records.js';
+import { failedForGood, recordFailedForGood } from './final-failure.js';
 import { faultHooks } from './fault-injection.js';
 import { createImportProcessor } from './import-processor.js';
 import { startImportRetention } from './import-retention.js';
@@ -94,41 +94,4 @@ export async function startWorker(config: Config, log: Logger, options: WorkerOp
       connection.disconnect();
     },
   };
-}
-
-/**
- * Whether this 'failed' is the job's last: no retry is left. note: BullMQ (6.x) emits the
- * worker's 'failed' after every failed attempt, retried ones included, in the worker that ran it
- * (Worker.handleFailed, after Job.moveToFailed). moveToFailed retries the job (to `delayed`)
- * unless the error is an UnrecoverableError or no attempt is left (attemptsMade + 1 >= attempts);
- * only when it moves the job to the failed set for good does it set `finishedOn`. A job stalled
- * more than maxStalledCount times is not failed by the stalled check itself: it goes back to
- * `wait` with a deferred failure (moveStalledJobsToWait sets `defa`), and the next worker to take
- * it fails it at once with an UnrecoverableError, through the same path. A failure that cannot be
- * recorded in Redis (the job's lock was lost to another worker) emits no 'failed' here. So
- * `finishedOn` set here means: failed for good, once per job. (QueueEvents' 'failed' fires once
- * per final failure too, but to every listener: every worker would fence.)
- */
-function failedForGood(job: Job<ImportJobData, ImportResult>): boolean {
-  return typeof job.finishedOn === 'number';
-}
-
-/**
- * Records the import of a job that failed for good as `failed` (recordImportNotWritten), so that
- * an import answered 504, recorded `running`, reads `failed` rather than `running` forever, and
- * the job can never write later. note: the API fences a job it still waits on too; both are the
- * same idempotent statement. A dry run is never recorded, and a job whose data does not parse
- * has no import to record. Never throws.
- */
-async function recordFailedForGood(sql: Sql, job: Job<ImportJobData, ImportResult>, log: Logger): Promise<void> {
-  const parsed = ImportJobDataSchema.safeParse(job.data);
-  if (!parsed.success || job.id === undefined || parsed.data.dryRun) return;
-  const { accountId, kind, requestId, total, errors, createdAt } = parsed.data;
-  const jobLog = log.child({ jobId: job.id, requestId });
-  try {
-    const record = await recordImportNotWritten(sql, { jobId: job.id, accountId, kind, requestId, total, errors, createdAt });
-    jobLog.info({ state: record.state }, 'import job failed for good; its import is recorded');
-  } catch (err) {
-    jobLog.warn({ err }, 'could not record the import of a job that failed for good');
-  }
 }

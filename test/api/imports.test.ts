@@ -135,6 +135,21 @@ describe('GET /v1/api/imports (the import resource)', () => {
     }
   });
 
+  it('refuses a revoked key on the very next read, as on every API-key route', async () => {
+    const { account, key } = await newPartner(service);
+    const id = importIdOf(await post(key, 'listings', [validListing()]));
+    const reader = await service.createKey(account, ['jobs:read']);
+    expect((await get(reader, `/v1/api/imports/${id}`)).statusCode).toBe(200);
+    const [record] = await service.sql<{ id: string }[]>`select id from api_keys where account_id = ${account.id} and 'jobs:read' = any(scopes)`;
+    const revoked = await service.request({ method: 'DELETE', url: `/v1/api/keys/${record!.id}`, headers: bearer(account.sessionToken) });
+    expect(revoked.statusCode).toBe(200);
+    for (const url of [`/v1/api/imports/${id}`, '/v1/api/imports', `/v1/api/imports/${id}/errors`]) {
+      const res = await get(reader, url);
+      expect(res.statusCode).toBe(401);
+      expect(res.json()).toEqual({ error: 'Invalid API key' });
+    }
+  });
+
   it('lists the account\'s imports newest first, a page at a time', async () => {
     const { key } = await newPartner(service);
     const ids: string[] = [];

@@ -370,19 +370,25 @@ describe('a running worker: retention on its interval, and jobs that failed for 
     expect(await writtenByJob(sql, jobId)).toEqual({ listings: 0, imports: 1 });
   });
 
-  it('records nothing for a dry run or a job whose data does not parse', async () => {
+  it('records nothing for a dry run, a job whose data does not parse, or a job no answer recorded', async () => {
     const dryRun = randomUUID();
     await add(jobData({ dryRun: true }), dryRun);
     const malformed = randomUUID();
     await add(jobData({ accountId: 'not-a-uuid' }), malformed);
+    // a job that did not come from the API (anything with Redis access can add one)
+    const unrecorded = randomUUID();
+    await add(jobData(), unrecorded);
     // note: one job at a time (WORKER_CONCURRENCY 1), in order: once the last is recorded, the
-    // two before it were decided
+    // three before it were decided
     const last = randomUUID();
-    await add(jobData(), last);
+    const lastData = jobData();
+    await answered504(last, lastData);
+    await add(lastData, last);
 
-    for (const jobId of [dryRun, malformed, last]) expect((await settled(jobId)).state).toBe('failed');
+    for (const jobId of [dryRun, malformed, unrecorded, last]) expect((await settled(jobId)).state).toBe('failed');
     await expect.poll(() => findImportRecord(sql, last), { timeout: 5_000 }).toEqual({ state: 'failed' });
     expect(await findImportRecord(sql, dryRun)).toBeUndefined();
     expect(await findImportRecord(sql, malformed)).toBeUndefined();
+    expect(await findImportRecord(sql, unrecorded)).toBeUndefined();
   });
 });

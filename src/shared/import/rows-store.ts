@@ -6,7 +6,7 @@ import type { RedisClient } from '../infra/redis.js';
  * timeout, finish timeout, retries, a stalled job's second run); it only bounds what a crashed
  * process leaves behind, as the rows are deleted once their job is written or refused.
  */
-const ROWS_TTL_MS = 60 * 60_000;
+export const ROWS_TTL_MS = 60 * 60_000;
 
 /**
  * The rows of an import job wait in a Redis key of their own, next to the job rather than in

@@ -108,3 +108,16 @@ export async function recordImportRunning(sql: Sql, input: ImportOfRequest): Pro
             ${sql.json(input.errors)}, 'running', ${createdAtOf(input)})
     on conflict (job_id) do nothing`;
 }
+
+/**
+ * Records an import answered 504 (`running`) whose job then failed for good as `failed`; true
+ * when it did. note: an update of that record only: a job nothing recorded (the API answered
+ * before it failed, or it came from anything else with Redis access) gets no record, so the queue
+ * cannot add imports to an account's list.
+ */
+export async function failRunningImport(sql: Sql, jobId: string): Promise<boolean> {
+  const failed = await sql`
+    update imports set state = 'failed', finished_at = now()
+    where job_id = ${jobId} and state = 'running' and source = 'request'`;
+  return failed.count === 1;
+}
