@@ -7,6 +7,7 @@ import { IMPORT_QUEUE_NAME } from '../../src/shared/import/import-queue.js';
 import { ImportRowsStore } from '../../src/shared/import/rows-store.js';
 import { createRedis } from '../../src/shared/infra/redis.js';
 import { createImportProcessor } from '../../src/worker/import-processor.js';
+import { purgeEndedImports } from '../../src/shared/repositories/import-retention.js';
 import { bearer, validListing, validMachine } from '../support/fixtures.js';
 import { newPartner } from '../support/bulk-endpoint.js';
 import { startTestService, type TestService } from '../support/test-service.js';
@@ -229,6 +230,23 @@ describe('GET /v1/api/imports (the import resource)', () => {
     // JSON stays the answer unless CSV is asked for
     const json = await get(key, `/v1/api/imports/${id}/errors`, { accept: 'application/json, text/csv;q=0.5' });
     expect(json.headers['content-type']).toMatch(/^application\/json/);
+  });
+
+  it('answers 404 for an import purged after IMPORT_RETENTION_DAYS, with its error list, and keeps a younger one', async () => {
+    const { key } = await newPartner(service);
+    const old = importIdOf(await post(key, 'listings', [validListing(), validListing({ currency: 'EUR' })]));
+    const young = importIdOf(await post(key, 'listings', [validListing()]));
+    // the old import ended 31 days ago
+    await service.sql`update imports set finished_at = now() - interval '31 days', created_at = now() - interval '31 days' where job_id = ${old}`;
+    expect(await purgeEndedImports(service.sql, { retentionDays: 30, limit: 1_000 })).toBeGreaterThanOrEqual(1);
+
+    for (const url of [`/v1/api/imports/${old}`, `/v1/api/imports/${old}/errors`]) {
+      const res = await get(key, url);
+      expect(res.statusCode).toBe(404);
+      expect(res.json()).toEqual({ error: 'Import not found' });
+    }
+    expect((await get(key, `/v1/api/imports/${young}`)).statusCode).toBe(200);
+    expect((await get(key, '/v1/api/imports')).json<{ data: { id: string }[] }>().data.map((found) => found.id)).toEqual([young]);
   });
 
   it('keeps reading an import from its record when the queue has forgotten it', async () => {
