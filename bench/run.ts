@@ -85,9 +85,25 @@ async function main(): Promise<void> {
       // note: one import per account, read back beside /me: the import resource's cost over auth.
       const importIds = await importOnePerAccount(stack, listingBodies[0]!);
       const targets = [
-        { name: 'auth: bare Fastify route c=32', baseUrl: bare.baseUrl, path: () => '/bare', withKey: false },
-        { name: 'auth: GET /v1/api/me c=32', baseUrl: stack.api.baseUrl, path: () => '/v1/api/me', withKey: true },
-        { name: 'imports: GET /v1/api/imports/{id} c=32', baseUrl: stack.api.baseUrl, path: (account: number) => `/v1/api/imports/${importIds[account]}`, withKey: true },
+        { name: 'auth: bare Fastify route c=32', baseUrl: bare.baseUrl, path: () => '/bare', withKey: false, expected: 200 },
+        { name: 'auth: GET /v1/api/me c=32', baseUrl: stack.api.baseUrl, path: () => '/v1/api/me', withKey: true, expected: 200 },
+        {
+          name: 'imports: GET /v1/api/imports/{id} c=32',
+          baseUrl: stack.api.baseUrl,
+          path: (account: number) => `/v1/api/imports/${importIds[account]}`,
+          withKey: true,
+          expected: 200,
+        },
+        // note: a 404 for another account's import beside one for an id nobody has: a partner
+        // must not tell them apart, by time either.
+        {
+          name: 'imports: 404, another account\'s id c=32',
+          baseUrl: stack.api.baseUrl,
+          path: (account: number) => `/v1/api/imports/${importIds[(account + 1) % importIds.length]}`,
+          withKey: true,
+          expected: 404,
+        },
+        { name: 'imports: 404, an unknown id c=32', baseUrl: stack.api.baseUrl, path: () => `/v1/api/imports/${randomUUID()}`, withKey: true, expected: 404 },
       ].map((target) => {
         const pool = new Pool(target.baseUrl, { connections: 32 });
         const run = async (index: number) => {
@@ -98,13 +114,13 @@ async function main(): Promise<void> {
           await body.dump();
           return statusCode;
         };
-        return { ...target, pool, run, rounds: [] as LoadResult[] };
+        return { ...target, pool, run, ok: (status: number) => status === target.expected, rounds: [] as LoadResult[] };
       });
-      for (const target of targets) await runLoad({ concurrency: 32, operations: 2_000, rowsPerOperation: 0, run: target.run }); // warm-up
+      for (const target of targets) await runLoad({ concurrency: 32, operations: 2_000, rowsPerOperation: 0, run: target.run, ok: target.ok }); // warm-up
       // note: the two alternate in rounds, so a swing of the shared machine's speed lands on
       // both; the ratio reported is the median of the rounds' ratios.
       for (let round = 0; round < ROUNDS; round += 1) {
-        for (const target of targets) target.rounds.push(await runLoad({ concurrency: 32, operations: N(15_000, 8_000), rowsPerOperation: 0, run: target.run }));
+        for (const target of targets) target.rounds.push(await runLoad({ concurrency: 32, operations: N(15_000, 8_000), rowsPerOperation: 0, run: target.run, ok: target.ok }));
       }
       for (const target of targets) {
         await target.pool.close();
@@ -116,6 +132,11 @@ async function main(): Promise<void> {
       record('auth: ratio /me to bare (req/s)', { ratio: [...perRound].sort((a, b) => a - b)[Math.floor(ROUNDS / 2)], rounds: perRound });
       const importToMe = targets[2]!.rounds.map((read, i) => ratio(read.requestsPerSec, targets[1]!.rounds[i]!.requestsPerSec));
       record('imports: ratio GET import to /me (req/s)', { ratio: [...importToMe].sort((a, b) => a - b)[Math.floor(ROUNDS / 2)], rounds: importToMe });
+      const foreignToUnknown = targets[3]!.rounds.map((foreign, i) => ratio(foreign.p50Ms, targets[4]!.rounds[i]!.p50Ms));
+      record('imports: ratio 404 p50, another account\'s id to an unknown one', {
+        ratio: [...foreignToUnknown].sort((a, b) => a - b)[Math.floor(ROUNDS / 2)],
+        rounds: foreignToUnknown,
+      });
     }
 
     // --- 1 and 2. imports through HTTP and the queue, next to the floor -------------------------------

@@ -100,7 +100,7 @@ describe('Expect: 100-continue: a refusal instead of 100 Continue, 100 Continue 
   it('gives a good import 100 Continue, then, once the body has arrived, its 201', async () => {
     const exchange = await expectContinue(port, bulkHead(bearer(key)), listingsBody);
     expect(exchange.statuses).toEqual([100, 201]);
-    expect(JSON.parse(exchange.body)).toEqual({ inserted: 1, skipped: 0, errors: [] });
+    expect(JSON.parse(exchange.body)).toEqual({ inserted: 1, skipped: 0, errors: [], import_id: expect.any(String) });
   });
 
   it('gives a good machines import 100 Continue, then its 201', async () => {

@@ -54,7 +54,7 @@ function expectCleanReply(res: LightMyRequestResponse): unknown {
   const body: unknown = JSON.parse(res.body);
   if (res.statusCode === 201) {
     const sync = typeof body === 'object' && body !== null && 'updated' in body ? { updated: expect.any(Number), unchanged: expect.any(Number) } : {};
-    expect(body).toEqual({ inserted: expect.any(Number), ...sync, skipped: expect.any(Number), errors: expect.any(Array) });
+    expect(body).toEqual({ inserted: expect.any(Number), ...sync, skipped: expect.any(Number), errors: expect.any(Array), import_id: expect.any(String) });
   } else {
     expect(body).toMatchObject({ error: expect.any(String) });
   }
@@ -153,7 +153,7 @@ describe('POST /v1/api/listings/bulk and /v1/api/machines/bulk with hostile bodi
                 held.set(id, text);
               }
               const sync = accepted.matchExternalIds ? { updated: counts.updated, unchanged: counts.unchanged } : {};
-              expect(reply as BulkReply).toEqual({ inserted: counts.inserted, ...sync, skipped: accepted.errors.length, errors: accepted.errors });
+              expect(reply as BulkReply).toEqual({ inserted: counts.inserted, ...sync, skipped: accepted.errors.length, errors: accepted.errors, import_id: expect.any(String) });
               // Checked per request, so that fast-check can shrink a failure to a small body: the
               // rows this import created or changed (an unchanged row keeps its earlier import).
               const written = await rowsOfRequest(kind, String(res.headers['x-request-id']));
@@ -307,7 +307,7 @@ describe('POST /v1/api/listings/bulk and /v1/api/machines/bulk: hostile examples
       const res = await post('listings', { listings: [validListing(sent)] });
 
       expect(res.statusCode).toBe(201);
-      expect(res.json()).toEqual({ inserted: 1, skipped: 0, errors: [] });
+      expect(res.json()).toEqual({ inserted: 1, skipped: 0, errors: [], import_id: expect.any(String) });
       expect(await listingsTitled(title)).toEqual([{ ...sent, thumbnail_url: sent.photo_urls[0] }]);
       expect((await counts()).listings).toBeGreaterThan(0);
     });
@@ -359,7 +359,7 @@ describe('POST /v1/api/listings/bulk and /v1/api/machines/bulk: hostile examples
       const res = await post('machines', { machines: [validMachine({ template_id: tooLong }), validMachine({ template_id })] });
 
       expect(res.statusCode).toBe(201);
-      expect(res.json()).toEqual({ inserted: 1, skipped: 1, errors: [rowError(0, 'template_id: must be at most 200 characters', 'too_long')] });
+      expect(res.json()).toEqual({ inserted: 1, skipped: 1, errors: [rowError(0, 'template_id: must be at most 200 characters', 'too_long')], import_id: expect.any(String) });
       const [row] = await service.sql`select char_length(template_id)::int as length, template_id = ${template_id} as same from machines where account_id = ${account.id} and md5(template_id) = md5(${template_id})`;
       expect(row).toEqual({ length: 200, same: true });
     });
@@ -377,7 +377,7 @@ describe('POST /v1/api/listings/bulk and /v1/api/machines/bulk: hostile examples
       const res = await post('listings', { listings: [validListing({ photo_urls: [url] }), validListing()] });
 
       expect(res.statusCode).toBe(201);
-      expect(res.json()).toEqual({ inserted: 1, skipped: 1, errors: [rowError(0, 'photo_urls[0]: must be an absolute https:// URL', 'invalid_url')] });
+      expect(res.json()).toEqual({ inserted: 1, skipped: 1, errors: [rowError(0, 'photo_urls[0]: must be an absolute https:// URL', 'invalid_url')], import_id: expect.any(String) });
     });
   });
 
@@ -393,7 +393,7 @@ describe('POST /v1/api/listings/bulk and /v1/api/machines/bulk: hostile examples
       const res = await post('listings', { listings: [validListing(overrides), validListing()] });
 
       expect(res.statusCode).toBe(201);
-      expect(res.json()).toEqual({ inserted: 1, skipped: 1, errors: [rowError(0, reason, 'invalid_characters')] });
+      expect(res.json()).toEqual({ inserted: 1, skipped: 1, errors: [rowError(0, reason, 'invalid_characters')], import_id: expect.any(String) });
     });
 
     it.each([
@@ -405,7 +405,7 @@ describe('POST /v1/api/listings/bulk and /v1/api/machines/bulk: hostile examples
       const res = await post('machines', { machines: [validMachine(overrides), validMachine()] });
 
       expect(res.statusCode).toBe(201);
-      expect(res.json()).toEqual({ inserted: 1, skipped: 1, errors: [rowError(0, reason, 'invalid_characters')] });
+      expect(res.json()).toEqual({ inserted: 1, skipped: 1, errors: [rowError(0, reason, 'invalid_characters')], import_id: expect.any(String) });
     });
 
     it('in the only row: 400 no valid rows naming the field, nothing written', async () => {
@@ -433,21 +433,21 @@ describe('POST /v1/api/listings/bulk and /v1/api/machines/bulk: hostile examples
       const res = await postRaw('listings', listingWith('extra', nested(10_000)));
 
       expect(res.statusCode).toBe(201);
-      expect(res.json()).toEqual({ inserted: 1, skipped: 0, errors: [] });
+      expect(res.json()).toEqual({ inserted: 1, skipped: 0, errors: [], import_id: expect.any(String) });
     });
 
     it('accepts a row with a 10,000-deep nested object in an unknown field', async () => {
       const res = await postRaw('listings', listingWith('extra', nestedObjects(10_000)));
 
       expect(res.statusCode).toBe(201);
-      expect(res.json()).toEqual({ inserted: 1, skipped: 0, errors: [] });
+      expect(res.json()).toEqual({ inserted: 1, skipped: 0, errors: [], import_id: expect.any(String) });
     });
 
     it('accepts a row with a 10,000-deep nested array in an unknown field when an Idempotency-Key is sent', async () => {
       const res = await postRaw('listings', listingWith('extra', nested(10_000)), { 'idempotency-key': 'deep-nesting' });
 
       expect(res.statusCode).toBe(201);
-      expect(res.json()).toEqual({ inserted: 1, skipped: 0, errors: [] });
+      expect(res.json()).toEqual({ inserted: 1, skipped: 0, errors: [], import_id: expect.any(String) });
     });
 
     it.each([
@@ -577,7 +577,7 @@ describe('POST /v1/api/listings/bulk and /v1/api/machines/bulk: hostile examples
       const res = await postRaw(kind, withEscape(kind, [valid(overrides), valid()], 'x\\udc00y'));
 
       expect(res.statusCode).toBe(201);
-      expect(res.json()).toEqual({ inserted: 1, skipped: 1, errors: [rowError(0, `${field}: ${NOT_UNICODE}`, 'invalid_characters')] });
+      expect(res.json()).toEqual({ inserted: 1, skipped: 1, errors: [rowError(0, `${field}: ${NOT_UNICODE}`, 'invalid_characters')], import_id: expect.any(String) });
     });
   });
 

@@ -28,7 +28,7 @@ describe.each(['listings', 'machines'] as const)('syncing %s by external_id', (k
     const { key } = await newPartner(service);
     const response = await postBulk(service, kind, key, { [kind]: [validRow(kind), validRow(kind)] });
     expect(response.statusCode).toBe(201);
-    expect(Object.keys(response.json())).toEqual(['inserted', 'skipped', 'errors']);
+    expect(Object.keys(response.json())).toEqual(['inserted', 'skipped', 'errors', 'import_id']);
   });
 
   it('creates, then updates in place, then leaves alone: a second run of the same file doubles nothing', async () => {
@@ -37,14 +37,14 @@ describe.each(['listings', 'machines'] as const)('syncing %s by external_id', (k
 
     const first = await postBulk(service, kind, key, { [kind]: rows });
     expect(first.statusCode).toBe(201);
-    expect(first.json()).toEqual({ inserted: 6, updated: 0, unchanged: 0, skipped: 0, errors: [] });
+    expect(first.json()).toEqual({ inserted: 6, updated: 0, unchanged: 0, skipped: 0, errors: [], import_id: expect.any(String) });
 
     const same = await postBulk(service, kind, key, { [kind]: rows });
-    expect(same.json()).toEqual({ inserted: 0, updated: 0, unchanged: 6, skipped: 0, errors: [] });
+    expect(same.json()).toEqual({ inserted: 0, updated: 0, unchanged: 6, skipped: 0, errors: [], import_id: expect.any(String) });
 
     const changed = rows.map((row, i) => (i < 3 ? { ...row, [kind === 'listings' ? 'title' : 'nickname']: `Changed ${i}` } : row));
     const third = await postBulk(service, kind, key, { [kind]: [...changed, validRow(kind)] });
-    expect(third.json()).toEqual({ inserted: 1, updated: 3, unchanged: 3, skipped: 0, errors: [] });
+    expect(third.json()).toEqual({ inserted: 1, updated: 3, unchanged: 3, skipped: 0, errors: [], import_id: expect.any(String) });
     expect((await storedFor(service, account))[kind]).toBe(7);
   });
 
@@ -152,7 +152,7 @@ describe.each(['listings', 'machines'] as const)('syncing %s by external_id', (k
     const body = { [kind]: [{ ...rows[0]!, external_id: 'I-1', [kind === 'listings' ? 'material' : 'model']: 'Other' }, rows[1]!] };
     const first = await postBulk(service, kind, key, body, `sync-${kind}-1`);
     const replay = await postBulk(service, kind, key, body, `sync-${kind}-1`);
-    expect(first.json()).toEqual({ inserted: 0, updated: 1, unchanged: 1, skipped: 0, errors: [] });
+    expect(first.json()).toEqual({ inserted: 0, updated: 1, unchanged: 1, skipped: 0, errors: [], import_id: expect.any(String) });
     expect(replay.headers['idempotent-replayed']).toBe('true');
     expect(replay.json()).toEqual(first.json());
     expect((await storedFor(service, account))[kind]).toBe(2);
@@ -177,7 +177,8 @@ describe.each(['listings', 'machines'] as const)('syncing %s by external_id', (k
       const real = await postBulk(service, kind, key, body);
       expect(real.statusCode).toBe(201);
       const { dry_run: _dry, ...expected } = answer;
-      expect(real.json()).toEqual(expected);
+      // a dry run has no import; the real one names its own
+      expect(real.json()).toEqual({ ...expected, import_id: expect.any(String) });
     });
 
     it('answers a dry run without external ids with the plain counts', async () => {
@@ -207,7 +208,7 @@ describe.each(['listings', 'machines'] as const)('syncing %s by external_id', (k
       const { account, key } = await newPartner(service);
       const response = await dryRun(key, { [kind]: [validRow(kind)] }, 'dry_run=false');
       expect(response.statusCode).toBe(201);
-      expect(response.json()).toEqual({ inserted: 1, skipped: 0, errors: [] });
+      expect(response.json()).toEqual({ inserted: 1, skipped: 0, errors: [], import_id: expect.any(String) });
       expect((await storedFor(service, account))[kind]).toBe(1);
     });
 
