@@ -25,7 +25,7 @@ describe('import jobs when a worker dies', () => {
     // note: on failure, the reply and the processes' last lines say what happened.
     const story = () => [JSON.stringify(body), ...api.output.slice(-15), ...doomed.output.slice(-10)].join('\n');
     expect(status, story()).toBe(201);
-    expect(body).toEqual({ inserted: 7, skipped: 0, errors: [] });
+    expect(body).toEqual({ inserted: 7, skipped: 0, errors: [], import_id: expect.any(String) });
     expect(await scenario.countRows()).toEqual({ listings: 7, imports: 1 });
   });
 
@@ -42,7 +42,7 @@ describe('import jobs when a worker dies', () => {
     const survivor = await scenario.startWorker();
     const { status, body } = await reply;
     expect(status).toBe(201);
-    expect(body).toEqual({ inserted: 5, skipped: 0, errors: [] });
+    expect(body).toEqual({ inserted: 5, skipped: 0, errors: [], import_id: expect.any(String) });
     expect(await scenario.countRows()).toEqual({ listings: 5, imports: 1 });
     expect(survivor.output.some((line) => line.includes('import written'))).toBe(true);
   });
