@@ -74,25 +74,35 @@ async function readAtMost(res: Response, maxBytes: number, abandon: () => void):
   return new TextDecoder().decode(Buffer.concat(chunks, size));
 }
 
-/** The bulk endpoints of the API, one attempt per call; never throws. */
+/** The endpoints of the API the CLI uses, one attempt per call; never throws. */
 export class ApiClient {
   constructor(private readonly options: ApiClientOptions) {}
 
   /** One attempt; `dryRun` sends it as a server dry run (`?dry_run=true`), which writes nothing. */
   async postBulk(kind: string, body: string, idempotencyKey: string | undefined, dryRun = false): Promise<AttemptResult> {
+    const headers: Record<string, string> = { 'content-type': 'application/json' };
+    if (idempotencyKey !== undefined) headers['idempotency-key'] = idempotencyKey;
+    return this.attempt('POST', `v1/api/${kind}/bulk${dryRun ? '?dry_run=true' : ''}`, headers, body);
+  }
+
+  /** One GET of `path` (relative to the base URL, e.g. `v1/api/imports/<id>`), answered in JSON. */
+  async get(path: string): Promise<AttemptResult> {
+    return this.attempt('GET', path, { accept: 'application/json' });
+  }
+
+  private async attempt(method: 'GET' | 'POST', path: string, extraHeaders: Record<string, string>, body?: string): Promise<AttemptResult> {
     const headers: Record<string, string> = {
       authorization: `Bearer ${this.options.apiKey}`,
-      'content-type': 'application/json',
       'user-agent': this.options.userAgent,
+      ...extraHeaders,
     };
-    if (idempotencyKey !== undefined) headers['idempotency-key'] = idempotencyKey;
     const sentAt = Date.now();
     const abandon = new AbortController();
     try {
-      const res = await fetch(new URL(`v1/api/${kind}/bulk${dryRun ? '?dry_run=true' : ''}`, this.base()), {
-        method: 'POST',
+      const res = await fetch(new URL(path, this.base()), {
+        method,
         headers,
-        body,
+        ...(body === undefined ? {} : { body }),
         // note: a redirect is answered, never followed: following it would send the key and the
         // rows to wherever the Location points, and count that server's 201 as an import.
         redirect: 'manual',

@@ -1,21 +1,21 @@
 import { parseArgs } from 'node:util';
-import { isWellFormedApiKey } from '../../shared/access/api-key.js';
 import { IMPORT_KIND_NAMES, type ImportKind } from '../../shared/import/import-kinds.js';
-import { isLoopbackHost } from './loopback.js';
+import { apiTargetOf } from './api-target.js';
 import { reportFormatOfPath, type ReportFormat } from './report.js';
-import { DEFAULT_RETRY_POLICY } from './send-batch.js';
+import { REQUEST_OPTIONS, REQUEST_OPTIONS_USAGE, requestLimitsOf } from './request-options.js';
 import { formatOfPath, type InputFormatName } from './source-row.js';
+import { UsageError } from './usage-error.js';
+
+export { UsageError } from './usage-error.js';
 
 export const USAGE = `usage: bulk-import listings|machines FILE [options]
+       bulk-import imports show|list|errors ...   look up past imports (bulk-import imports --help)
 
 FILE is .csv (a header of API field names, array cells separated by |), .json (an array of
 rows) or .ndjson / .jsonl (one row per line).
 
 options:
-  --api-key KEY          API key (default: $BULK_IMPORT_API_KEY)
-  --base-url URL         API base URL, e.g. https://api.example.com (default: $BULK_IMPORT_BASE_URL)
-  --insecure             allow a plain http:// base URL to a host other than this machine (the
-                         API key then crosses the network unencrypted)
+${REQUEST_OPTIONS_USAGE}
   --report FILE          write the failed rows to FILE (.csv: line,reason,field,code,external_id, a
                          line per problem; .json: [{line, external_id, reason, details}])
   --dry-run              validate every row locally; send nothing
@@ -25,11 +25,6 @@ options:
   --format FORMAT        csv, json or ndjson, when the extension does not say
   --no-idempotency       the server lacks Idempotency-Key support: never retry a request whose
                          outcome is unknown (5xx other than 503, dropped connection, timeout)
-  --retries N            attempts per batch on network errors and 5xx (default ${DEFAULT_RETRY_POLICY.maxAttempts})
-  --timeout SEC          per request (default 120)
-  --max-wait SEC         longest Retry-After to wait out, else stop (default ${DEFAULT_RETRY_POLICY.maxWaitMs / 1000})
-  --max-retry-time SEC   longest time to keep retrying one batch, waits included (429s, 503s,
-                         lost replies), else stop (default ${DEFAULT_RETRY_POLICY.maxRetryTimeMs / 1000})
   --quiet                no progress output, only notices
   --json                 print the summary as one JSON object
   -h, --help             this text
@@ -43,8 +38,6 @@ failed or are unaccounted for (the report says which); 2 usage error, unreadable
 authentication failure, the server unreachable or retried past --retries or --max-retry-time, or
 a reply that cannot be believed (counts that do not add up to the rows sent, a reply too large
 to read): that batch's rows are unaccounted for, check them before sending them again.`;
-
-export class UsageError extends Error {}
 
 export interface CliOptions {
   kind: ImportKind;
@@ -67,15 +60,6 @@ export interface CliOptions {
   maxRetryTimeMs: number;
   quiet: boolean;
   json: boolean;
-}
-
-function positiveNumber(name: string, raw: string | undefined, fallback: number, integer = false): number {
-  if (raw === undefined) return fallback;
-  const value = Number(raw);
-  if (!Number.isFinite(value) || value <= 0 || (integer && !Number.isInteger(value))) {
-    throw new UsageError(`${name} must be a positive ${integer ? 'whole ' : ''}number (got ${JSON.stringify(raw)})`);
-  }
-  return value;
 }
 
 /**
@@ -109,18 +93,12 @@ export function parseCliArgs(argv: string[], env: NodeJS.ProcessEnv): CliOptions
       args: rest,
       allowPositionals: true,
       options: {
-        'api-key': { type: 'string' },
-        'base-url': { type: 'string' },
+        ...REQUEST_OPTIONS,
         report: { type: 'string' },
         format: { type: 'string' },
         'no-idempotency': { type: 'boolean', default: false },
-        retries: { type: 'string' },
-        timeout: { type: 'string' },
-        'max-wait': { type: 'string' },
-        'max-retry-time': { type: 'string' },
         quiet: { type: 'boolean', default: false },
         json: { type: 'boolean', default: false },
-        insecure: { type: 'boolean', default: false },
         help: { type: 'boolean', short: 'h', default: false },
       },
     });
@@ -130,6 +108,7 @@ export function parseCliArgs(argv: string[], env: NodeJS.ProcessEnv): CliOptions
   const { values, positionals } = parsed;
   if (values.help) return 'help';
   const [kind, file, ...extra] = positionals;
+  if (kind === 'imports') throw new UsageError('imports comes first: bulk-import imports show|list|errors ... [options]');
   if (kind === undefined || !(IMPORT_KIND_NAMES as string[]).includes(kind)) {
     throw new UsageError(`the first argument must be ${IMPORT_KIND_NAMES.join(' or ')} (got ${JSON.stringify(kind ?? '')})`);
   }
@@ -152,53 +131,19 @@ export function parseCliArgs(argv: string[], env: NodeJS.ProcessEnv): CliOptions
     report = { path: values.report, format: reportFormat };
   }
 
-  const sends = dryRun !== 'local';
-  const apiKey = values['api-key'] ?? env.BULK_IMPORT_API_KEY;
-  const baseUrl = values['base-url'] ?? env.BULK_IMPORT_BASE_URL;
-  // note: named in messages, so a URL set long ago in the environment is not mistaken for an option.
-  const baseUrlOrigin = values['base-url'] === undefined ? 'BULK_IMPORT_BASE_URL' : '--base-url';
-  if (sends) {
-    if (apiKey === undefined || apiKey === '') throw new UsageError('an API key is required: --api-key or BULK_IMPORT_API_KEY');
-    // note: checked here because every malformed key the server sees counts toward the IP lockout.
-    if (!isWellFormedApiKey(apiKey)) throw new UsageError('the API key is malformed: expected svc_live_<8 hex>_<32 hex>');
-    if (baseUrl === undefined || baseUrl === '') throw new UsageError('a base URL is required: --base-url or BULK_IMPORT_BASE_URL');
-    // note: not URL.canParse, whose optimised path on Node 20 refuses some valid non-ASCII hosts.
-    if (!isHttpOrHttpsUrl(baseUrl)) {
-      throw new UsageError(`the base URL must be an http:// or https:// URL (got ${JSON.stringify(baseUrl)})`);
-    }
-    if (sendsKeyInTheClear(baseUrl) && !values.insecure) {
-      throw new UsageError(`${baseUrlOrigin} ${baseUrl} sends your API key unencrypted; use https://, or --insecure to send it anyway`);
-    }
-  }
-
+  // note: a local dry run sends nothing, so it needs neither key nor URL.
+  const target = dryRun === 'local' ? undefined : apiTargetOf(values, env);
   return {
     kind: kind as ImportKind,
     file,
     format,
     dryRun,
-    ...(sends ? { apiKey, baseUrl, baseUrlOrigin } : {}),
-    insecureHttp: sends && sendsKeyInTheClear(baseUrl!),
+    ...(target ? { apiKey: target.apiKey, baseUrl: target.baseUrl, baseUrlOrigin: target.baseUrlOrigin } : {}),
+    insecureHttp: target?.insecureHttp ?? false,
     ...(report ? { report } : {}),
     idempotency: !values['no-idempotency'],
-    maxAttempts: positiveNumber('--retries', values.retries, DEFAULT_RETRY_POLICY.maxAttempts, true),
-    timeoutMs: positiveNumber('--timeout', values.timeout, 120) * 1000,
-    maxWaitMs: positiveNumber('--max-wait', values['max-wait'], DEFAULT_RETRY_POLICY.maxWaitMs / 1000) * 1000,
-    maxRetryTimeMs: positiveNumber('--max-retry-time', values['max-retry-time'], DEFAULT_RETRY_POLICY.maxRetryTimeMs / 1000) * 1000,
+    ...requestLimitsOf(values),
     quiet: values.quiet,
     json: values.json,
   };
-}
-
-/** Plain http:// to a host that is not this machine. */
-function sendsKeyInTheClear(baseUrl: string): boolean {
-  const url = new URL(baseUrl);
-  return url.protocol === 'http:' && !isLoopbackHost(url.hostname);
-}
-
-function isHttpOrHttpsUrl(value: string): boolean {
-  try {
-    return /^https?:$/.test(new URL(value).protocol);
-  } catch {
-    return false;
-  }
 }

@@ -6,7 +6,7 @@ import { serverText } from './printable.js';
 
 // note: the row-error codes are a closed set that grows: a newer server may send a code this CLI
 // does not know yet, and its reply is no less true. Any code is taken and passed on as it came.
-const ReplyRowErrorSchema = RowErrorSchema.extend({
+export const ReplyRowErrorSchema = RowErrorSchema.extend({
   details: z.array(RowErrorDetailSchema.extend({ code: z.string() })).default([]),
 });
 // note: a server from before import ids answers without `import_id`; its counts are no less true,
@@ -25,12 +25,21 @@ export interface CheckedReply {
 
 export type ReplyCheck = { ok: true; reply: CheckedReply } | { ok: false; problem: string };
 
+/** A row error as a server sent it, before its texts are bounded. */
+export type ReplyRowError = z.output<typeof ReplyRowErrorSchema>;
+
 function pathOf(path: readonly PropertyKey[]): string {
   return path.map((part, i) => (typeof part === 'number' ? `[${part}]` : `${i === 0 ? '' : '.'}${String(part)}`)).join('') || 'the reply';
 }
 
+/** Why a reply is not of the documented shape: its first issue, by path. */
+export function shapeProblem(error: z.ZodError): string {
+  const issue = error.issues[0]!;
+  return `it is not of the documented shape (${pathOf(issue.path)}: ${issue.message})`;
+}
+
 /** A row error as the CLI passes it on: every text the server wrote bounded and printable. */
-function boundedRowError(error: z.output<typeof ReplyRowErrorSchema>): RowError {
+export function boundedRowError(error: ReplyRowError): RowError {
   return {
     index: error.index,
     reason: serverText(error.reason),
@@ -54,10 +63,7 @@ function boundedRowError(error: z.output<typeof ReplyRowErrorSchema>): RowError 
 export function checkBulkReply(body: unknown, rowsSent: number, dryRun: boolean): ReplyCheck {
   if (typeof body !== 'object' || body === null || Array.isArray(body)) return { ok: false, problem: 'it is not a JSON object' };
   const parsed = (dryRun ? DryRunReplySchema : ImportReplySchema).safeParse(body);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0]!;
-    return { ok: false, problem: `it is not of the documented shape (${pathOf(issue.path)}: ${issue.message})` };
-  }
+  if (!parsed.success) return { ok: false, problem: shapeProblem(parsed.error) };
   const { inserted, updated, unchanged, skipped, errors } = parsed.data;
   const listed = new Set<number>();
   for (const [position, { index }] of errors.entries()) {

@@ -4,8 +4,10 @@ import type { Readable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { IMPORT_KINDS } from '../../shared/import/import-kinds.js';
 import { ApiClient } from './api-client.js';
+import { insecureWarning } from './api-target.js';
 import { parseCliArgs, USAGE, UsageError, type CliOptions } from './args.js';
 import { countRecords } from './count-records.js';
+import { importsMain } from './imports-main.js';
 import { InputError } from './input-error.js';
 import { createProgress, type Progress } from './progress.js';
 import { RateLimitPacer } from './rate-limit.js';
@@ -77,11 +79,13 @@ async function checkReadable(file: string): Promise<void> {
 }
 
 /**
- * The partner CLI: `bulk-import listings|machines FILE`. Returns the exit status: 0 every row in,
+ * The partner CLI: `bulk-import listings|machines FILE`, or `bulk-import imports ...` to look up
+ * past imports (imports-main.ts). Returns the exit status: 0 every row in,
  * 1 some rows failed or are unaccounted for, 2 usage error, unreadable file, authentication
  * failure, unreachable server or a reply that cannot be believed. Progress and notices go to stderr, the one-line summary to stdout.
  */
 export async function main(argv: string[], env: NodeJS.ProcessEnv, io: CliIo): Promise<number> {
+  if (argv[0] === 'imports') return importsMain(argv.slice(1), env, io, `bulk-import-cli/${cliVersion()}`);
   let options: CliOptions | 'help';
   try {
     options = parseCliArgs(argv, env);
@@ -96,8 +100,7 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv, io: CliIo): P
   }
 
   const opts = options;
-  // note: not silenced by --quiet: it is about where the key goes.
-  if (opts.insecureHttp) io.stderr.write(`warning: ${printable(`${opts.baseUrlOrigin!} ${opts.baseUrl!} is plain http://: your API key crosses the network unencrypted (--insecure)`)}\n`);
+  if (opts.insecureHttp) io.stderr.write(`warning: ${printable(insecureWarning({ baseUrl: opts.baseUrl!, baseUrlOrigin: opts.baseUrlOrigin! }))}\n`);
   const startedAt = Date.now();
   const kindSpec = IMPORT_KINDS[opts.kind];
   const fields = rowFields(kindSpec.rowSchema);

@@ -147,6 +147,7 @@ export const UNACCOUNTED = 'unaccounted for';
 
 const DUPLICATE_IN_FILE: RowErrorDetail = { field: 'external_id', code: 'duplicate_external_id', message: 'appears more than once in this file' };
 
-function failureOf(location: number, error: { reason: string; details: RowErrorDetail[]; external_id?: string }): RowFailure {
+/** A row the server refused, as the report writes it: at `location`, with its reason, details and external_id. */
+export function failureOf(location: number, error: { reason: string; details: RowErrorDetail[]; external_id?: string }): RowFailure {
   return { location, reason: error.reason, details: error.details, ...(error.external_id === undefined ? {} : { externalId: error.external_id }) };
 }

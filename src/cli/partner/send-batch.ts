@@ -1,9 +1,15 @@
 import { randomUUID } from 'node:crypto';
 import type { RowError } from '../../shared/rows/row-errors.js';
-import { MAX_REPLY_BYTES, type ApiClient, type AttemptResult } from './api-client.js';
+import type { AttemptResult } from './api-client.js';
+import type { ApiContext } from './api-context.js';
 import { checkBulkReply, rowErrorsOfRefusal } from './check-reply.js';
-import { serverText } from './printable.js';
-import { RateLimitPacer, retryAfterMs } from './rate-limit.js';
+import { FatalError } from './fatal-error.js';
+import { retryAfterMs } from './rate-limit.js';
+import { errorText, MAX_REPLY_MIB } from './reply-text.js';
+import { backoffMs, secondsText as seconds } from './retry-policy.js';
+
+export { FatalError } from './fatal-error.js';
+export { DEFAULT_RETRY_POLICY, type RetryPolicy } from './retry-policy.js';
 
 /** How one batch ended. */
 export type BatchOutcome =
@@ -17,70 +23,11 @@ export type BatchOutcome =
   /** the outcome is unknown and may not be retried (`--no-idempotency`); its rows are reported */
   | { type: 'unknown'; reason: string };
 
-/** The run cannot go on: bad key or tier, or the server stayed unreachable. Exit status 2. */
-export class FatalError extends Error {
-  constructor(
-    message: string,
-    /** what became of the batch in hand: never sent, or possibly written */
-    readonly batchState: 'not-written' | 'unknown',
-  ) {
-    super(message);
-  }
-}
-
-export interface RetryPolicy {
-  /** attempts per batch for network errors and 5xx (429 waits do not count) */
-  maxAttempts: number;
-  baseDelayMs: number;
-  maxDelayMs: number;
-  /** the longest single wait the CLI accepts (Retry-After of a day quota, an auth lockout) */
-  maxWaitMs: number;
-  /**
-   * the longest the CLI keeps at one batch, from its first attempt: no retry is waited for past
-   * it, however many replies say to wait (a storm of 429s does not use up attempts)
-   */
-  maxRetryTimeMs: number;
-  /** retry replies whose outcome is unknown (5xx other than 503, lost connections): needs Idempotency-Key support */
-  idempotency: boolean;
-}
-
-export const DEFAULT_RETRY_POLICY: RetryPolicy = {
-  maxAttempts: 8,
-  baseDelayMs: 500,
-  maxDelayMs: 30_000,
-  maxWaitMs: 15 * 60_000,
-  maxRetryTimeMs: 30 * 60_000,
-  idempotency: true,
-};
-
-export interface SendContext {
-  client: Pick<ApiClient, 'postBulk'>;
-  pacer: RateLimitPacer;
-  policy: RetryPolicy;
-  sleep(ms: number): Promise<void>;
-  /** a line for the user (retries, waits) */
-  notice(message: string): void;
-  random?: () => number;
-  /** the clock --max-retry-time is measured on (Date.now) */
-  now?: () => number;
-}
+/** Everything a batch's requests go through (api-context.ts). */
+export type SendContext = ApiContext;
 
 const AUTH_STATUSES = new Set([401, 402, 403]);
 const DEFAULT_RATE_LIMIT_WAIT_MS = 5_000;
-
-const MAX_REPLY_MIB = MAX_REPLY_BYTES / 2 ** 20;
-
-/** The server's error text, bounded and printable (serverText). */
-function errorText(reply: Extract<AttemptResult, { type: 'response' }>): string {
-  const { body } = reply;
-  if (reply.tooLarge) return `(a reply larger than ${MAX_REPLY_MIB} MiB, not read)`;
-  if (typeof body === 'object' && body !== null && typeof (body as { error?: unknown }).error === 'string') {
-    return serverText((body as { error: string }).error);
-  }
-  return typeof body === 'string' && body.length > 0 ? serverText(body, 200) : 'no error message';
-}
-
-const seconds = (ms: number) => (ms / 1000).toFixed(1);
 
 /**
  * A 201 (a dry run's 200) checked against the batch it answers. note: one that cannot be believed
@@ -93,12 +40,6 @@ function believedOutcome(reply: Extract<AttemptResult, { type: 'response' }>, ro
   const check = checkBulkReply(reply.body, rowCount, dryRun);
   if (!check.ok) throw new FatalError(`${answer} cannot be believed: ${check.problem}`, 'unknown');
   return { type: 'imported', ...check.reply, replayed: reply.headers.get('idempotent-replayed') === 'true' };
-}
-
-/** Exponential backoff with jitter: half the delay fixed, half random, so clients spread out. */
-function backoffMs(policy: RetryPolicy, attempt: number, random: () => number): number {
-  const ceiling = Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** (attempt - 1));
-  return Math.round(ceiling / 2 + (random() * ceiling) / 2);
 }
 
 /**

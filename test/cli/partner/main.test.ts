@@ -79,6 +79,7 @@ describe('bulk-import (in process, no server)', () => {
     [['listings', 'x.csv', '--dry-run', '--retries', '0'], /--retries must be a positive whole number/],
     [['listings', 'x.csv', '--dry-run', '--bogus'], /Unknown option '--bogus'/],
     [['listings', 'missing.csv', '--dry-run'], /cannot read missing.csv/],
+    [['--quiet', 'imports', 'list'], /imports comes first: bulk-import imports show\|list\|errors/],
   ])('exits 2 on %j', async (args, message) => {
     const result = await run(args);
     expect(result.code).toBe(2);
@@ -104,5 +105,45 @@ describe('bulk-import (in process, no server)', () => {
     const result = await run(['--help']);
     expect(result.code).toBe(0);
     expect(result.stdout).toMatch(/^usage: bulk-import listings\|machines FILE/);
+    expect(result.stdout).toContain('bulk-import imports show|list|errors');
+  });
+
+  it.each([
+    [['imports'], /imports takes show, list, errors \(got ""\)/],
+    [['imports', 'delete', 'x'], /imports takes show, list, errors \(got "delete"\)/],
+    [['imports', 'show'], /imports show needs the import's ID/],
+    [['imports', 'show', 'x'.repeat(65)], /an import ID is 1 to 64 characters/],
+    [['imports', 'show', 'a', 'b'], /unexpected arguments: b/],
+    [['imports', 'list', 'a'], /unexpected arguments: a/],
+    [['imports', 'list', '--limit', '0'], /--limit must be a positive whole number \(got "0"\)/],
+    [['imports', 'show', 'a', '--limit', '5'], /--limit is for imports list/],
+    [['imports', 'show', 'a', '--report', 'r.csv'], /--report is for imports errors/],
+    [['imports', 'errors', 'a'], /imports errors needs --report FILE/],
+    [['imports', 'errors', 'a', '--report', 'r.txt'], /--report must name a .csv or .json file/],
+    [['imports', 'show', 'a'], /API key is required/],
+    [['imports', 'list', '--api-key', KEY], /base URL is required/],
+    [['imports', 'list', '--api-key', KEY, '--base-url', 'http://api.example.com'], /sends your API key unencrypted/],
+  ])('imports: exits 2 on %j, with the usage of imports', async (args, message) => {
+    const result = await run(args);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(message);
+    expect(result.stderr).toContain('usage: bulk-import imports show ID');
+  });
+
+  it('imports --help prints the usage of imports and exits 0', async () => {
+    for (const args of [['imports', '--help'], ['imports', 'errors', '-h']]) {
+      const result = await run(args);
+      expect(result.code).toBe(0);
+      expect(result.stdout).toMatch(/^usage: bulk-import imports show ID/);
+    }
+  });
+
+  it('imports: a server that cannot be reached stops after the retries (exit 2)', async () => {
+    const port = await freePort();
+    const result = await run(['imports', 'show', 'some-id', '--retries', '2'], { BULK_IMPORT_API_KEY: KEY, BULK_IMPORT_BASE_URL: `http://127.0.0.1:${port}` });
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(/reading \/v1\/api\/imports\/some-id: attempt 1 of 2 failed \(fetch failed: .*ECONNREFUSED/);
+    expect(result.stderr).toMatch(/error: gave up after 2 attempts to read \/v1\/api\/imports\/some-id/);
+    expect(result.stdout).toBe('');
   });
 });

@@ -13,21 +13,29 @@ const dropped: AttemptResult = { type: 'network', delivered: true, message: 'fet
 const created = (inserted: number, extra: Record<string, string> = {}) => reply(201, { inserted, skipped: 0, errors: [] }, extra);
 
 /**
- * A scripted server: answers in order, records what it was sent; sleeps are recorded, not slept,
- * and move the clock on by as much.
+ * A scripted server: answers in order, bulk requests from `script` and reads (GET) from `reads`,
+ * records what it was sent; sleeps are recorded, not slept, and move the clock on by as much.
  */
-function harness(script: Scripted[], policy: Partial<RetryPolicy> = {}) {
+function harness(script: Scripted[], policy: Partial<RetryPolicy> = {}, reads: Scripted[] = []) {
   const keys: (string | undefined)[] = [];
+  const paths: string[] = [];
   const sleeps: number[] = [];
   const notices: string[] = [];
   let clock = 1_000_000;
+  const answer = (from: Scripted[]) => {
+    const next = from.shift();
+    if (next === undefined) throw new Error('unexpected extra request');
+    return typeof next === 'function' ? next() : next;
+  };
   const ctx = {
     client: {
       postBulk: async (_kind: string, _body: string, key: string | undefined) => {
         keys.push(key);
-        const next = script.shift();
-        if (next === undefined) throw new Error('unexpected extra request');
-        return typeof next === 'function' ? next() : next;
+        return answer(script);
+      },
+      get: async (path: string) => {
+        paths.push(path);
+        return answer(reads);
       },
     },
     pacer: new RateLimitPacer(),
@@ -43,6 +51,7 @@ function harness(script: Scripted[], policy: Partial<RetryPolicy> = {}) {
   return {
     ctx,
     keys,
+    paths,
     sleeps,
     notices,
     /** sends a batch of `rows` rows (the body is not looked at) */

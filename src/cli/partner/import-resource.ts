@@ -1,0 +1,31 @@
+import type { z } from 'zod';
+import { ImportSchema } from '../../shared/api-schemas/imports.js';
+import type { ApiContext } from './api-context.js';
+import { shapeProblem } from './check-reply.js';
+import { FatalError } from './fatal-error.js';
+import { readApi } from './read-api.js';
+
+/** An import as the API describes it (GET /v1/api/imports/{id}). */
+export type Import = z.output<typeof ImportSchema>;
+
+/** The import's path, relative to the base URL. */
+export function importPath(importId: string): string {
+  return `v1/api/imports/${encodeURIComponent(importId)}`;
+}
+
+/** Its shape checked; `body` is the reply as the server sent it (`--json` prints that). */
+export type FoundImport = { import: Import; body: unknown };
+
+/** Reads one import: undefined when the server answers 404. */
+export async function readImport(ctx: ApiContext, importId: string, deadline: number): Promise<FoundImport | undefined> {
+  const reply = await readApi(ctx, importPath(importId), deadline);
+  if (reply.status === 404) return undefined;
+  return { import: believedImport(reply.body, `import ${importId}`), body: reply.body };
+}
+
+/** An import the server described, or FatalError when the description is not of its documented shape. */
+export function believedImport(body: unknown, what: string): Import {
+  const parsed = ImportSchema.safeParse(body);
+  if (!parsed.success) throw new FatalError(`the server's answer about ${what} cannot be believed: ${shapeProblem(parsed.error)}`, 'unknown');
+  return parsed.data;
+}

@@ -1,0 +1,33 @@
+export interface RetryPolicy {
+  /** attempts per batch for network errors and 5xx (429 waits do not count) */
+  maxAttempts: number;
+  baseDelayMs: number;
+  maxDelayMs: number;
+  /** the longest single wait the CLI accepts (Retry-After of a day quota, an auth lockout) */
+  maxWaitMs: number;
+  /**
+   * the longest the CLI keeps at one batch, from its first attempt: no retry is waited for past
+   * it, however many replies say to wait (a storm of 429s does not use up attempts)
+   */
+  maxRetryTimeMs: number;
+  /** retry replies whose outcome is unknown (5xx other than 503, lost connections): needs Idempotency-Key support */
+  idempotency: boolean;
+}
+
+export const DEFAULT_RETRY_POLICY: RetryPolicy = {
+  maxAttempts: 8,
+  baseDelayMs: 500,
+  maxDelayMs: 30_000,
+  maxWaitMs: 15 * 60_000,
+  maxRetryTimeMs: 30 * 60_000,
+  idempotency: true,
+};
+
+/** Exponential backoff with jitter: half the delay fixed, half random, so clients spread out. */
+export function backoffMs(policy: RetryPolicy, attempt: number, random: () => number): number {
+  const ceiling = Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** (attempt - 1));
+  return Math.round(ceiling / 2 + (random() * ceiling) / 2);
+}
+
+/** A duration in messages: `12.5` (seconds). */
+export const secondsText = (ms: number) => (ms / 1000).toFixed(1);

@@ -1,0 +1,12 @@
+/** The command line is wrong: the message says how; exit status 2, with the usage. */
+export class UsageError extends Error {}
+
+/** A positive number given as `name` (a whole one when `integer`), or `fallback` when absent. */
+export function positiveNumber(name: string, raw: string | undefined, fallback: number, integer = false): number {
+  if (raw === undefined) return fallback;
+  const value = Number(raw);
+  if (!Number.isFinite(value) || value <= 0 || (integer && !Number.isInteger(value))) {
+    throw new UsageError(`${name} must be a positive ${integer ? 'whole ' : ''}number (got ${JSON.stringify(raw)})`);
+  }
+  return value;
+}
