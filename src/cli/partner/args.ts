@@ -3,8 +3,9 @@ import { IMPORT_KIND_NAMES, type ImportKind } from '../../shared/import/import-k
 import { apiTargetOf } from './api-target.js';
 import { reportFormatOfPath, type ReportFormat } from './report.js';
 import { REQUEST_OPTIONS, REQUEST_OPTIONS_USAGE, requestLimitsOf } from './request-options.js';
+import { DEFAULT_RETRY_POLICY } from './retry-policy.js';
 import { formatOfPath, type InputFormatName } from './source-row.js';
-import { UsageError } from './usage-error.js';
+import { positiveNumber, UsageError } from './usage-error.js';
 
 export { UsageError } from './usage-error.js';
 
@@ -16,6 +17,8 @@ rows) or .ndjson / .jsonl (one row per line).
 
 options:
 ${REQUEST_OPTIONS_USAGE}
+  --max-watch SEC        longest time to watch an import answered 504 until it ends, reading it
+                         at /v1/api/imports/{id}, else stop (default ${DEFAULT_RETRY_POLICY.maxWatchMs / 1000})
   --report FILE          write the failed rows to FILE (.csv: line,reason,field,code,external_id, a
                          line per problem; .json: [{line, external_id, reason, details}])
   --dry-run              validate every row locally; send nothing
@@ -35,9 +38,10 @@ another, and a later row with the same external_id in the file fails.
 
 exit status: 0 every row read is accounted for: imported (or valid, with --dry-run); 1 some rows
 failed or are unaccounted for (the report says which); 2 usage error, unreadable file,
-authentication failure, the server unreachable or retried past --retries or --max-retry-time, or
-a reply that cannot be believed (counts that do not add up to the rows sent, a reply too large
-to read): that batch's rows are unaccounted for, check them before sending them again.`;
+authentication failure, the server unreachable or retried past --retries or --max-retry-time, an
+import answered 504 still running after --max-watch, or a reply that cannot be believed (counts
+that do not add up to the rows sent, a reply too large to read): that batch's rows are
+unaccounted for, check them before sending them again.`;
 
 export interface CliOptions {
   kind: ImportKind;
@@ -58,6 +62,7 @@ export interface CliOptions {
   timeoutMs: number;
   maxWaitMs: number;
   maxRetryTimeMs: number;
+  maxWatchMs: number;
   quiet: boolean;
   json: boolean;
 }
@@ -94,6 +99,7 @@ export function parseCliArgs(argv: string[], env: NodeJS.ProcessEnv): CliOptions
       allowPositionals: true,
       options: {
         ...REQUEST_OPTIONS,
+        'max-watch': { type: 'string' },
         report: { type: 'string' },
         format: { type: 'string' },
         'no-idempotency': { type: 'boolean', default: false },
@@ -143,6 +149,7 @@ export function parseCliArgs(argv: string[], env: NodeJS.ProcessEnv): CliOptions
     ...(report ? { report } : {}),
     idempotency: !values['no-idempotency'],
     ...requestLimitsOf(values),
+    maxWatchMs: positiveNumber('--max-watch', values['max-watch'], DEFAULT_RETRY_POLICY.maxWatchMs / 1000) * 1000,
     quiet: values.quiet,
     json: values.json,
   };

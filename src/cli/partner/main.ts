@@ -152,6 +152,7 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv, io: CliIo): P
           maxAttempts: opts.maxAttempts,
           maxWaitMs: opts.maxWaitMs,
           maxRetryTimeMs: opts.maxRetryTimeMs,
+          maxWatchMs: opts.maxWatchMs,
           idempotency: opts.idempotency,
         },
         sleep: (ms: number) => sleep(ms),

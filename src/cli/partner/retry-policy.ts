@@ -10,6 +10,11 @@ export interface RetryPolicy {
    * it, however many replies say to wait (a storm of 429s does not use up attempts)
    */
   maxRetryTimeMs: number;
+  /**
+   * the longest the CLI watches an import answered 504 (GET /v1/api/imports/{id}) for it to end,
+   * within maxRetryTimeMs
+   */
+  maxWatchMs: number;
   /** retry replies whose outcome is unknown (5xx other than 503, lost connections): needs Idempotency-Key support */
   idempotency: boolean;
 }
@@ -20,6 +25,9 @@ export const DEFAULT_RETRY_POLICY: RetryPolicy = {
   maxDelayMs: 30_000,
   maxWaitMs: 15 * 60_000,
   maxRetryTimeMs: 30 * 60_000,
+  // note: the API itself watches a job it answered 504 for ten minutes (its in-flight slot is held
+  // so long); a job ends within its attempts long before that.
+  maxWatchMs: 10 * 60_000,
   idempotency: true,
 };
 

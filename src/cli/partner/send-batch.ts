@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { ImportIdSchema } from '../../shared/api-schemas/import-id.js';
 import type { RowError } from '../../shared/rows/row-errors.js';
 import type { AttemptResult } from './api-client.js';
 import type { ApiContext } from './api-context.js';
@@ -7,6 +8,7 @@ import { FatalError } from './fatal-error.js';
 import { retryAfterMs } from './rate-limit.js';
 import { errorText, MAX_REPLY_MIB } from './reply-text.js';
 import { backoffMs, secondsText as seconds } from './retry-policy.js';
+import { watchImport, type WatchOutcome } from './watch-import.js';
 
 export { FatalError } from './fatal-error.js';
 export { DEFAULT_RETRY_POLICY, type RetryPolicy } from './retry-policy.js';
@@ -42,6 +44,31 @@ function believedOutcome(reply: Extract<AttemptResult, { type: 'response' }>, ro
   return { type: 'imported', ...check.reply, replayed: reply.headers.get('idempotent-replayed') === 'true' };
 }
 
+/** The import a reply names (`import_id`), when it names one. */
+function importIdOf(body: unknown): string | undefined {
+  const id = typeof body === 'object' && body !== null ? (body as { import_id?: unknown }).import_id : undefined;
+  return ImportIdSchema.safeParse(id).success ? (id as string) : undefined;
+}
+
+/**
+ * Watches the import a reply named (watch-import.ts) for at most --max-watch, and never past
+ * `retryEnd` (--max-retry-time), saying so on stderr.
+ */
+async function watchNamedImport(
+  ctx: SendContext,
+  batch: { importId: string; kind: string; rowCount: number; retryEnd: number },
+  problem: string,
+): Promise<WatchOutcome> {
+  const { importId, retryEnd } = batch;
+  const now = ctx.now ?? Date.now;
+  const watchEnd = now() + ctx.policy.maxWatchMs;
+  const deadline = Math.min(watchEnd, retryEnd);
+  ctx.notice(`${problem}: watching import ${importId} until it ends (at most ${seconds(deadline - now())} s)`);
+  const watched = await watchImport(ctx, { ...batch, deadline, limit: watchEnd <= retryEnd ? '--max-watch' : '--max-retry-time' });
+  if (watched.state === 'completed') ctx.notice(`import ${importId} completed: its rows are counted once, as it wrote them`);
+  return watched;
+}
+
 /**
  * Sends one batch until it has a final outcome. One Idempotency-Key per batch, reused on every
  * retry, so a retry after a lost reply replays the first result instead of inserting again.
@@ -53,7 +80,9 @@ function believedOutcome(reply: Extract<AttemptResult, { type: 'response' }>, ro
  * - other 4xx: the batch is rejected (the server wrote nothing).
  * - 503 or a connection never made: nothing was written; retried with backoff.
  * - other 5xx, a dropped connection or a timeout: the outcome is unknown; retried with the same
- *   key, or, without idempotency, reported as unknown and not retried.
+ *   key, or, without idempotency, reported as unknown and not retried. When the reply names its
+ *   import (a 504's `import_id`), that import is watched instead (watch-import.ts) until it ends:
+ *   `completed` counts as its 201 would have, `failed` (nothing written) is retried as a 503.
  * Running out of attempts, or of --max-retry-time, is fatal: the run stops.
  */
 export async function sendBatch(ctx: SendContext, kind: string, body: string, rowCount: number, dryRun = false): Promise<BatchOutcome> {
@@ -129,6 +158,18 @@ export async function sendBatch(ctx: SendContext, kind: string, body: string, ro
       // note: every 503 of this API means nothing was written (docs/errors.md#what-was-written).
       delivered = status !== 503;
       waitAtLeastMs = retryAfterMs(reply.headers) ?? 0;
+      const importId = delivered && !dryRun ? importIdOf(reply.body) : undefined;
+      if (importId !== undefined) {
+        // note: the reply names the import whose outcome it does not know (a 504): the import
+        // resource will tell, so the CLI reads it instead of guessing by sending again.
+        const watched = await watchNamedImport(ctx, { importId, kind, rowCount, retryEnd: firstSentAt + policy.maxRetryTimeMs }, problem);
+        if (watched.state === 'completed') return { type: 'imported', ...watched.reply, replayed: false };
+        // note: `failed` is the server's proof that this key's import wrote nothing and never
+        // will; the batch is sent again as after a 503, the key's claim released.
+        problem = `${problem}; import ${importId} then failed: nothing was written`;
+        delivered = false;
+        mayHaveWritten = false;
+      }
     } else {
       problem = reply.message;
       delivered = reply.delivered;

@@ -59,3 +59,15 @@ describe('parseCliArgs: --max-retry-time', () => {
     expect(USAGE).toMatch(/^ {2}--max-retry-time SEC {2,}\S.*\(default 1800\)/ms);
   });
 });
+
+describe('parseCliArgs: --max-watch', () => {
+  it('takes seconds, 600 by default, and refuses anything but a positive number', () => {
+    expect(parse(['--base-url', 'https://api.example.com'])).toMatchObject({ maxWatchMs: 600_000 });
+    expect(parse(['--base-url', 'https://api.example.com', '--max-watch', '30'])).toMatchObject({ maxWatchMs: 30_000 });
+    expect(() => parse(['--base-url', 'https://api.example.com', '--max-watch', '0'])).toThrow(new UsageError('--max-watch must be a positive number (got "0")'));
+  });
+
+  it('is documented', () => {
+    expect(USAGE).toMatch(/^ {2}--max-watch SEC {2,}\S.*\(default 600\)/ms);
+  });
+});

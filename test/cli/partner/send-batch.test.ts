@@ -222,6 +222,99 @@ describe('sendBatch', () => {
     expect(outcome).toEqual({ type: 'rejected', reason: `413 \\u001b[2J${'x'.repeat(996)}… (4004 more characters)` });
   });
 
+  describe('an import answered 504: read at /v1/api/imports/{id} until it ends, never sent again blind', () => {
+    const ID = '0b6f2c1e-3d4a-4f8e-9c7f-5a1e0d9b8c76';
+    const IMPORT_PATH = `v1/api/imports/${ID}`;
+    const stillRunning = reply(504, { error: 'Import is still running; check before retrying', request_id: 'req-1', import_id: ID });
+    /** The import as GET /v1/api/imports/{id} answers it: 3 listings received. */
+    const importReply = (state: string, rows: Record<string, number> = {}, extra: Record<string, unknown> = {}) => {
+      const counts = { received: 3, processed: 3, inserted: 0, updated: 0, unchanged: 0, skipped: 0, ...rows };
+      const times = { created_at: '2026-11-24T02:00:00.120Z', started_at: '2026-11-24T02:00:00.134Z', finished_at: state === 'running' ? null : '2026-11-24T02:01:10.161Z' };
+      return reply(200, { id: ID, kind: 'listings', source: 'request', state, ...times, rows: counts, error_count: counts.skipped, ...extra });
+    };
+    const rowError = (index: number) => ({ index, reason: 'title: required', details: [{ field: 'title', code: 'required', message: 'required' }] });
+    const errorsPage = (data: unknown[], hasMore = false) => reply(200, { data, has_more: hasMore });
+
+    it('completed: counts as its 201 would have, with its failed rows from /errors, every page', async () => {
+      const h = harness([stillRunning], {}, [
+        importReply('running', { processed: 1, skipped: 1 }),
+        importReply('completed', { inserted: 1, skipped: 2 }),
+        errorsPage([rowError(0)], true),
+        errorsPage([rowError(2)]),
+      ]);
+      expect(await h.send(3)).toEqual({ type: 'imported', inserted: 1, updated: 0, unchanged: 0, rowErrors: [rowError(0), rowError(2)], replayed: false });
+      expect(h.keys).toHaveLength(1);
+      expect(h.paths).toEqual([IMPORT_PATH, IMPORT_PATH, `${IMPORT_PATH}/errors?limit=1000`, `${IMPORT_PATH}/errors?limit=1000&starting_after=0`]);
+      expect(h.sleeps).toEqual([1_000, 2_000]);
+      expect(h.notices).toEqual([
+        `504 Import is still running; check before retrying: watching import ${ID} until it ends (at most 600.0 s)`,
+        `import ${ID} completed: its rows are counted once, as it wrote them`,
+      ]);
+    });
+
+    it('failed: nothing was written, so the batch is sent again with the same key, as after a 503', async () => {
+      const h = harness([stillRunning, created(3)], {}, [importReply('failed', { processed: 0 })]);
+      expect(await h.send(3)).toMatchObject({ type: 'imported', inserted: 3, replayed: false });
+      expect(h.keys).toHaveLength(2);
+      expect(new Set(h.keys).size).toBe(1);
+      expect(h.sleeps).toEqual([1_000, 375]);
+      expect(h.notices[1]).toMatch(new RegExp(`attempt 1 of 8 failed \\(504 .*; import ${ID} then failed: nothing was written\\); retrying`));
+    });
+
+    it('reads on through a 404 (its record not written yet), a lost reply and a 429', async () => {
+      const h = harness([stillRunning], {}, [
+        reply(404, { error: 'Import not found' }),
+        dropped,
+        reply(429, { error: 'Rate limit exceeded (per-minute)' }, { 'retry-after': '3' }),
+        importReply('completed', { inserted: 3 }),
+      ]);
+      expect(await h.send(3)).toMatchObject({ type: 'imported', inserted: 3, rowErrors: [] });
+      expect(h.keys).toHaveLength(1);
+      // no failed rows: /errors is not read
+      expect(h.paths).toEqual([IMPORT_PATH, IMPORT_PATH, IMPORT_PATH, IMPORT_PATH]);
+      expect(h.sleeps).toEqual([1_000, 2_000, 375, 3_000]);
+    });
+
+    it('without idempotency too: the import says what became of the batch', async () => {
+      const h = harness([stillRunning], { idempotency: false }, [importReply('completed', { inserted: 3 })]);
+      expect(await h.send(3)).toMatchObject({ type: 'imported', inserted: 3 });
+      expect(h.keys).toEqual([undefined]);
+    });
+
+    it.each<[string, Partial<RetryPolicy>]>([
+      ['--max-watch', { maxWatchMs: 10_000 }],
+      ['--max-retry-time', { maxRetryTimeMs: 10_000 }],
+    ])('stops at %s with the batch unaccounted for, naming the import to check', async (limit, policy) => {
+      const h = harness([stillRunning], policy, Array.from({ length: 4 }, () => importReply('running')));
+      await expect(h.send(3)).rejects.toMatchObject({
+        batchState: 'unknown',
+        message: `import ${ID} is still running after 10.0 s of watching (${limit}); check it with "bulk-import imports show ${ID}" before sending these rows again`,
+      });
+      expect(h.sleeps).toEqual([1_000, 2_000, 4_000, 3_000]);
+      expect(h.keys).toHaveLength(1);
+    });
+
+    it('says so when the import never became readable (404) before --max-watch', async () => {
+      const h = harness([stillRunning], { maxWatchMs: 3_000 }, [reply(404, { error: 'Import not found' }), reply(404, { error: 'Import not found' })]);
+      await expect(h.send(3)).rejects.toMatchObject({
+        batchState: 'unknown',
+        message: `import ${ID} still read 404 (not recorded yet) after 3.0 s of watching (--max-watch); check it with "bulk-import imports show ${ID}" before sending these rows again`,
+      });
+    });
+
+    it.each<[string, AttemptResult[], string]>([
+      ['another import', [importReply('completed', { inserted: 3 }, { kind: 'machines' })], `it describes import ${ID} of 3 machines, not the 3 listings of this batch`],
+      ['counts that do not add up', [importReply('completed', { inserted: 1 })], 'inserted + updated + unchanged + skipped is 1, but 3 rows were sent'],
+      ['a failed row listed twice', [importReply('completed', { inserted: 1, skipped: 2 }), errorsPage([rowError(1), rowError(1)])], 'row 1 comes after row 1'],
+      ['a cancelled bulk request', [importReply('cancelled')], 'it reads cancelled, which a bulk request never is'],
+      ['not an import', [reply(200, { id: ID })], 'it is not of the documented shape (kind: Invalid option: expected one of "machines"|"listings")'],
+    ])('does not believe %s: the batch is unaccounted for', async (_name, reads, problem) => {
+      const h = harness([stillRunning], {}, reads);
+      await expect(h.send(3)).rejects.toMatchObject({ batchState: 'unknown', message: expect.stringContaining(problem) });
+      expect(h.keys).toHaveLength(1);
+    });
+  });
+
   it('waits for the next minute window when the quota headers say it is used up', async () => {
     const limits = (remaining: number) => ({ 'x-ratelimit-limit-minute': '300', 'x-ratelimit-remaining-minute': String(remaining) });
     const h = harness([created(1, limits(299))]);
