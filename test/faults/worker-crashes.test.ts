@@ -73,8 +73,11 @@ describe('import jobs when a worker dies', () => {
       rejoined ??= post();
     }
     const story = () => [...api.output.slice(-20), ...workers.flatMap((w) => w.output.slice(-5))].join('\n');
-    const expected = { inserted: 3, skipped: 0, errors: [] };
-    expect(await first, story()).toEqual({ status: 201, body: expected });
+    // the request, the retry that rejoined its job and a later retry all name one import
+    const expected = { inserted: 3, skipped: 0, errors: [], import_id: expect.any(String) };
+    const answer = await first;
+    expect(answer, story()).toEqual({ status: 201, body: expected });
+    expected.import_id = (answer.body as { import_id: string }).import_id;
     expect(api.output.some((line) => line.includes('job stalled more than allowable limit')), story()).toBe(true);
     expect(await rejoined).toEqual({ status: 201, body: expected });
     expect(await post()).toEqual({ status: 201, body: expected });
@@ -88,8 +91,9 @@ describe('import jobs when a worker dies', () => {
     const started = Date.now();
     const { status, body, headers } = await scenario.postListings(api.baseUrl, 3);
     expect(status).toBe(503);
-    expect(body).toEqual({ error: 'Import workers unavailable; nothing was written', retry_after_sec: 30 });
+    expect(body).toEqual({ error: 'Import workers unavailable; nothing was written', retry_after_sec: 30, import_id: expect.any(String) });
     expect(headers.get('retry-after')).toBe('30');
+    expect(headers.get('location')).toBe(`/v1/api/imports/${(body as { import_id: string }).import_id}`);
     // A sanity bound, far from the 60 s import timeout, not a performance check.
     expect(Date.now() - started).toBeLessThan(15_000);
 
