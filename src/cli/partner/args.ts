@@ -1,11 +1,10 @@
-import { parseArgs } from 'node:util';
 import { IMPORT_KIND_NAMES, type ImportKind } from '../../shared/import/import-kinds.js';
 import { apiTargetOf } from './api-target.js';
 import { reportFormatOfPath, type ReportFormat } from './report.js';
 import { REQUEST_OPTIONS, REQUEST_OPTIONS_USAGE, requestLimitsOf } from './request-options.js';
 import { DEFAULT_RETRY_POLICY } from './retry-policy.js';
 import { formatOfPath, type InputFormatName } from './source-row.js';
-import { positiveNumber, UsageError } from './usage-error.js';
+import { parseCommandLine, positiveNumber, UsageError } from './usage-error.js';
 
 export { UsageError } from './usage-error.js';
 
@@ -92,26 +91,15 @@ function takeDryRun(argv: string[]): { rest: string[]; dryRun: CliOptions['dryRu
 /** `--help` → 'help'; anything wrong → UsageError. */
 export function parseCliArgs(argv: string[], env: NodeJS.ProcessEnv): CliOptions | 'help' {
   const { rest, dryRun } = takeDryRun(argv);
-  let parsed;
-  try {
-    parsed = parseArgs({
-      args: rest,
-      allowPositionals: true,
-      options: {
-        ...REQUEST_OPTIONS,
-        'max-watch': { type: 'string' },
-        report: { type: 'string' },
-        format: { type: 'string' },
-        'no-idempotency': { type: 'boolean', default: false },
-        quiet: { type: 'boolean', default: false },
-        json: { type: 'boolean', default: false },
-        help: { type: 'boolean', short: 'h', default: false },
-      },
-    });
-  } catch (error) {
-    throw new UsageError((error as Error).message);
-  }
-  const { values, positionals } = parsed;
+  const { values, positionals } = parseCommandLine(rest, {
+    ...REQUEST_OPTIONS,
+    'max-watch': { type: 'string' },
+    report: { type: 'string' },
+    format: { type: 'string' },
+    'no-idempotency': { type: 'boolean', default: false },
+    quiet: { type: 'boolean', default: false },
+    json: { type: 'boolean', default: false },
+  });
   if (values.help) return 'help';
   const [kind, file, ...extra] = positionals;
   if (kind === 'imports') throw new UsageError('imports comes first: bulk-import imports show|list|errors ... [options]');

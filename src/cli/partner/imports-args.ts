@@ -1,9 +1,8 @@
-import { parseArgs } from 'node:util';
 import { ImportIdSchema } from '../../shared/api-schemas/import-id.js';
 import { apiTargetOf, type ApiTarget } from './api-target.js';
 import { reportFormatOfPath, type ReportFormat } from './report.js';
 import { REQUEST_OPTIONS, REQUEST_OPTIONS_USAGE, requestLimitsOf, type RequestLimits } from './request-options.js';
-import { positiveNumber, UsageError } from './usage-error.js';
+import { parseCommandLine, positiveNumber, UsageError } from './usage-error.js';
 
 const LIST_DEFAULT = 20;
 
@@ -52,23 +51,12 @@ function importIdOf(command: string, raw: string | undefined): string {
 
 /** `bulk-import imports ...` (the arguments after `imports`): `--help` → 'help'; anything wrong → UsageError. */
 export function parseImportsArgs(argv: string[], env: NodeJS.ProcessEnv): ImportsOptions | 'help' {
-  let parsed;
-  try {
-    parsed = parseArgs({
-      args: argv,
-      allowPositionals: true,
-      options: {
-        ...REQUEST_OPTIONS,
-        limit: { type: 'string' },
-        report: { type: 'string' },
-        json: { type: 'boolean', default: false },
-        help: { type: 'boolean', short: 'h', default: false },
-      },
-    });
-  } catch (error) {
-    throw new UsageError((error as Error).message);
-  }
-  const { values, positionals } = parsed;
+  const { values, positionals } = parseCommandLine(argv, {
+    ...REQUEST_OPTIONS,
+    limit: { type: 'string' },
+    report: { type: 'string' },
+    json: { type: 'boolean', default: false },
+  });
   if (values.help) return 'help';
   const [name, id, ...extra] = positionals;
   if (name === undefined || !(COMMANDS as readonly string[]).includes(name)) {

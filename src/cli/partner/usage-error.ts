@@ -1,5 +1,19 @@
+import { parseArgs, type ParseArgsConfig } from 'node:util';
+
 /** The command line is wrong: the message says how; exit status 2, with the usage. */
 export class UsageError extends Error {}
+
+/**
+ * `argv` parsed with `options` (the shared request options and `--help` added), positionals
+ * allowed; an option node:util refuses is a UsageError.
+ */
+export function parseCommandLine<Options extends NonNullable<ParseArgsConfig['options']>>(argv: string[], options: Options) {
+  try {
+    return parseArgs({ args: argv, allowPositionals: true, options: { ...options, help: { type: 'boolean', short: 'h', default: false } } as const });
+  } catch (error) {
+    throw new UsageError((error as Error).message);
+  }
+}
 
 /** A positive number given as `name` (a whole one when `integer`), or `fallback` when absent. */
 export function positiveNumber(name: string, raw: string | undefined, fallback: number, integer = false): number {
