@@ -1,6 +1,4 @@
-import type { AddressInfo } from 'node:net';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { UnrecoverableError, Worker } from 'bullmq';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
@@ -13,7 +11,8 @@ import { createImportProcessor } from '../../../src/worker/import-processor.js';
 import { newPartner, storedFor } from '../../support/bulk-endpoint.js';
 import { bearer, validListing } from '../../support/fixtures.js';
 import { startPartnerCli } from '../../support/partner-cli.js';
-import { startTestService, type TestService } from '../../support/test-service.js';
+import type { TestService } from '../../support/test-service.js';
+import { startCliService, type CliService } from '../../support/cli-service.js';
 
 type Verdict = 'write' | 'fail';
 
@@ -61,16 +60,15 @@ describe('bulk-import: an import answered 504', () => {
   let baseUrl: string;
   let dir: string;
 
+  let cli: CliService;
+
   beforeAll(async () => {
     // No worker of its own: each test holds the import in one of its own.
-    service = await startTestService({ worker: false, env: { IMPORT_PICKUP_TIMEOUT_MS: '5000', IMPORT_TIMEOUT_MS: '500' } });
-    await service.app.listen({ port: 0, host: '127.0.0.1' });
-    baseUrl = `http://127.0.0.1:${(service.app.server.address() as AddressInfo).port}`;
-    dir = await mkdtemp(join(tmpdir(), 'bulk-import-504-'));
+    cli = await startCliService('bulk-import-504-', { worker: false, env: { IMPORT_PICKUP_TIMEOUT_MS: '5000', IMPORT_TIMEOUT_MS: '500' } });
+    ({ service, baseUrl, dir } = cli);
   });
   afterAll(async () => {
-    await service?.close();
-    await rm(dir, { recursive: true, force: true });
+    await cli?.close();
   });
 
   /** Requests the API logged, by method and path. */

@@ -1,13 +1,12 @@
-import type { AddressInfo } from 'node:net';
 import { existsSync } from 'node:fs';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newPartner, postBulk } from '../../support/bulk-endpoint.js';
 import { bearer, validListing } from '../../support/fixtures.js';
 import { runPartnerCli } from '../../support/partner-cli.js';
-import { startTestService, type TestService } from '../../support/test-service.js';
+import type { TestService } from '../../support/test-service.js';
+import { startCliService, type CliService } from '../../support/cli-service.js';
 
 interface ImportBody {
   id: string;
@@ -27,15 +26,14 @@ describe('bulk-import imports', () => {
   let baseUrl: string;
   let dir: string;
 
+  let cli: CliService;
+
   beforeAll(async () => {
-    service = await startTestService();
-    await service.app.listen({ port: 0, host: '127.0.0.1' });
-    baseUrl = `http://127.0.0.1:${(service.app.server.address() as AddressInfo).port}`;
-    dir = await mkdtemp(join(tmpdir(), 'bulk-import-imports-'));
+    cli = await startCliService('bulk-import-imports-');
+    ({ service, baseUrl, dir } = cli);
   });
   afterAll(async () => {
-    await service?.close();
-    await rm(dir, { recursive: true, force: true });
+    await cli?.close();
   });
 
   const imports = (key: string, ...args: string[]) => runPartnerCli(['imports', ...args], { BULK_IMPORT_API_KEY: key, BULK_IMPORT_BASE_URL: baseUrl });

@@ -1,10 +1,9 @@
-import type { AddressInfo } from 'node:net';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runPartnerCli } from '../../support/partner-cli.js';
-import { startTestService, type TestService } from '../../support/test-service.js';
+import type { TestService } from '../../support/test-service.js';
+import { startCliService, type CliService } from '../../support/cli-service.js';
 import { newPartner, storedFor } from '../../support/bulk-endpoint.js';
 
 const HEADER = 'external_id,title,description,price_cents,currency,category,material,photo_urls';
@@ -19,15 +18,14 @@ describe('bulk-import: a nightly sync by external_id', () => {
   let baseUrl: string;
   let dir: string;
 
+  let cli: CliService;
+
   beforeAll(async () => {
-    service = await startTestService();
-    await service.app.listen({ port: 0, host: '127.0.0.1' });
-    baseUrl = `http://127.0.0.1:${(service.app.server.address() as AddressInfo).port}`;
-    dir = await mkdtemp(join(tmpdir(), 'bulk-import-sync-'));
+    cli = await startCliService('bulk-import-sync-');
+    ({ service, baseUrl, dir } = cli);
   });
   afterAll(async () => {
-    await service?.close();
-    await rm(dir, { recursive: true, force: true });
+    await cli?.close();
   });
 
   it('--dry-run=server predicts, the import does it, and a second night changes only what changed', async () => {
