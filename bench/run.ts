@@ -12,7 +12,7 @@ import { validateRows } from '../src/shared/rows/validate-rows.js';
 import { copyImport } from './lib/copy-insert.js';
 import { runLoad } from './lib/load.js';
 import { listingRows, machineRows } from './lib/rows.js';
-import { peakRssMb, startStack, type BenchStack } from './lib/stack.js';
+import { peakRssMb, startStack, type BenchAccount, type BenchStack } from './lib/stack.js';
 import { percentile, ratio, round, type LoadResult } from './lib/stats.js';
 import { runFlood, statusCounts } from '../test/support/flood.js';
 
@@ -70,7 +70,9 @@ function httpImports(stack: BenchStack, pool: Pool, kind: 'listings' | 'machines
 
 async function main(): Promise<void> {
   console.log(`bench on ${os.cpus().length} cores, ${Math.round(os.totalmem() / 2 ** 30)} GiB, node ${process.version}${quick ? ' (quick)' : ''}`);
-  const stack = await startStack({ workers: 1, accounts: 100, keysPerAccount: 10 });
+  // note: 400 accounts, so that each API-key target of the auth section has 100 of its own: the
+  // four together would spend an account's per-minute quota (1,000 on Global) within a round.
+  const stack = await startStack({ workers: 1, accounts: 400, keysPerAccount: 10 });
   const config = loadConfig({ ...process.env, DATABASE_URL: stack.env.DATABASE_URL });
   apiPid = stack.api.child.pid;
   try {
@@ -82,14 +84,17 @@ async function main(): Promise<void> {
     // --- 4. auth hot path, next to a bare route ------------------------------------------------
     if (want('auth')) {
       const bare = await stack.startBareServer();
-      // note: one import per account, read back beside /me: the import resource's cost over auth.
-      const importIds = await importOnePerAccount(stack, listingBodies[0]!);
+      const group = (g: number) => stack.accounts.slice(g * 100, g * 100 + 100);
+      // note: one import per account of group 1, read back beside /me: the import resource's cost
+      // over auth; group 2 asks for group 1's imports (another account's: 404).
+      const importIds = await importOnePerAccount(stack, group(1), listingBodies[0]!);
       const targets = [
-        { name: 'auth: bare Fastify route c=32', baseUrl: bare.baseUrl, path: () => '/bare', withKey: false, expected: 200 },
-        { name: 'auth: GET /v1/api/me c=32', baseUrl: stack.api.baseUrl, path: () => '/v1/api/me', withKey: true, expected: 200 },
+        { name: 'auth: bare Fastify route c=32', baseUrl: bare.baseUrl, accounts: group(0), path: () => '/bare', withKey: false, expected: 200 },
+        { name: 'auth: GET /v1/api/me c=32', baseUrl: stack.api.baseUrl, accounts: group(0), path: () => '/v1/api/me', withKey: true, expected: 200 },
         {
           name: 'imports: GET /v1/api/imports/{id} c=32',
           baseUrl: stack.api.baseUrl,
+          accounts: group(1),
           path: (account: number) => `/v1/api/imports/${importIds[account]}`,
           withKey: true,
           expected: 200,
@@ -99,16 +104,24 @@ async function main(): Promise<void> {
         {
           name: 'imports: 404, another account\'s id c=32',
           baseUrl: stack.api.baseUrl,
-          path: (account: number) => `/v1/api/imports/${importIds[(account + 1) % importIds.length]}`,
+          accounts: group(2),
+          path: (account: number) => `/v1/api/imports/${importIds[account]}`,
           withKey: true,
           expected: 404,
         },
-        { name: 'imports: 404, an unknown id c=32', baseUrl: stack.api.baseUrl, path: () => `/v1/api/imports/${randomUUID()}`, withKey: true, expected: 404 },
+        {
+          name: 'imports: 404, an unknown id c=32',
+          baseUrl: stack.api.baseUrl,
+          accounts: group(3),
+          path: () => `/v1/api/imports/${randomUUID()}`,
+          withKey: true,
+          expected: 404,
+        },
       ].map((target) => {
         const pool = new Pool(target.baseUrl, { connections: 32 });
         const run = async (index: number) => {
-          const accountIndex = index % stack.accounts.length;
-          const account = stack.accounts[accountIndex]!;
+          const accountIndex = index % target.accounts.length;
+          const account = target.accounts[accountIndex]!;
           const headers = target.withKey ? { authorization: `Bearer ${account.keys[Math.floor(index / 100) % account.keys.length]}` } : {};
           const { statusCode, body } = await pool.request({ path: target.path(accountIndex), method: 'GET', headers });
           await body.dump();
@@ -381,12 +394,12 @@ async function main(): Promise<void> {
   console.log(`\n${lines.join('\n')}\n\nwritten ${file.pathname}`);
 }
 
-/** Imports one body for each account through the API and returns the import ids, by account. */
-async function importOnePerAccount(stack: BenchStack, body: string): Promise<string[]> {
+/** Imports one body for each of `accounts` through the API and returns the import ids, in their order. */
+async function importOnePerAccount(stack: BenchStack, accounts: readonly BenchAccount[], body: string): Promise<string[]> {
   const pool = new Pool(stack.api.baseUrl, { connections: 8 });
   try {
     return await Promise.all(
-      stack.accounts.map(async (account) => {
+      accounts.map(async (account) => {
         const { statusCode, body: reply } = await pool.request({
           path: '/v1/api/listings/bulk',
           method: 'POST',
