@@ -95,7 +95,7 @@ function bulkSchema(kind: ImportKind) {
         ['Location'],
       ),
       504: errorResponse(
-        'The import is still running and its outcome is not known yet. Retry with the same `Idempotency-Key`: you get its real result, never a second copy.',
+        'The import is still running and its outcome is not known yet. Watch it at `Location` (`GET /v1/api/imports/{id}`) until it reads `completed` or `failed`, or retry with the same `Idempotency-Key`: you get its real result, never a second copy.',
         { stillRunning },
         [...AUTHENTICATED, 'Location'],
         RequestIdErrorSchema,
