@@ -2,15 +2,17 @@ import { availableParallelism } from 'node:os';
 import { defineConfig } from 'vitest/config';
 
 /**
- * Test files whose subject a Redis Cluster or PgBouncer does not change (row rules, documents,
- * the partner CLI's own parts, log formats, migrations, which run against PostgreSQL itself, and
- * a TLS Redis a test starts itself). note: the plain run covers them; `npm run test:cluster` and
- * `test:pgbouncer` leave them out so that CI's whole run stays within its time.
+ * Test files whose subject a Redis Cluster or PgBouncer does not change (row rules, file readers,
+ * documents, the partner CLI's own parts, log formats, migrations, which run against PostgreSQL
+ * itself, and a TLS Redis a test starts itself). note: the plain run covers them;
+ * `npm run test:cluster` and `test:pgbouncer` leave them out so that CI's whole run stays within
+ * its time.
  */
 const SAME_ON_EVERY_TOPOLOGY = [
   'test/docs/**',
   'test/shared/rows/**',
-  'test/cli/partner/{args,batcher,check-reply,csv-cells,hostile-server,loopback,printable,readers,report,send-batch,summary}.test.ts',
+  'test/shared/import/file/**',
+  'test/cli/partner/{args,batcher,check-reply,count-records,hostile-server,loopback,printable,report,send-batch,summary}.test.ts',
   'test/shared/infra/{log-format,migrate,redis-tls}.test.ts',
 ];
 const topologyRun = Boolean(process.env.TEST_REDIS_CLUSTER || process.env.TEST_PGBOUNCER);

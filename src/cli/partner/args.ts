@@ -1,9 +1,9 @@
+import { formatOfPath, type InputFormatName } from '../../shared/import/file/source-row.js';
 import { IMPORT_KIND_NAMES, type ImportKind } from '../../shared/import/import-kinds.js';
 import { apiTargetOf } from './api-target.js';
 import { reportFormatOfPath, type ReportFormat } from './report.js';
 import { REQUEST_OPTIONS, REQUEST_OPTIONS_USAGE, requestLimitsOf } from './request-options.js';
 import { DEFAULT_RETRY_POLICY } from './retry-policy.js';
-import { formatOfPath, type InputFormatName } from './source-row.js';
 import { parseCommandLine, positiveNumber, UsageError } from './usage-error.js';
 
 export { UsageError } from './usage-error.js';

@@ -1,5 +1,5 @@
 import type { Readable } from 'node:stream';
-import type { InputFormatName } from './source-row.js';
+import type { InputFormatName } from '../../shared/import/file/source-row.js';
 
 const NL = 0x0a;
 const CR = 0x0d;

@@ -2,6 +2,12 @@ import { createReadStream, readFileSync } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import type { Readable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { FileReadError } from '../../shared/import/file/file-read-error.js';
+import { readCsvRows } from '../../shared/import/file/read-csv.js';
+import { readJsonRows } from '../../shared/import/file/read-json.js';
+import { readNdjsonRows } from '../../shared/import/file/read-ndjson.js';
+import { rowFields, type FieldSpec } from '../../shared/import/file/row-fields.js';
+import { INPUT_FORMATS, type SourceRow } from '../../shared/import/file/source-row.js';
 import { IMPORT_KINDS } from '../../shared/import/import-kinds.js';
 import { ApiClient } from './api-client.js';
 import { insecureWarning } from './api-target.js';
@@ -11,15 +17,10 @@ import { importsMain } from './imports-main.js';
 import { InputError } from './input-error.js';
 import { createProgress, type Progress } from './progress.js';
 import { RateLimitPacer } from './rate-limit.js';
-import { readCsvRows } from './read-csv.js';
-import { readJsonRows } from './read-json.js';
-import { readNdjsonRows } from './read-ndjson.js';
 import { ReportWriter } from './report.js';
 import { emptyTotals, runImport, type FailureSink, type ImportTotals } from './run-import.js';
-import { rowFields, type FieldSpec } from './row-fields.js';
 import { DEFAULT_RETRY_POLICY, FatalError, sendBatch, type BatchOutcome, type SendContext } from './send-batch.js';
 import { printable, printableJson } from './printable.js';
-import { INPUT_FORMATS, type SourceRow } from './source-row.js';
 import { formatSummary, unaccountedAdvice, type Outcome } from './summary.js';
 
 export interface CliIo {
@@ -176,7 +177,7 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv, io: CliIo): P
     );
     if (interrupted) outcome = { type: 'stopped', reason: 'interrupted' };
   } catch (error) {
-    if (error instanceof InputError || error instanceof FatalError) outcome = { type: 'stopped', reason: error.message };
+    if (error instanceof InputError || error instanceof FileReadError || error instanceof FatalError) outcome = { type: 'stopped', reason: error.message };
     else outcome = { type: 'stopped', reason: `unexpected error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}` };
   } finally {
     process.off('SIGINT', onInterrupt);

@@ -1,4 +1,5 @@
 import type { z } from 'zod';
+import type { SourceRow } from '../../shared/import/file/source-row.js';
 import { externalIdOf } from '../../shared/rows/external-id.js';
 import { reasonOf } from '../../shared/rows/validate-rows.js';
 import type { RowErrorDetail } from '../../shared/rows/row-errors.js';
@@ -6,7 +7,6 @@ import { Batcher, type Batch, type RowFailure } from './batcher.js';
 import { checkRow } from './check-row.js';
 import type { Progress } from './progress.js';
 import { FatalError, type BatchOutcome } from './send-batch.js';
-import type { SourceRow } from './source-row.js';
 
 /** Where failed rows go, a batch at a time, in file order. */
 export interface FailureSink {
@@ -55,7 +55,7 @@ export interface ImportTotals {
  * Reads, validates, batches and sends, one batch at a time, in file order. A batch is settled
  * (its failures written to the report) before the next is sent, so when the run stops early,
  * `settledThrough` says exactly where a second run should pick up. Throws FatalError (server
- * unreachable, authentication) or InputError (the file cannot be read on) with `totals` kept
+ * unreachable, authentication) or FileReadError (the file cannot be read on) with `totals` kept
  * up to date, the open batch unsent.
  */
 export async function runImport(input: ImportRunInput, totals: ImportTotals = emptyTotals()): Promise<ImportTotals> {

@@ -66,6 +66,15 @@ describe('bulk-import (in process, no server)', () => {
     expect(result.stderr).toMatch(/looks truncated.*nothing was sent/);
   });
 
+  it("stops on a file its reader cannot read on with the reader's own message (exit 2)", async () => {
+    const file = join(dir, 'no-fields.csv');
+    await writeFile(file, 'a,b\n1,2\n');
+    const result = await run(['listings', file, '--dry-run']);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(/error: the first line must be a header naming listings fields/);
+    expect(result.stderr).not.toMatch(/unexpected error/);
+  });
+
   it.each([
     [[], /first argument must be machines or listings/],
     [['things', 'x.csv'], /first argument/],

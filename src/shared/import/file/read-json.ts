@@ -2,7 +2,7 @@ import type { Readable } from 'node:stream';
 import chain from 'stream-chain';
 import { parser } from 'stream-json';
 import { streamArray } from 'stream-json/streamers/stream-array.js';
-import { InputError } from './input-error.js';
+import { FileReadError } from './file-read-error.js';
 import type { SourceRow } from './source-row.js';
 
 /**
@@ -18,6 +18,6 @@ export async function* readJsonRows(input: Readable): AsyncGenerator<SourceRow> 
     }
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);
-    throw new InputError(`not a JSON array of rows: ${message}`);
+    throw new FileReadError(`not a JSON array of rows: ${message}`);
   }
 }

@@ -1,22 +1,14 @@
-import { Readable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { countRecords } from '../../../src/cli/partner/count-records.js';
-import { readCsvRows } from '../../../src/cli/partner/read-csv.js';
-import { readJsonRows } from '../../../src/cli/partner/read-json.js';
-import { readNdjsonRows } from '../../../src/cli/partner/read-ndjson.js';
-import { rowFields } from '../../../src/cli/partner/row-fields.js';
-import type { SourceRow } from '../../../src/cli/partner/source-row.js';
-import { MachineRowSchema } from '../../../src/shared/rows/machine-row.js';
+import { FileReadError } from '../../../../src/shared/import/file/file-read-error.js';
+import { readCsvRows } from '../../../../src/shared/import/file/read-csv.js';
+import { readJsonRows } from '../../../../src/shared/import/file/read-json.js';
+import { readNdjsonRows } from '../../../../src/shared/import/file/read-ndjson.js';
+import { rowFields } from '../../../../src/shared/import/file/row-fields.js';
+import type { SourceRow } from '../../../../src/shared/import/file/source-row.js';
+import { MachineRowSchema } from '../../../../src/shared/rows/machine-row.js';
+import { streamOf } from './chunked-stream.js';
 
 const fields = rowFields(MachineRowSchema);
-
-/** The text as a stream, in chunks of `chunkSize` bytes, so records straddle chunk boundaries. */
-function streamOf(text: string, chunkSize = 3): Readable {
-  const bytes = Buffer.from(text, 'utf8');
-  const chunks: Buffer[] = [];
-  for (let i = 0; i < bytes.length; i += chunkSize) chunks.push(bytes.subarray(i, i + chunkSize));
-  return Readable.from(chunks);
-}
 
 async function collect(rows: AsyncIterable<SourceRow>): Promise<SourceRow[]> {
   const out: SourceRow[] = [];
@@ -86,6 +78,7 @@ describe('readCsvRows', () => {
     ['an unclosed quote', 'template_id,category,manufacturer,model\ntpl-1,fdm,"Prusa,MK4\n', /CSV syntax error: Quote Not Closed.* at line 2/],
   ])('stops on %s', async (_name, text, message) => {
     await expect(csv(text)).rejects.toThrow(message);
+    await expect(csv(text)).rejects.toBeInstanceOf(FileReadError);
   });
 });
 
@@ -125,26 +118,6 @@ describe('readJsonRows', () => {
     ['a truncated array', '[{"a": 1}, {"a"'],
   ])('stops on %s', async (_name, text) => {
     await expect(json(text)).rejects.toThrow(/not a JSON array of rows/);
-  });
-});
-
-describe('countRecords', () => {
-  it.each([
-    ['csv', 'template_id,category\r\n"a\r\n,b",c\r\n\r\nd,e\r\n  \r\n', 2],
-    ['csv', '\uFEFFtemplate_id\n"say ""hi"""\nx', 2],
-    ['csv', 'header only\n', 0],
-    ['ndjson', '\uFEFF{"a":1}\r\n\r\n  \r\n{"a":2}', 2],
-    ['json', '\uFEFF[ {"a": [1, 2, {"x": "],[,"}]}, "s\\"]", 3, [], {} ]', 5],
-    ['json', '[]', 0],
-  ] as const)('%s: %j has %d rows, however it is chunked', async (format, text, rows) => {
-    for (const chunkSize of [1, 2, 3, 64]) expect(await countRecords(streamOf(text, chunkSize), format)).toEqual({ rows });
-  });
-
-  it.each([
-    ['csv', 'a,b\n"open,1\n'],
-    ['json', '[{"a": 1}, {"b": '],
-    ['json', '["abc'],
-  ] as const)('%s: %j is truncated', async (format, text) => {
-    expect((await countRecords(streamOf(text), format)).truncated).toBeTypeOf('string');
+    await expect(json(text)).rejects.toBeInstanceOf(FileReadError);
   });
 });

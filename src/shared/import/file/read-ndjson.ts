@@ -1,6 +1,6 @@
 import { createInterface } from 'node:readline';
 import type { Readable } from 'node:stream';
-import { InputError } from './input-error.js';
+import { FileReadError } from './file-read-error.js';
 import type { SourceRow } from './source-row.js';
 
 /**
@@ -24,6 +24,6 @@ export async function* readNdjsonRows(input: Readable): AsyncGenerator<SourceRow
       }
     }
   } catch (error) {
-    throw new InputError(`cannot read the file: ${error instanceof Error ? error.message : String(error)}`);
+    throw new FileReadError(`cannot read the file: ${error instanceof Error ? error.message : String(error)}`);
   }
 }

@@ -1,7 +1,7 @@
 import type { Readable } from 'node:stream';
 import { parse } from 'csv-parse';
 import { csvRecordToRow, CsvHeaderError, mapCsvHeader, type CsvColumns } from './csv-cells.js';
-import { InputError } from './input-error.js';
+import { FileReadError } from './file-read-error.js';
 import type { FieldSpec } from './row-fields.js';
 import type { SourceRow } from './source-row.js';
 
@@ -51,13 +51,13 @@ export async function* readCsvRows(input: Readable, options: CsvReadOptions): As
       yield { location: line, value: csvRecordToRow(columns, record) };
     }
   } catch (error) {
-    if (error instanceof CsvHeaderError) throw new InputError(error.message);
+    if (error instanceof CsvHeaderError) throw new FileReadError(error.message);
     const message = error instanceof Error ? error.message : String(error);
     if ((error as { code?: string }).code?.startsWith('CSV_')) {
       // note: csv-parse's own line number; records it parsed before the error are dropped unread.
-      throw new InputError(`CSV syntax error: ${message}`);
+      throw new FileReadError(`CSV syntax error: ${message}`);
     }
-    throw new InputError(`cannot read the file: ${message}`);
+    throw new FileReadError(`cannot read the file: ${message}`);
   }
-  if (columns === undefined) throw new InputError('the file is empty: a CSV file starts with a header line of field names');
+  if (columns === undefined) throw new FileReadError('the file is empty: a CSV file starts with a header line of field names');
 }

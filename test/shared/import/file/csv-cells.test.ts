@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { coerceCell, csvRecordToRow, mapCsvHeader } from '../../../src/cli/partner/csv-cells.js';
-import { rowFields } from '../../../src/cli/partner/row-fields.js';
-import { ListingRowSchema } from '../../../src/shared/rows/listing-row.js';
-import { MachineRowSchema } from '../../../src/shared/rows/machine-row.js';
-import { validateRows } from '../../../src/shared/rows/validate-rows.js';
+import { coerceCell, csvRecordToRow, mapCsvHeader } from '../../../../src/shared/import/file/csv-cells.js';
+import { rowFields } from '../../../../src/shared/import/file/row-fields.js';
+import { ListingRowSchema } from '../../../../src/shared/rows/listing-row.js';
+import { MachineRowSchema } from '../../../../src/shared/rows/machine-row.js';
+import { validateRows } from '../../../../src/shared/rows/validate-rows.js';
 
 const listingFields = rowFields(ListingRowSchema);
 

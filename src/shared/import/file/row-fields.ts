@@ -30,8 +30,8 @@ function typeOf(node: JsonSchemaNode): FieldType {
 
 /**
  * The input fields of a shared row schema and their JSON types, read from the schema itself
- * (its input-side JSON Schema), so the CLI never keeps a second list of fields to drift from
- * the API's.
+ * (its input-side JSON Schema), so the readers of files never keep a second list of fields to
+ * drift from the API's.
  */
 export function rowFields(schema: z.ZodType): FieldSpec[] {
   const json = z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' }) as {
