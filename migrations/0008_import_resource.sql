@@ -22,7 +22,7 @@ alter table imports
   add constraint imports_source check (source in ('request', 'file')) not valid,
   add constraint imports_received check (received >= 0 and processed >= 0) not valid;
 
--- `running`: answered 504 while its job was writing; `queued` and `cancelled` belong to file imports.
+-- `queued`, `running` and `cancelled` belong to file imports, which are recorded when they are accepted.
 alter table imports drop constraint imports_state;
 alter table imports
   add constraint imports_state check (state in ('queued', 'running', 'completed', 'failed', 'cancelled')) not valid;
@@ -38,6 +38,21 @@ alter table machines drop constraint machines_import_job_id_fkey;
 create index imports_ended_idx on imports ((coalesce(finished_at, created_at)))
   where state in ('completed', 'failed', 'cancelled');
 
--- The sweep: imports still queued or running, oldest first.
-create index imports_unfinished_idx on imports (created_at)
-  where state in ('queued', 'running');
+-- A bulk request's import answered 504: its outcome is not known yet, and its record in `imports`
+-- is written by its worker's transaction, which may be holding that record uncommitted right now.
+-- note: a table of its own, so that recording it never waits for that transaction (an insert into
+-- `imports` would wait on the primary key); the partner reads it `running` until the record
+-- shows. Settled ones are deleted by the sweep, and one whose job can no longer write is recorded
+-- failed.
+create table unsettled_imports (
+  job_id text primary key,
+  account_id uuid not null references accounts(id) on delete cascade,
+  kind text not null check (kind in ('machines', 'listings')),
+  request_id text not null,
+  received integer not null check (received >= 0),
+  skipped integer not null check (skipped >= 0),
+  errors jsonb not null default '[]',
+  created_at timestamptz not null
+);
+create index unsettled_imports_account_created_idx on unsettled_imports (account_id, created_at desc);
+create index unsettled_imports_created_idx on unsettled_imports (created_at);

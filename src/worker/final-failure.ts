@@ -2,7 +2,7 @@ import type { Job } from 'bullmq';
 import type { Sql } from '../shared/infra/db.js';
 import type { ImportResult, ImportJobData } from '../shared/import/import-job.js';
 import type { Logger } from '../shared/infra/logger.js';
-import { failRunningImport } from '../shared/repositories/import-records.js';
+import { fenceUnsettledImport } from '../shared/repositories/import-records.js';
 
 /**
  * Whether this 'failed' is the job's last: no retry is left. note: BullMQ (6.x) emits the
@@ -22,17 +22,17 @@ export function failedForGood(job: Job<ImportJobData, ImportResult>): boolean {
 }
 
 /**
- * Records the import of a job that failed for good as `failed` when it was answered 504 and
- * recorded `running` (failRunningImport), so that it reads `failed` rather than `running` until
- * the sweep. note: a job that failed while the API waited on it is fenced by the API; one that
- * nothing recorded gets no record (the queue is a trust boundary). A dry run is never recorded.
- * The job's transaction rolled back, so nothing else writes that record now. Never throws.
+ * Records the import of a job that failed for good as `failed` when it was answered 504 and is
+ * unsettled (fenceUnsettledImport), so that it reads `failed` rather than `running` until the
+ * sweep. note: a job that failed while the API waited on it is fenced by the API; one that
+ * nothing answered for gets no record (the queue is a trust boundary). A dry run is never
+ * recorded. Never throws.
  */
 export async function recordFailedForGood(sql: Sql, job: Job<ImportJobData, ImportResult>, log: Logger): Promise<void> {
   if (job.id === undefined || job.data?.dryRun === true) return;
   const jobLog = log.child({ jobId: job.id, requestId: job.data?.requestId });
   try {
-    if (await failRunningImport(sql, job.id)) jobLog.info('import job failed for good; its import, answered 504, is recorded failed');
+    if (await fenceUnsettledImport(sql, job.id)) jobLog.info('import job failed for good; its import, answered 504, is recorded failed');
   } catch (err) {
     jobLog.warn({ err }, 'could not record the import of a job that failed for good');
   }

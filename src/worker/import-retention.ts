@@ -1,7 +1,7 @@
 import type { Counter } from 'prom-client';
 import type { Sql } from '../shared/infra/db.js';
 import type { Logger } from '../shared/infra/logger.js';
-import { failAbandonedImports, purgeEndedImports } from '../shared/repositories/import-retention.js';
+import { purgeEndedImports, settleUnsettledImports } from '../shared/repositories/import-retention.js';
 import { ROWS_TTL_MS } from '../shared/import/rows-store.js';
 
 /** How often a worker purges ended imports and sweeps abandoned ones. */
@@ -18,10 +18,9 @@ export const IMPORT_RETENTION_BATCH = 1_000;
 export const IMPORT_RETENTION_MAX_BATCHES = 10;
 
 /**
- * A request import still unfinished this long after it was accepted can never write: twice the
- * hour its rows wait in Redis (ROWS_TTL_MS), and a job whose
- * rows are gone writes nothing. note: a job still writing it holds its record, which the sweep
- * leaves alone (src/shared/repositories/import-retention.ts).
+ * An import answered 504 still without its record this long after it was accepted can never
+ * write: twice the hour its rows wait in Redis (ROWS_TTL_MS), and a job whose rows are gone
+ * writes nothing (src/shared/repositories/import-retention.ts).
  */
 export const ABANDONED_AFTER_MS = 2 * ROWS_TTL_MS;
 
@@ -33,9 +32,10 @@ export interface ImportRetentionSettings {
   maxBatches?: number;
 }
 
-/** What one run did: imports purged and request imports swept to `failed`. */
+/** What one run did: imports purged, imports answered 504 settled, and of those the ones recorded `failed`. */
 export interface ImportRetentionRun {
   purged: number;
+  settled: number;
   swept: number;
 }
 
@@ -56,14 +56,17 @@ export async function runImportRetention(sql: Sql, log: Logger, settings: Import
     return 0;
   });
   if (purged > 0) log.info({ purged, retentionDays: settings.retentionDays }, 'ended imports purged');
-  const swept = await inBatches(limit, maxBatches, () => failAbandonedImports(sql, { olderThanMs: ABANDONED_AFTER_MS, limit })).catch(
-    (err: unknown) => {
-      log.warn({ err }, 'could not sweep abandoned request imports');
-      return 0;
-    },
-  );
-  if (swept > 0) log.info({ swept }, 'abandoned request imports recorded failed');
-  return { purged, swept };
+  let swept = 0;
+  const settled = await inBatches(limit, maxBatches, async () => {
+    const batch = await settleUnsettledImports(sql, { olderThanMs: ABANDONED_AFTER_MS, limit });
+    swept += batch.failed;
+    return batch.settled;
+  }).catch((err: unknown) => {
+    log.warn({ err }, 'could not settle imports answered 504');
+    return 0;
+  });
+  if (swept > 0) log.info({ swept, settled }, 'abandoned request imports recorded failed');
+  return { purged, settled, swept };
 }
 
 async function inBatches(limit: number, maxBatches: number, batch: () => Promise<number>): Promise<number> {

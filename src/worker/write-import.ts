@@ -68,9 +68,7 @@ async function writeInTransaction(
     const previous = await findImportRecord(tx, jobId);
     if (!previous) throw new Error(`import ${jobId} is recorded but its result cannot be read`);
     if (previous.state === 'failed') throw new ImportAbandonedError(`import ${jobId} was answered "nothing was written"; it writes nothing`);
-    // note: insertImportRecord completes a `running` record; one left running here is another
-    // transaction's, which this one waited for and which rolled back: the job's retry writes it.
-    if (previous.state === 'running') throw new Error(`import ${jobId} is recorded running by another writer`);
+    if (previous.state === 'running') throw new Error(`import ${jobId} is recorded as an import not ended, not a bulk request's`);
     return previous.result;
   }
 

@@ -293,30 +293,34 @@ describe('an import answered 503 or 504 (the import resource)', () => {
     });
   });
 
-  it('lets an import answered 504 be watched: running until its job ends, then completed with what its 201 would have said', async () => {
+  it('lets an import held in its transaction and answered 504 be watched: running until its job ends, then completed with what its 201 would have said', async () => {
     const { key } = await newPartner(service);
-    // A worker that takes the job and holds it until the test lets it write.
-    let letItWrite!: () => void;
-    const gate = new Promise<void>((resolve) => (letItWrite = resolve));
+    // A worker that writes the import and holds its transaction open, its record and rows in
+    // but uncommitted, until the test lets it commit.
+    let letItCommit!: () => void;
+    const gate = new Promise<void>((resolve) => (letItCommit = resolve));
+    let holding!: () => void;
+    const inTransaction = new Promise<void>((resolve) => (holding = resolve));
     const connection = createRedis(service.config, 'blocking');
-    const write = createImportProcessor(service.deps.sql, new ImportRowsStore(connection, service.config.redisPrefix), service.deps.log);
-    const held = new Worker<ImportJobData, ImportResult>(
-      IMPORT_QUEUE_NAME,
-      async (job) => {
+    const write = createImportProcessor(service.deps.sql, new ImportRowsStore(connection, service.config.redisPrefix), service.deps.log, {
+      beforeCommit: async () => {
+        holding();
         await gate;
-        return write(job);
       },
-      { connection, prefix: service.config.redisPrefix },
-    );
+    });
+    const held = new Worker<ImportJobData, ImportResult>(IMPORT_QUEUE_NAME, write, { connection, prefix: service.config.redisPrefix });
     try {
       const res = await post(key);
+      await inTransaction;
       expect(res.statusCode).toBe(504);
       const { import_id: id } = res.json<{ import_id: string }>();
       expect(res.json()).toEqual({ error: 'Import is still running; check before retrying', request_id: expect.any(String), import_id: id });
       expect(res.headers['location']).toBe(`/v1/api/imports/${id}`);
       expect(await read(key, id)).toMatchObject({ id, state: 'running', finished_at: null, rows: { received: 2, inserted: 0, skipped: 1 } });
+      const list = await service.request({ method: 'GET', url: '/v1/api/imports', headers: bearer(key) });
+      expect(list.json()).toMatchObject({ data: [{ id, state: 'running' }], has_more: false });
 
-      letItWrite();
+      letItCommit();
       await vi.waitFor(async () => expect(await read(key, id)).toMatchObject({ state: 'completed' }), { timeout: 10_000, interval: 50 });
       expect(await read(key, id)).toMatchObject({
         state: 'completed',
@@ -326,7 +330,7 @@ describe('an import answered 503 or 504 (the import resource)', () => {
         error_count: 1,
       });
     } finally {
-      letItWrite();
+      letItCommit();
       await held.close();
       connection.disconnect();
     }

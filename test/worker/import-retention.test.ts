@@ -9,8 +9,8 @@ import type { ImportJobData, ImportResult } from '../../src/shared/import/import
 import { createImportQueue, IMPORT_JOB_OPTIONS } from '../../src/shared/import/import-queue.js';
 import { encodeImportRows } from '../../src/shared/import/rows-hand-over.js';
 import { ImportRowsStore } from '../../src/shared/import/rows-store.js';
-import { findImportRecord, recordImportRunning } from '../../src/shared/repositories/import-records.js';
-import { failAbandonedImports, purgeEndedImports } from '../../src/shared/repositories/import-retention.js';
+import { findImportRecord, recordImportUnsettled } from '../../src/shared/repositories/import-records.js';
+import { purgeEndedImports, settleUnsettledImports } from '../../src/shared/repositories/import-retention.js';
 import { ListingRowSchema } from '../../src/shared/rows/listing-row.js';
 import { ABANDONED_AFTER_MS, runImportRetention } from '../../src/worker/import-retention.js';
 import { createWorkerMetrics, type WorkerMetrics } from '../../src/worker/worker-metrics.js';
@@ -121,12 +121,12 @@ describe('the purge of ended imports (purgeEndedImports, runImportRetention)', (
     const metrics = createWorkerMetrics(1);
     const settings = { retentionDays: RETENTION_DAYS, purged: metrics.importsPurged, batch: 10, maxBatches: 2 };
 
-    expect(await runImportRetention(db.sql, silentLog, settings)).toEqual({ purged: 20, swept: 0 });
+    expect(await runImportRetention(db.sql, silentLog, settings)).toEqual({ purged: 20, settled: 0, swept: 0 });
     expect(await recordedIds(db.sql)).toEqual(ended.slice(20).sort());
     expect(await purgedCount(metrics)).toBe(20);
 
     // the next run takes what the last left, and stops at a short batch
-    expect(await runImportRetention(db.sql, silentLog, settings)).toEqual({ purged: 5, swept: 0 });
+    expect(await runImportRetention(db.sql, silentLog, settings)).toEqual({ purged: 5, settled: 0, swept: 0 });
     expect(await recordedIds(db.sql)).toEqual([]);
     expect(await purgedCount(metrics)).toBe(25);
   });
@@ -157,7 +157,7 @@ describe('the purge of ended imports (purgeEndedImports, runImportRetention)', (
   });
 });
 
-describe('the sweep of abandoned request imports (failAbandonedImports)', () => {
+describe('the sweep of imports answered 504 (settleUnsettledImports)', () => {
   let db: DatabaseWithAccount;
 
   beforeAll(async () => {
@@ -168,11 +168,18 @@ describe('the sweep of abandoned request imports (failAbandonedImports)', () => 
   });
   beforeEach(async () => {
     await db.sql`delete from imports`;
+    await db.sql`delete from unsettled_imports`;
   });
 
-  const record = (r: Parameters<typeof recordImport>[2]) => recordImport(db.sql, db.accountId, r);
-  const sweep = (limit = 1_000) => failAbandonedImports(db.sql, { olderThanMs: ABANDONED_AFTER_MS, limit });
+  const sweep = (limit = 1_000) => settleUnsettledImports(db.sql, { olderThanMs: ABANDONED_AFTER_MS, limit });
   const stale = ABANDONED_AFTER_MS + HOUR_MS;
+  /** An import answered 504 `msAgo` ago; returns its id. */
+  const answered504 = async (msAgo: number) => {
+    const jobId = randomUUID();
+    await recordImportUnsettled(db.sql, { jobId, accountId: db.accountId, kind: 'listings', requestId: 'sweep-test', total: 2, errors: [], createdAt: Date.now() - msAgo });
+    return jobId;
+  };
+  const unsettled = async () => (await db.sql<{ job_id: string }[]>`select job_id from unsettled_imports order by job_id`).map((row) => row.job_id);
 
   function importOf(jobId: string): ImportWrite {
     return { jobId, kind: 'listings', accountId: db.accountId, requestId: 'sweep-test', total: 2, errors: [], rowCount: 2, rowsJson: twoListings() };
@@ -182,45 +189,42 @@ describe('the sweep of abandoned request imports (failAbandonedImports)', () => 
     expect(ABANDONED_AFTER_MS).toBe(2 * HOUR_MS);
   });
 
-  it('records stale queued and running request imports failed, ended now, and leaves young ones, file imports and ended ones alone', async () => {
-    const swept = [await record({ state: 'running', createdMsAgo: stale }), await record({ state: 'queued', createdMsAgo: stale })];
-    const young = await record({ state: 'running', createdMsAgo: HOUR_MS });
-    const files = [await record({ state: 'running', source: 'file', createdMsAgo: stale }), await record({ state: 'queued', source: 'file', createdMsAgo: stale })];
-    const completed = await record({ state: 'completed', createdMsAgo: stale, finishedMsAgo: stale });
+  it('settles the imports whose record shows, records stale ones failed, ended now, and leaves young ones to their workers', async () => {
+    const abandoned = await answered504(stale);
+    const young = await answered504(HOUR_MS);
+    const settledStale = await answered504(stale);
+    const settledYoung = await answered504(HOUR_MS);
+    for (const jobId of [settledStale, settledYoung]) await writeImport(db.sql, importOf(jobId));
     const startedAt = Date.now();
 
-    expect(await sweep()).toBe(2);
-    for (const jobId of swept) {
-      const after = await stateOf(db.sql, jobId);
-      expect(after?.state).toBe('failed');
-      expect(after!.finished_at!.getTime()).toBeGreaterThanOrEqual(startedAt - 1_000);
-    }
-    expect(await stateOf(db.sql, young)).toEqual({ state: 'running', finished_at: null });
-    for (const jobId of files) expect((await stateOf(db.sql, jobId))?.finished_at).toBeNull();
-    expect((await stateOf(db.sql, completed))?.state).toBe('completed');
-    expect(await sweep()).toBe(0);
+    expect(await sweep()).toEqual({ settled: 3, failed: 1 });
+    const after = await stateOf(db.sql, abandoned);
+    expect(after?.state).toBe('failed');
+    expect(after!.finished_at!.getTime()).toBeGreaterThanOrEqual(startedAt - 1_000);
+    for (const jobId of [settledStale, settledYoung]) expect((await stateOf(db.sql, jobId))?.state).toBe('completed');
+    expect(await stateOf(db.sql, young)).toBeUndefined();
+    expect(await unsettled()).toEqual([young]);
+    expect(await sweep()).toEqual({ settled: 0, failed: 0 });
   });
 
   it('works in bounded batches, and runImportRetention makes at most its batches per run', async () => {
-    for (let i = 0; i < 25; i += 1) await record({ state: 'running', createdMsAgo: stale + i * 60_000 });
+    for (let i = 0; i < 25; i += 1) await answered504(stale + i * 60_000);
     const settings = { retentionDays: RETENTION_DAYS, purged: createWorkerMetrics(1).importsPurged, batch: 10, maxBatches: 2 };
-    expect(await runImportRetention(db.sql, silentLog, settings)).toEqual({ purged: 0, swept: 20 });
-    expect(await runImportRetention(db.sql, silentLog, settings)).toEqual({ purged: 0, swept: 5 });
+    expect(await runImportRetention(db.sql, silentLog, settings)).toEqual({ purged: 0, settled: 20, swept: 20 });
+    expect(await runImportRetention(db.sql, silentLog, settings)).toEqual({ purged: 0, settled: 5, swept: 5 });
   });
 
-  it('fences the job of an import it swept: a later writeImport writes nothing (ImportAbandonedError)', async () => {
-    const jobId = randomUUID();
-    await recordImportRunning(db.sql, { jobId, accountId: db.accountId, kind: 'listings', requestId: 'sweep-test', total: 2, errors: [], createdAt: Date.now() - stale });
-    expect(await sweep()).toBe(1);
+  it('fences the job of an import it recorded failed: a later writeImport writes nothing (ImportAbandonedError)', async () => {
+    const jobId = await answered504(stale);
+    expect(await sweep()).toEqual({ settled: 1, failed: 1 });
 
     await expect(writeImport(db.sql, importOf(jobId))).rejects.toBeInstanceOf(ImportAbandonedError);
     expect(await writtenByJob(db.sql, jobId)).toEqual({ listings: 0, imports: 1 });
     expect(await findImportRecord(db.sql, jobId)).toEqual({ state: 'failed' });
   });
 
-  it('leaves an import a worker transaction is completing to that transaction: it reads completed, never failed', async () => {
-    const jobId = randomUUID();
-    await recordImportRunning(db.sql, { jobId, accountId: db.accountId, kind: 'listings', requestId: 'sweep-test', total: 2, errors: [], createdAt: Date.now() - stale });
+  it('never turns failed an import a worker transaction is completing: it waits for it and finds the record', async () => {
+    const jobId = await answered504(stale);
     let finish!: () => void;
     const finishing = new Promise<void>((resolve) => (finish = resolve));
     let holding!: () => void;
@@ -232,14 +236,11 @@ describe('the sweep of abandoned request imports (failAbandonedImports)', () => 
       },
     });
     await held;
-    try {
-      // the transaction holds the record (its upsert completed it, uncommitted): skipped, not waited for
-      expect(await sweep()).toBe(0);
-    } finally {
-      finish();
-    }
+    // the transaction holds the record uncommitted: the sweep's insert waits for it
+    const sweeping = sweep();
+    setTimeout(finish, 300);
     expect(await writing).toEqual({ inserted: 2, skipped: 0, errors: [] });
-    expect(await sweep()).toBe(0);
+    expect(await sweeping).toEqual({ settled: 1, failed: 0 });
     expect(await findImportRecord(db.sql, jobId)).toMatchObject({ state: 'completed' });
     expect(await writtenByJob(db.sql, jobId)).toEqual({ listings: 2, imports: 1 });
   });
@@ -284,9 +285,9 @@ describe('a running worker: retention on its interval, and jobs that failed for 
     return { kind: 'listings', accountId, requestId: randomUUID(), total: 2, errors: [], rowCount: 2, ...overrides };
   }
 
-  /** An import answered 504: recorded running by the API, its job still to run. */
-  async function answered504(jobId: string, data: ImportJobData): Promise<void> {
-    await recordImportRunning(sql, { jobId, accountId, kind: 'listings', requestId: data.requestId, total: data.total, errors: [] });
+  /** An import answered 504: recorded unsettled by the API, its job still to run. */
+  async function answered504(jobId: string, data: ImportJobData, msAgo = 0): Promise<void> {
+    await recordImportUnsettled(sql, { jobId, accountId, kind: 'listings', requestId: data.requestId, total: data.total, errors: [], createdAt: Date.now() - msAgo });
   }
 
   async function add(data: ImportJobData, jobId: string, options: JobsOptions = {}): Promise<Job<ImportJobData, ImportResult>> {
@@ -303,13 +304,14 @@ describe('a running worker: retention on its interval, and jobs that failed for 
 
   it('purges and sweeps on its interval, counting what it purged', async () => {
     const old = await recordImport(sql, accountId, { state: 'completed', createdMsAgo: 40 * DAY_MS, finishedMsAgo: 40 * DAY_MS });
-    const abandoned = await recordImport(sql, accountId, { state: 'running', createdMsAgo: 3 * HOUR_MS });
+    const abandoned = randomUUID();
+    await answered504(abandoned, jobData(), 3 * HOUR_MS);
 
     await expect.poll(() => stateOf(sql, old), { timeout: 5_000 }).toBeUndefined();
     await expect.poll(async () => (await stateOf(sql, abandoned))?.state, { timeout: 5_000 }).toBe('failed');
     expect(sampleValue(await worker.metrics.registry.metrics(), 'bulk_import_imports_purged_total')).toBe(1);
     expect(loggedLines()).toContainEqual(expect.objectContaining({ msg: 'ended imports purged', purged: 1 }));
-    expect(loggedLines()).toContainEqual(expect.objectContaining({ msg: 'abandoned request imports recorded failed', swept: 1 }));
+    expect(loggedLines()).toContainEqual(expect.objectContaining({ msg: 'abandoned request imports recorded failed', swept: 1, settled: 1 }));
   });
 
   it('records the import of a job that failed at once (UnrecoverableError) failed: answered 504, it no longer reads running', async () => {

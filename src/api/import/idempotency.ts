@@ -55,7 +55,7 @@ export async function runIdempotentImport(
     // An earlier request holds the key: its recorded result, or its job's, is what we answer.
     // note: that request's job may be writing right now, so an error here (the database or Redis
     // away) leaves the import's outcome unknown: never the 503 that says nothing was written.
-    // A record left `running` by a 504 is not an outcome: that job is rejoined as one not recorded.
+    // Only an ended import is an outcome: any other job is rejoined as one not recorded.
     const earlier = await asOutcomeUnknown(data.requestId, importId, async () => {
       const recorded = await findImportRecord(sql, importId);
       if (recorded?.state === 'completed' || recorded?.state === 'failed') return recorded;

@@ -6,7 +6,7 @@ import type { ImportRowsStore } from '../../shared/import/rows-store.js';
 import { markImportStep } from '../../shared/import/import-steps.js';
 import type { Sql } from '../../shared/infra/db.js';
 import type { Logger } from '../../shared/infra/logger.js';
-import { recordImportNotWritten, recordImportRunning } from '../../shared/repositories/import-records.js';
+import { recordImportNotWritten, recordImportUnsettled } from '../../shared/repositories/import-records.js';
 import { ImportNotWrittenError, ImportOutcomeUnknownError } from './import-errors.js';
 import { JobWatch, type JobOutcome } from './job-watch.js';
 
@@ -20,8 +20,8 @@ const POLL_INTERVAL_MS = 500;
  */
 export const WATCH_AFTER_TIMEOUT_MS = 10 * 60_000;
 
-/** How long a 504 waits at most for the import's `running` record to be written. */
-const RECORD_RUNNING_MS = 2_000;
+/** How long a 504 waits at most for the import to be recorded unsettled. */
+const RECORD_UNSETTLED_MS = 2_000;
 
 /**
  * ioredis refuses a command it never sent (not connected, and no offline queue) with this
@@ -91,7 +91,7 @@ export class ImportRunner {
     } catch (error) {
       if (error instanceof ImportOutcomeUnknownError) {
         settled = this.settling(watch);
-        if (importId !== undefined) await this.recordRunning(input, importId);
+        if (importId !== undefined) await this.recordUnsettled(input, importId);
         throw new ImportOutcomeUnknownError(input.requestId, importId, settled);
       }
       if (error instanceof ImportNotWrittenError) throw new ImportNotWrittenError(error.reason, importId);
@@ -137,13 +137,13 @@ export class ImportRunner {
 
   /**
    * So that an import answered 504 can be watched (docs/imports.md). note: best effort, and at
-   * most RECORD_RUNNING_MS: the answer is not held up by a database that does not answer.
+   * most RECORD_UNSETTLED_MS: the answer is not held up by a database that does not answer.
    */
-  private async recordRunning(input: NewImport, jobId: string): Promise<void> {
+  private async recordUnsettled(input: NewImport, jobId: string): Promise<void> {
     const { accountId, kind, requestId, total, errors, createdAt } = input;
-    const limit = timeout(RECORD_RUNNING_MS);
-    const recorded = recordImportRunning(this.sql, { jobId, accountId, kind, requestId, total, errors, createdAt }).catch((err: unknown) =>
-      this.log.warn({ err, jobId, requestId }, 'could not record an import answered 504 as running; it reads 404 until it ends'),
+    const limit = timeout(RECORD_UNSETTLED_MS);
+    const recorded = recordImportUnsettled(this.sql, { jobId, accountId, kind, requestId, total, errors, createdAt }).catch((err: unknown) =>
+      this.log.warn({ err, jobId, requestId }, 'could not record an import answered 504 as unsettled; it reads 404 until it ends'),
     );
     await Promise.race([recorded, limit.promise]);
     limit.cancel();

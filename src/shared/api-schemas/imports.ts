@@ -20,7 +20,7 @@ export const ImportSchema = z
         '`queued` -> `running` -> `completed`, `failed` or `cancelled`. `failed`: nothing was written. An import answered 504 reads `running` until its job ends.',
     }),
     created_at: z.string().meta({ description: 'When the API accepted it (ISO 8601).', format: 'date-time' }),
-    started_at: time('When a worker started writing it; null before, and for an import that never ran.'),
+    started_at: time('When a worker started writing it: for a bulk request known once it ended; null before, and for an import that never ran.'),
     finished_at: time('When it ended; null while queued or running.'),
     rows: z
       .object({

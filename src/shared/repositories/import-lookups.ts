@@ -32,7 +32,7 @@ export interface ImportView {
  * column: it is done all at once, so it is the same sum (0 written until it completes, its
  * refused rows counted from the start).
  */
-const VIEW = `
+const RECORDED = `
   job_id as id, kind, source, state,
   created_at as "createdAt", started_at as "startedAt", finished_at as "finishedAt",
   coalesce(received, inserted + coalesce(updated, 0) + coalesce(unchanged, 0) + skipped) as received,
@@ -42,9 +42,36 @@ const VIEW = `
   case when state = 'completed' then coalesce(unchanged, 0) else 0 end as unchanged,
   skipped`;
 
+/** An import answered 504 whose record has not shown yet: running, its refused rows known. */
+const UNSETTLED = `
+  job_id as id, kind, 'request' as source, 'running' as state,
+  created_at as "createdAt", null::timestamptz as "startedAt", null::timestamptz as "finishedAt",
+  received, skipped as processed, 0 as inserted, 0 as updated, 0 as unchanged, skipped`;
+
+/**
+ * The account's imports as one relation: the records, and the imports answered 504 whose record
+ * does not show yet (its worker's transaction may be writing it uncommitted: once committed, the
+ * record is read instead).
+ */
+function imports(sql: Sql, accountId: string) {
+  return sql`(
+    select ${sql.unsafe(RECORDED)} from imports where account_id = ${accountId}
+    union all
+    select ${sql.unsafe(UNSETTLED)} from unsettled_imports as u
+    where u.account_id = ${accountId} and not exists (select 1 from imports as i where i.job_id = u.job_id)
+  ) as account_imports`;
+}
+
+/**
+ * One import of the account. note: by primary key in both tables, whether the id is another
+ * account's or nobody's: the same two lookups either way.
+ */
 export async function findImport(sql: Sql, accountId: string, importId: string): Promise<ImportView | undefined> {
   const [found] = await sql<ImportView[]>`
-    select ${sql.unsafe(VIEW)} from imports where job_id = ${importId} and account_id = ${accountId}`;
+    select ${sql.unsafe(RECORDED)} from imports where job_id = ${importId} and account_id = ${accountId}
+    union all
+    select ${sql.unsafe(UNSETTLED)} from unsettled_imports as u
+    where u.job_id = ${importId} and u.account_id = ${accountId} and not exists (select 1 from imports as i where i.job_id = u.job_id)`;
   return found;
 }
 
@@ -60,16 +87,15 @@ export interface Page<T> {
 export async function listImports(sql: Sql, accountId: string, page: { limit: number; startingAfter?: string }): Promise<Page<ImportView> | undefined> {
   let after = sql``;
   if (page.startingAfter !== undefined) {
-    const [cursor] = await sql<{ createdAt: Date; id: string }[]>`
-      select created_at as "createdAt", job_id as id from imports where job_id = ${page.startingAfter} and account_id = ${accountId}`;
+    const cursor = await findImport(sql, accountId, page.startingAfter);
     if (!cursor) return undefined;
-    after = sql`and (created_at, job_id) < (${cursor.createdAt}, ${cursor.id})`;
+    after = sql`where ("createdAt", id) < (${cursor.createdAt}, ${cursor.id})`;
   }
-  // note: one more than asked says whether there is more (imports_account_created_idx).
+  // note: one more than asked says whether there is more (the account and created_at indexes of
+  // both tables).
   const rows = await sql<ImportView[]>`
-    select ${sql.unsafe(VIEW)} from imports
-    where account_id = ${accountId} ${after}
-    order by created_at desc, job_id desc
+    select * from ${imports(sql, accountId)} ${after}
+    order by "createdAt" desc, id desc
     limit ${page.limit + 1}`;
   return { data: rows.slice(0, page.limit), hasMore: rows.length > page.limit };
 }
@@ -94,7 +120,13 @@ export async function listImportErrors(
         limit ${page.limit + 1}
       ) as page
     ) as errors
-    from imports as i where job_id = ${importId} and account_id = ${accountId}`;
+    from (
+      select errors, 1 as preferred from imports where job_id = ${importId} and account_id = ${accountId}
+      union all
+      select errors, 2 from unsettled_imports where job_id = ${importId} and account_id = ${accountId}
+    ) as i
+    order by preferred
+    limit 1`;
   if (!found) return undefined;
   return { data: found.errors.slice(0, page.limit), hasMore: found.errors.length > page.limit };
 }

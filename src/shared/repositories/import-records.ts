@@ -6,7 +6,8 @@ import type { ImportResult, ImportJobData } from '../import/import-job.js';
 /**
  * What the `imports` table says of a job: `completed` with the result it wrote; `failed`:
  * recorded before an answer said it wrote nothing, so it never will (recordImportNotWritten); or
- * `running`: answered 504 while its job was writing (recordImportRunning), outcome not known yet.
+ * `running`, an import not ended (a file import's, never a bulk request's: its record is written
+ * when it ended).
  */
 export type ImportRecord = { state: 'completed'; result: ImportResult } | { state: 'failed' } | { state: 'running' };
 
@@ -43,7 +44,7 @@ export async function findImportRecord(sql: Sql | TransactionSql, jobId: string)
     select state, inserted, updated, unchanged, skipped, errors from imports where job_id = ${jobId}`;
   if (!recorded) return undefined;
   if (recorded.state === 'failed') return { state: 'failed' };
-  if (recorded.state === 'running') return { state: 'running' };
+  if (recorded.state !== 'completed') return { state: 'running' };
   const { inserted, updated, unchanged, skipped, errors } = recorded;
   return {
     state: 'completed',
@@ -80,14 +81,14 @@ export async function recordImportNotWritten(
 async function fence(sql: Sql, input: ImportOfRequest): Promise<ImportRecord> {
   return sql.begin(async (tx) => {
     await tx.unsafe(`set local lock_timeout = ${FENCE_LOCK_TIMEOUT_MS}`);
-    // note: a record left `running` by a 504 is the API's own, not a worker's: it turns `failed`.
     const [fenced] = await tx`
       insert into imports (job_id, account_id, kind, request_id, received, inserted, skipped, errors, state, created_at, finished_at)
       values (${input.jobId}, ${input.accountId}, ${input.kind}, ${input.requestId}, ${input.total}, 0, ${input.errors.length},
               ${tx.json(input.errors)}, 'failed', ${createdAtOf(input)}, now())
-      on conflict (job_id) do update set state = 'failed', finished_at = now()
-        where imports.state = 'running' and imports.source = 'request'
+      on conflict (job_id) do nothing
       returning job_id`;
+    // note: an import answered 504 before is settled now, one way or the other.
+    await tx`delete from unsettled_imports where job_id = ${input.jobId}`;
     if (fenced) return { state: 'failed' } as const;
     const recorded = await findImportRecord(tx, input.jobId);
     if (!recorded) throw new Error(`import ${input.jobId} is recorded but its record cannot be read`);
@@ -96,28 +97,33 @@ async function fence(sql: Sql, input: ImportOfRequest): Promise<ImportRecord> {
 }
 
 /**
- * Records an import answered 504 as `running`, unless it is recorded already, so that the partner
- * can watch it (GET /v1/api/imports/{id}) until its worker records how it ended: the worker's
- * insert completes a `running` record, the fence fails it. note: best effort: without it the
+ * Records an import answered 504 as unsettled, so that the partner can watch it (GET
+ * /v1/api/imports/{id} reads it `running`) until its record in `imports` shows how it ended.
+ * note: a table of its own: its worker's transaction may hold the import's record in `imports`
+ * uncommitted right now, and an insert there would wait for it. Best effort: without it the
  * import reads 404 until it ends.
  */
-export async function recordImportRunning(sql: Sql, input: ImportOfRequest): Promise<void> {
+export async function recordImportUnsettled(sql: Sql, input: ImportOfRequest): Promise<void> {
   await sql`
-    insert into imports (job_id, account_id, kind, request_id, received, inserted, skipped, errors, state, created_at)
-    values (${input.jobId}, ${input.accountId}, ${input.kind}, ${input.requestId}, ${input.total}, 0, ${input.errors.length},
-            ${sql.json(input.errors)}, 'running', ${createdAtOf(input)})
+    insert into unsettled_imports (job_id, account_id, kind, request_id, received, skipped, errors, created_at)
+    values (${input.jobId}, ${input.accountId}, ${input.kind}, ${input.requestId}, ${input.total}, ${input.errors.length},
+            ${sql.json(input.errors)}, ${createdAtOf(input)})
     on conflict (job_id) do nothing`;
 }
 
 /**
- * Records an import answered 504 (`running`) whose job then failed for good as `failed`; true
- * when it did. note: an update of that record only: a job nothing recorded (the API answered
- * before it failed, or it came from anything else with Redis access) gets no record, so the queue
- * cannot add imports to an account's list.
+ * Records an unsettled import (answered 504) `failed` and settles it, in one statement: its job
+ * failed for good, or can no longer write; true when it did. note: only an import answered 504
+ * is recorded so; a job nothing answered for (or that anything else with Redis access added) gets
+ * no record, so the queue cannot add imports to an account's list. A record already there (the
+ * job committed after all, or the API fenced it) stays as it is.
  */
-export async function failRunningImport(sql: Sql, jobId: string): Promise<boolean> {
-  const failed = await sql`
-    update imports set state = 'failed', finished_at = now()
-    where job_id = ${jobId} and state = 'running' and source = 'request'`;
-  return failed.count === 1;
+export async function fenceUnsettledImport(sql: Sql, jobId: string): Promise<boolean> {
+  const [fenced] = await sql`
+    with settled as (delete from unsettled_imports where job_id = ${jobId} returning *)
+    insert into imports (job_id, account_id, kind, request_id, received, inserted, skipped, errors, state, created_at, finished_at)
+    select job_id, account_id, kind, request_id, received, 0, skipped, errors, 'failed', created_at, now() from settled
+    on conflict (job_id) do nothing
+    returning job_id`;
+  return fenced !== undefined;
 }

@@ -35,27 +35,34 @@ export async function purgeEndedImports(sql: Sql, input: { retentionDays: number
 }
 
 /**
- * Records as `failed` (ended now) up to `limit` request imports still `queued` or `running` that
- * were accepted more than `olderThanMs` ago; returns how many. The caller picks an age past
- * which their rows are gone from Redis: such a job can never write, and the import would read
- * `running` forever. note: uses imports_unfinished_idx (same `state in (...)`). A worker's
- * transaction that completes one of them holds its record: `skip locked` leaves it to that
- * transaction, and a record completed since the statement began is read again when it is locked
- * and no longer matches, so a completed import is never turned failed. Once swept, the job finds
- * its record failed and writes nothing (ImportAbandonedError).
+ * Settles up to `limit` imports answered 504 (unsettled_imports), oldest first: one whose record
+ * shows in `imports` is simply settled (deleted from the table); one accepted more than
+ * `olderThanMs` ago without a record can never write (the caller picks an age past which its rows
+ * are gone from Redis) and is recorded `failed`, ended now. Returns how many were settled and how
+ * many of them recorded failed. note: `skip locked` leaves an entry another worker is settling;
+ * a job whose worker is writing its record right now makes the insert wait for that transaction
+ * and then find the record (`on conflict do nothing`), so a completed import is never turned
+ * failed. Once recorded failed, the job writes nothing (ImportAbandonedError).
  */
-export async function failAbandonedImports(sql: Sql, input: { olderThanMs: number; limit: number }): Promise<number> {
-  const swept = await sql`
-    update imports set state = 'failed', finished_at = now()
-    where job_id = any(array(
-      select job_id from imports
-      where state in ('queued', 'running')
-        and created_at < now() - make_interval(secs => ${input.olderThanMs / 1_000})
-        and source = 'request'
-      order by created_at
+export async function settleUnsettledImports(sql: Sql, input: { olderThanMs: number; limit: number }): Promise<{ settled: number; failed: number }> {
+  const [counts] = await sql<{ settled: number; failed: number }[]>`
+    with batch as (
+      select job_id from unsettled_imports as u
+      where exists (select 1 from imports as i where i.job_id = u.job_id)
+         or u.created_at < now() - make_interval(secs => ${input.olderThanMs / 1_000})
+      order by u.created_at
       limit ${input.limit}
       for update skip locked
-    ))
-      and state in ('queued', 'running')`;
-  return swept.count;
+    ),
+    settled as (
+      delete from unsettled_imports as u using batch where u.job_id = batch.job_id returning u.*
+    ),
+    failed as (
+      insert into imports (job_id, account_id, kind, request_id, received, inserted, skipped, errors, state, created_at, finished_at)
+      select job_id, account_id, kind, request_id, received, 0, skipped, errors, 'failed', created_at, now() from settled
+      on conflict (job_id) do nothing
+      returning job_id
+    )
+    select (select count(*) from settled)::int as settled, (select count(*) from failed)::int as failed`;
+  return counts!;
 }

@@ -24,10 +24,9 @@ export interface ImportingAccount {
 
 /**
  * Records the import of `jobId` as completed with its request's counts and errors, unless it is
- * recorded already (a record left `running` by a 504 is completed); true when this call recorded
- * it. `started_at` is the transaction's start, `finished_at` now. note: a concurrent insert of
- * the same job id waits on the primary key until the first transaction ends, then finds the
- * record.
+ * recorded already; true when this call recorded it. `started_at` is the transaction's start,
+ * `finished_at` now. note: a concurrent insert of the same job id waits on the primary key until
+ * the first transaction ends, then finds the record.
  */
 export async function insertImportRecord(
   tx: TransactionSql,
@@ -37,9 +36,7 @@ export async function insertImportRecord(
     insert into imports (job_id, account_id, kind, request_id, received, inserted, skipped, errors, state, created_at, started_at, finished_at)
     values (${input.jobId}, ${input.accountId}, ${input.kind}, ${input.requestId}, ${input.total},
             ${input.rowCount}, ${input.errors.length}, ${tx.json(input.errors)}, 'completed', ${createdAtOf(input)}, now(), clock_timestamp())
-    on conflict (job_id) do update
-      set state = 'completed', inserted = excluded.inserted, started_at = excluded.started_at, finished_at = excluded.finished_at
-      where imports.state = 'running' and imports.source = 'request'
+    on conflict (job_id) do nothing
     returning job_id`;
   return recorded !== undefined;
 }

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createSql, type Sql } from '../../../src/shared/infra/db.js';
 import { encodeImportRows } from '../../../src/shared/import/rows-hand-over.js';
-import { findImportRecord, recordImportNotWritten, recordImportRunning } from '../../../src/shared/repositories/import-records.js';
+import { fenceUnsettledImport, findImportRecord, recordImportNotWritten, recordImportUnsettled } from '../../../src/shared/repositories/import-records.js';
 import { ImportAbandonedError } from '../../../src/worker/write-errors.js';
 import { writeImport, type ImportWrite } from '../../../src/worker/write-import.js';
 import { ListingRowSchema } from '../../../src/shared/rows/listing-row.js';
@@ -121,44 +121,65 @@ describe('recordImportNotWritten and writeImport', () => {
     expect(await findImportRecord(sql, jobId)).toMatchObject({ state: 'completed' });
   });
 
-  const runningOf = (jobId: string) =>
-    recordImportRunning(sql, { jobId, accountId, kind: 'listings', requestId: 'fence-test', total: 3, errors: [rowError], createdAt: Date.parse('2026-11-25T10:00:00Z') });
+  const unsettledOf = (jobId: string) =>
+    recordImportUnsettled(sql, { jobId, accountId, kind: 'listings', requestId: 'fence-test', total: 3, errors: [rowError], createdAt: Date.parse('2026-11-25T10:00:00Z') });
 
   async function timesOf(jobId: string) {
     const [row] = await sql<{ state: string; received: number; created_at: Date; started_at: Date | null; finished_at: Date | null }[]>`
       select state, received, created_at, started_at, finished_at from imports where job_id = ${jobId}`;
-    return row!;
+    return row;
   }
 
-  it('records an import answered 504 as running; its worker completes that record with its result and times', async () => {
-    const jobId = randomUUID();
-    await runningOf(jobId);
-    expect(await findImportRecord(sql, jobId)).toEqual({ state: 'running' });
-    expect(await timesOf(jobId)).toMatchObject({ state: 'running', received: 3, started_at: null, finished_at: null });
-    // a second 504 of the same import (a repeat that rejoined it) changes nothing
-    await runningOf(jobId);
+  async function isUnsettled(jobId: string): Promise<boolean> {
+    const [row] = await sql`select 1 from unsettled_imports where job_id = ${jobId}`;
+    return row !== undefined;
+  }
 
-    const result = await writeImport(sql, importOf(jobId));
+  it('records an import answered 504 as unsettled without waiting for the worker transaction that holds its record', async () => {
+    const jobId = randomUUID();
+    const { writing, held, finish } = writeHeldBeforeCommit(jobId);
+    await held;
+    // the worker holds the record uncommitted; an insert into imports would wait for it
+    await unsettledOf(jobId);
+    expect(await isUnsettled(jobId)).toBe(true);
+    expect(await timesOf(jobId)).toBeUndefined();
+    // a second 504 of the same import (a repeat that rejoined it) changes nothing
+    await unsettledOf(jobId);
+    finish();
+    const result = await writing;
     expect(result).toEqual({ inserted: 2, skipped: 1, errors: [rowError] });
     expect(await findImportRecord(sql, jobId)).toEqual({ state: 'completed', result });
-    const times = await timesOf(jobId);
+    const times = (await timesOf(jobId))!;
     expect(times).toMatchObject({ state: 'completed', received: 3 });
-    expect(times.created_at.toISOString()).toBe('2026-11-25T10:00:00.000Z');
     expect(times.started_at).not.toBeNull();
     expect(times.finished_at!.getTime()).toBeGreaterThanOrEqual(times.started_at!.getTime());
-    expect(await listingsOf(jobId)).toBe(2);
-    // once completed, a late 504 record of it is ignored
-    await runningOf(jobId);
+    // its record shows: fencing it now finds it completed and settles it
+    expect(await fenceUnsettledImport(sql, jobId)).toBe(false);
+    expect(await isUnsettled(jobId)).toBe(false);
     expect(await findImportRecord(sql, jobId)).toEqual({ state: 'completed', result });
   });
 
-  it('fences an import recorded running: it turns failed, and its job then writes nothing', async () => {
+  it('records an unsettled import whose job failed for good as failed, with the time it was accepted; its job then writes nothing', async () => {
     const jobId = randomUUID();
-    await runningOf(jobId);
-    expect(await fenceOf(jobId)).toEqual({ state: 'failed' });
+    await unsettledOf(jobId);
+    expect(await fenceUnsettledImport(sql, jobId)).toBe(true);
+    expect(await isUnsettled(jobId)).toBe(false);
+    expect(await findImportRecord(sql, jobId)).toEqual({ state: 'failed' });
+    expect(await timesOf(jobId)).toMatchObject({ state: 'failed', received: 3, finished_at: expect.any(Date) });
+    expect((await timesOf(jobId))!.created_at.toISOString()).toBe('2026-11-25T10:00:00.000Z');
     await expect(writeImport(sql, importOf(jobId))).rejects.toBeInstanceOf(ImportAbandonedError);
     expect(await listingsOf(jobId)).toBe(0);
-    expect(await timesOf(jobId)).toMatchObject({ state: 'failed', finished_at: expect.any(Date) });
+    // a job nothing answered for gets no record
+    const unanswered = randomUUID();
+    expect(await fenceUnsettledImport(sql, unanswered)).toBe(false);
+    expect(await findImportRecord(sql, unanswered)).toBeUndefined();
+  });
+
+  it('settles an unsettled import when the API fences it (a 503 of a repeat)', async () => {
+    const jobId = randomUUID();
+    await unsettledOf(jobId);
+    expect(await fenceOf(jobId)).toEqual({ state: 'failed' });
+    expect(await isUnsettled(jobId)).toBe(false);
   });
 
   it('counts an import of an account that is gone as failed: nothing can be written for it', async () => {
