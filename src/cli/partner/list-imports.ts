@@ -1,10 +1,10 @@
 import { z } from 'zod';
 import type { ApiContext } from './api-context.js';
 import { shapeProblem } from './check-reply.js';
+import type { CliIo } from './cli-io.js';
 import { FatalError } from './fatal-error.js';
 import { believedImport } from './import-resource.js';
 import { importLine } from './import-text.js';
-import type { CliIo } from './main.js';
 import { printable, printableJson } from './printable.js';
 import { readApi } from './read-api.js';
 

@@ -12,6 +12,7 @@ import { IMPORT_KINDS } from '../../shared/import/import-kinds.js';
 import { ApiClient } from './api-client.js';
 import { insecureWarning } from './api-target.js';
 import { parseCliArgs, USAGE, UsageError, type CliOptions } from './args.js';
+import type { CliIo } from './cli-io.js';
 import { countRecords } from './count-records.js';
 import { importsMain } from './imports-main.js';
 import { InputError } from './input-error.js';
@@ -22,11 +23,6 @@ import { emptyTotals, runImport, type FailureSink, type ImportTotals } from './r
 import { DEFAULT_RETRY_POLICY, FatalError, sendBatch, type BatchOutcome, type SendContext } from './send-batch.js';
 import { printable, printableJson } from './printable.js';
 import { formatSummary, unaccountedAdvice, type Outcome } from './summary.js';
-
-export interface CliIo {
-  stdout: NodeJS.WritableStream;
-  stderr: NodeJS.WriteStream;
-}
 
 function cliVersion(): string {
   try {

@@ -1,10 +1,10 @@
 import type { ApiContext } from './api-context.js';
 import { boundedRowError } from './check-reply.js';
+import type { CliIo } from './cli-io.js';
 import { FatalError } from './fatal-error.js';
 import { readImportErrors } from './import-errors-pages.js';
 import { readImport } from './import-resource.js';
 import { InputError } from './input-error.js';
-import type { CliIo } from './main.js';
 import { printable, printableJson } from './printable.js';
 import { ReportWriter, type ReportFormat } from './report.js';
 import { failureOf } from './run-import.js';

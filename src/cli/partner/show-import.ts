@@ -1,7 +1,7 @@
 import type { ApiContext } from './api-context.js';
+import type { CliIo } from './cli-io.js';
 import { readImport } from './import-resource.js';
 import { importSummary } from './import-text.js';
-import type { CliIo } from './main.js';
 import { printable, printableJson } from './printable.js';
 
 /** What a 404 means for a partner, in one place for every command that reads an import. */
