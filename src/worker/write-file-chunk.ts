@@ -1,0 +1,78 @@
+import type { Sql } from '../shared/infra/db.js';
+import type { ImportKind } from '../shared/import/import-kinds.js';
+import { dropStagedRows, takeFileChunk } from '../shared/repositories/import-files.js';
+import { findImportingAccount, writeRows } from '../shared/repositories/imports.js';
+
+/**
+ * Rows a chunk writes. note: a chunk is one transaction; a thousand rows keep it to tens of
+ * milliseconds, so a file import never holds a connection (or the rows it locks) for long.
+ */
+export const FILE_CHUNK_ROWS = 1_000;
+
+/** What one call of writeFileChunk did. */
+export type ChunkOutcome =
+  /** a chunk was written; more may follow */
+  | { state: 'written'; rows: number }
+  /** nothing was left: the import is recorded completed */
+  | { state: 'completed' }
+  /** the import had ended (cancelled, failed, completed) or is gone: nothing was written */
+  | { state: 'ended' };
+
+interface FileImportRecord {
+  accountId: string;
+  kind: ImportKind;
+  state: string;
+  source: string;
+}
+
+/**
+ * Writes the next chunk of a file import, exactly once: in one transaction it locks the import's
+ * record, takes up to `chunkRows` staged rows out of the staging, writes them (matched on
+ * `external_id`, as a bulk request's rows are) and adds what they did to the record's counts.
+ * A worker that dies mid-chunk rolls all of it back: the rows are still staged, and the next call
+ * (by any worker) writes them. An import that is no longer queued or running (cancelled between
+ * two chunks) is left as it is, and what it staged is dropped. The last call finds nothing left
+ * and records the import completed.
+ *
+ * note: the record's lock makes the chunks of one import run one after another, whichever
+ * workers run them; `hooks.beforeCommit` lets tests stop a chunk inside its transaction.
+ */
+export async function writeFileChunk(
+  sql: Sql,
+  jobId: string,
+  chunkRows: number = FILE_CHUNK_ROWS,
+  hooks: { beforeCommit?: () => Promise<void> } = {},
+): Promise<ChunkOutcome> {
+  return sql.begin(async (tx): Promise<ChunkOutcome> => {
+    const [record] = await tx<FileImportRecord[]>`
+      select account_id as "accountId", kind, state, source from imports where job_id = ${jobId} for update`;
+    if (!record || record.source !== 'file') return { state: 'ended' };
+    if (record.state !== 'queued' && record.state !== 'running') {
+      await dropStagedRows(tx, jobId);
+      return { state: 'ended' };
+    }
+    const account = await findImportingAccount(tx, record.accountId);
+    if (!account) return { state: 'ended' };
+    const chunk = await takeFileChunk(tx, jobId, chunkRows);
+    if (chunk.count === 0) {
+      await tx`
+        update imports set state = 'completed', started_at = coalesce(started_at, now()), finished_at = clock_timestamp()
+        where job_id = ${jobId}`;
+      await hooks.beforeCommit?.();
+      return { state: 'completed' };
+    }
+    const written = await writeRows(tx, { kind: record.kind, jobId, accountId: record.accountId, account, rows: chunk.rows, matchExternalIds: true });
+    const unchanged = written.sent - written.inserted - written.updated;
+    await tx`
+      update imports set
+        state = 'running',
+        started_at = coalesce(started_at, now()),
+        inserted = inserted + ${written.inserted},
+        updated = coalesce(updated, 0) + ${written.updated},
+        unchanged = coalesce(unchanged, 0) + ${unchanged},
+        processed = coalesce(processed, skipped) + ${written.sent}
+      where job_id = ${jobId}`;
+    await hooks.beforeCommit?.();
+    return { state: 'written', rows: written.sent };
+  });
+}
