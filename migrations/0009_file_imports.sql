@@ -26,3 +26,7 @@ create table import_file_errors (
   error jsonb not null,
   primary key (job_id, index)
 );
+
+-- The file imports the workers write, oldest first.
+create index imports_file_unfinished_idx on imports (created_at)
+  where source = 'file' and state in ('queued', 'running');

@@ -11,6 +11,7 @@ import { failedForGood, recordFailedForGood } from './final-failure.js';
 import { faultHooks } from './fault-injection.js';
 import { createImportProcessor } from './import-processor.js';
 import { startImportRetention } from './import-retention.js';
+import { startFileImports } from './file-imports.js';
 import { createWorkerMetrics, measureJobs, startMetricsServer, type MetricsServer, type WorkerMetrics } from './worker-metrics.js';
 
 // note: every worker sweeps; the delete is idempotent, so replicas sweeping together is harmless.
@@ -28,10 +29,13 @@ export interface RunningWorker {
 export interface WorkerOptions {
   /** how often this worker purges and sweeps imports (import-retention.ts); tests shorten it */
   importRetentionIntervalMs?: number;
+  /** how long this worker waits between looks for file imports to write (file-imports.ts) */
+  fileImportsPollMs?: number;
 }
 
 export async function startWorker(config: Config, log: Logger, options: WorkerOptions = {}): Promise<RunningWorker> {
-  const sql = createSql(config, { max: Math.max(config.workerConcurrency, 2) });
+  // note: one connection more than job slots, for the file imports' loop (file-imports.ts).
+  const sql = createSql(config, { max: Math.max(config.workerConcurrency, 2) + 1 });
   const connection = createRedis(config, 'blocking');
   const metrics = createWorkerMetrics(config.workerConcurrency);
   // note: the worker's own commands (the rows of its jobs) share BullMQ's non-blocking client.
@@ -77,6 +81,7 @@ export async function startWorker(config: Config, log: Logger, options: WorkerOp
     purged: metrics.importsPurged,
     intervalMs: options.importRetentionIntervalMs,
   });
+  const fileImports = startFileImports(sql, log, { ...(options.fileImportsPollMs === undefined ? {} : { pollMs: options.fileImportsPollMs }) });
   await worker.waitUntilReady();
   log.info({ concurrency: config.workerConcurrency, queue: IMPORT_QUEUE_NAME }, 'worker started');
 
@@ -87,6 +92,7 @@ export async function startWorker(config: Config, log: Logger, options: WorkerOp
     async close() {
       clearInterval(sweep);
       await retention.stop();
+      await fileImports.stop();
       await worker.close();
       await Promise.all(fencing);
       await metricsServer?.close();

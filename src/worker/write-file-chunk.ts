@@ -16,7 +16,9 @@ export type ChunkOutcome =
   /** nothing was left: the import is recorded completed */
   | { state: 'completed' }
   /** the import had ended (cancelled, failed, completed) or is gone: nothing was written */
-  | { state: 'ended' };
+  | { state: 'ended' }
+  /** another worker is writing a chunk of it right now: nothing was written */
+  | { state: 'busy' };
 
 interface FileImportRecord {
   accountId: string;
@@ -35,7 +37,8 @@ interface FileImportRecord {
  * and records the import completed.
  *
  * note: the record's lock makes the chunks of one import run one after another, whichever
- * workers run them; `hooks.beforeCommit` lets tests stop a chunk inside its transaction.
+ * workers run them; a worker that finds it locked is told `busy` at once rather than wait.
+ * `hooks.beforeCommit` lets tests stop a chunk inside its transaction.
  */
 export async function writeFileChunk(
   sql: Sql,
@@ -44,9 +47,14 @@ export async function writeFileChunk(
   hooks: { beforeCommit?: () => Promise<void> } = {},
 ): Promise<ChunkOutcome> {
   return sql.begin(async (tx): Promise<ChunkOutcome> => {
-    const [record] = await tx<FileImportRecord[]>`
-      select account_id as "accountId", kind, state, source from imports where job_id = ${jobId} for update`;
-    if (!record || record.source !== 'file') return { state: 'ended' };
+    const [locked] = await tx<FileImportRecord[]>`
+      select account_id as "accountId", kind, state, source from imports where job_id = ${jobId} for update skip locked`;
+    if (!locked) {
+      const [exists] = await tx`select 1 from imports where job_id = ${jobId}`;
+      return exists ? { state: 'busy' } : { state: 'ended' };
+    }
+    const record = locked;
+    if (record.source !== 'file') return { state: 'ended' };
     if (record.state !== 'queued' && record.state !== 'running') {
       await dropStagedRows(tx, jobId);
       return { state: 'ended' };

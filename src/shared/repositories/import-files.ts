@@ -1,4 +1,4 @@
-import type { TransactionSql } from '../infra/db.js';
+import type { Sql, TransactionSql } from '../infra/db.js';
 import type { ListingRow } from '../rows/listing-row.js';
 import type { MachineRow } from '../rows/machine-row.js';
 import type { RowError } from '../rows/row-errors.js';
@@ -72,4 +72,14 @@ export async function takeFileChunk(tx: TransactionSql, jobId: string, limit: nu
 export async function dropStagedRows(tx: TransactionSql, jobId: string): Promise<number> {
   const dropped = await tx`delete from import_file_rows where job_id = ${jobId}`;
   return dropped.count;
+}
+
+/** Up to `limit` file imports still queued or running, oldest first (imports_file_unfinished_idx). */
+export async function unfinishedFileImports(sql: Sql, limit: number): Promise<string[]> {
+  const rows = await sql<{ job_id: string }[]>`
+    select job_id from imports
+    where source = 'file' and state in ('queued', 'running')
+    order by created_at
+    limit ${limit}`;
+  return rows.map((row) => row.job_id);
 }
