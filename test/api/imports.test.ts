@@ -8,6 +8,10 @@ import { ImportRowsStore } from '../../src/shared/import/rows-store.js';
 import { createRedis } from '../../src/shared/infra/redis.js';
 import { createImportProcessor } from '../../src/worker/import-processor.js';
 import { purgeEndedImports } from '../../src/shared/repositories/import-retention.js';
+import { recordFileRowErrors, stageFileRows, type StagedRow } from '../../src/shared/repositories/import-files.js';
+import { ListingRowSchema } from '../../src/shared/rows/listing-row.js';
+import type { RowError } from '../../src/shared/rows/row-errors.js';
+import { writeFileChunk } from '../../src/worker/write-file-chunk.js';
 import { bearer, validListing, validMachine } from '../support/fixtures.js';
 import { newPartner } from '../support/bulk-endpoint.js';
 import { startTestService, type TestService } from '../support/test-service.js';
@@ -333,6 +337,145 @@ describe('an import answered 503 or 504 (the import resource)', () => {
       letItCommit();
       await held.close();
       connection.disconnect();
+    }
+  });
+});
+
+describe('GET /v1/api/imports (a file import)', () => {
+  let service: TestService;
+
+  beforeAll(async () => {
+    // note: no worker: the tests write the chunks themselves, one at a time.
+    service = await startTestService({ worker: false });
+  });
+  afterAll(async () => {
+    await service?.close();
+  });
+
+  const get = (key: string, url: string, headers: Record<string, string> = {}) => service.request({ method: 'GET', url, headers: { ...bearer(key), ...headers } });
+  const read = async (key: string, id: string) => (await get(key, `/v1/api/imports/${id}`)).json<Record<string, unknown>>();
+
+  /** A failed row of a file at `index`, with an `external_id` when given. */
+  const failedRow = (index: number, externalId?: string): RowError => ({
+    index,
+    ...(externalId === undefined ? {} : { external_id: externalId }),
+    reason: 'price_cents: must be a whole number from 0',
+    details: [{ field: 'price_cents', code: 'out_of_range', message: 'must be a whole number from 0' }],
+  });
+
+  /**
+   * A file import recorded as the upload leaves it: queued, its valid rows staged at their
+   * positions, its failed rows kept (in the order given), `skipped` their number.
+   */
+  async function queuedFile(accountId: string, staged: StagedRow[], failed: RowError[] = []): Promise<string> {
+    const jobId = crypto.randomUUID();
+    await service.sql.begin(async (tx) => {
+      await tx`
+        insert into imports (job_id, account_id, kind, request_id, received, inserted, skipped, errors, state, source, created_at)
+        values (${jobId}, ${accountId}, 'listings', 'file-read-test', ${staged.length + failed.length}, 0, ${failed.length}, '[]', 'queued', 'file', now())`;
+      expect(await stageFileRows(tx, jobId, staged)).toEqual([]);
+      await recordFileRowErrors(tx, jobId, failed);
+    });
+    return jobId;
+  }
+  const listingsAt = (first: number, count: number, row: (index: number) => Record<string, unknown> = () => validListing()): StagedRow[] =>
+    Array.from({ length: count }, (_, n) => ({ index: first + n, row: ListingRowSchema.parse(row(first + n)) }));
+
+  it('shows a file import\'s counts as its chunks commit, while it runs and after it was cancelled', async () => {
+    const { account, key } = await newPartner(service);
+    // the first file creates L-0 to L-9; the second sends them again, three changed, then ten new rows
+    const first = await queuedFile(account.id, listingsAt(0, 10, (n) => validListing({ title: `Lamp ${n}`, external_id: `L-${n}` })));
+    while ((await writeFileChunk(service.sql, first, 100)).state === 'written');
+    const id = await queuedFile(
+      account.id,
+      [...listingsAt(0, 10, (n) => validListing({ title: n < 3 ? `Lamp ${n}, new` : `Lamp ${n}`, external_id: `L-${n}` })), ...listingsAt(12, 10)],
+      [failedRow(10), failedRow(11)],
+    );
+
+    expect(await read(key, id)).toMatchObject({
+      source: 'file',
+      state: 'queued',
+      started_at: null,
+      finished_at: null,
+      rows: { received: 22, processed: 2, inserted: 0, updated: 0, unchanged: 0, skipped: 2 },
+      error_count: 2,
+    });
+
+    // the first chunk: L-0 to L-9 (three changed), and the rows at 12 to 16
+    expect(await writeFileChunk(service.sql, id, 15)).toEqual({ state: 'written', rows: 15 });
+    const running = await read(key, id);
+    expect(running).toMatchObject({
+      state: 'running',
+      started_at: expect.any(String),
+      finished_at: null,
+      rows: { received: 22, processed: 17, inserted: 5, updated: 3, unchanged: 7, skipped: 2 },
+      error_count: 2,
+    });
+    // the list reads it the same
+    const list = (await get(key, '/v1/api/imports')).json<{ data: Record<string, unknown>[] }>();
+    expect(list.data.find((found) => found['id'] === id)).toEqual(running);
+
+    await service.sql`update imports set state = 'cancelled', finished_at = now() where job_id = ${id}`;
+    expect(await read(key, id)).toMatchObject({
+      state: 'cancelled',
+      finished_at: expect.any(String),
+      rows: { received: 22, processed: 17, inserted: 5, updated: 3, unchanged: 7, skipped: 2 },
+    });
+  });
+
+  it('pages a file import\'s failed rows from its own table in index order, across every edge, and downloads them all as CSV', async () => {
+    const { account, key } = await newPartner(service);
+    // 2,500 failed rows at the odd positions up to 4,999, kept out of order; the valid rows between
+    const failed = Array.from({ length: 2_500 }, (_, n) => failedRow(2 * n + 1, n === 7 ? '=cmd|calc' : `SKU-${n}`)).reverse();
+    const id = await queuedFile(account.id, listingsAt(0, 3), failed);
+    const inOrder = [...failed].reverse();
+    type Page = { data: RowError[]; has_more: boolean };
+    const page = async (query: string) => {
+      const res = await get(key, `/v1/api/imports/${id}/errors${query}`);
+      expect(res.statusCode, res.body).toBe(200);
+      return res.json<Page>();
+    };
+
+    expect(await read(key, id)).toMatchObject({ error_count: 2_500 });
+    expect(await page('')).toEqual({ data: inOrder.slice(0, 100), has_more: true });
+    // a cursor between two failed rows, and one on a failed row
+    expect(await page('?limit=3&starting_after=4')).toEqual({ data: inOrder.slice(2, 5), has_more: true });
+    expect(await page('?limit=3&starting_after=5')).toEqual({ data: inOrder.slice(3, 6), has_more: true });
+    // every page of 1,000 in turn: the last is exactly what is left
+    const seen: RowError[] = [];
+    let cursor = '';
+    for (let pages = 0; pages < 10; pages += 1) {
+      const next = await page(`?limit=1000${cursor}`);
+      seen.push(...next.data);
+      if (!next.has_more) break;
+      cursor = `&starting_after=${next.data.at(-1)!.index}`;
+    }
+    expect(seen).toEqual(inOrder);
+    expect(await page('?limit=500&starting_after=3999')).toEqual({ data: inOrder.slice(2_000), has_more: false });
+    expect(await page('?limit=499&starting_after=3999')).toEqual({ data: inOrder.slice(2_000, 2_499), has_more: true });
+    // past the last failed row, and past any row index there can be
+    expect(await page('?starting_after=4999')).toEqual({ data: [], has_more: false });
+    expect(await page('?starting_after=99999999999')).toEqual({ data: [], has_more: false });
+
+    const csv = await get(key, `/v1/api/imports/${id}/errors`, { accept: 'text/csv' });
+    expect(csv.statusCode).toBe(200);
+    expect(csv.headers['content-type']).toBe('text/csv; charset=utf-8');
+    const records = parse(csv.body, { columns: true }) as Record<string, string>[];
+    expect(records).toHaveLength(2_500);
+    expect(records.map((record) => Number(record['index']))).toEqual(inOrder.map((error) => error.index));
+    expect(records[7]).toEqual({ index: '15', external_id: "'=cmd|calc", field: 'price_cents', code: 'out_of_range', message: 'must be a whole number from 0' });
+  });
+
+  it('reads a file import with no failed rows as an empty list, and another account\'s file import as not found', async () => {
+    const owner = await newPartner(service);
+    const stranger = await newPartner(service);
+    const id = await queuedFile(owner.account.id, listingsAt(0, 2));
+    expect((await get(owner.key, `/v1/api/imports/${id}/errors`)).json()).toEqual({ data: [], has_more: false });
+    expect((await get(owner.key, `/v1/api/imports/${id}/errors`, { accept: 'text/csv' })).body).toBe('index,external_id,field,code,message\n');
+    for (const url of [`/v1/api/imports/${id}`, `/v1/api/imports/${id}/errors`]) {
+      const res = await get(stranger.key, url);
+      expect(res.statusCode).toBe(404);
+      expect(res.json()).toEqual({ error: 'Import not found' });
     }
   });
 });

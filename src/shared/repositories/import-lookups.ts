@@ -27,19 +27,29 @@ export interface ImportView {
 }
 
 /**
+ * Whether an import's record shows what it wrote. note: a request import is written all at once,
+ * so it shows its written rows once it completed (0 until then, and when it failed); a file import
+ * is written a chunk at a time, each chunk adding to its counts as it commits, so it shows what its
+ * chunks wrote in every state: while queued or running, and after it was cancelled (those rows
+ * stay).
+ */
+const SHOWS_WRITTEN = `(source = 'file' or state = 'completed')`;
+
+/**
  * The columns of an ImportView. note: an import recorded before migration 0008 has no `received`:
- * its rows were all done, so it is the sum of its counts; a request import has no `processed`
- * column: it is done all at once, so it is the same sum (0 written until it completes, its
+ * its rows were all done, so it is the sum of its counts. `processed` is a file import's own column
+ * (its refused rows plus the rows its chunks wrote), null until its first chunk; a request import
+ * has none: it is done all at once, so it is the same sum (0 written until it completes, its
  * refused rows counted from the start).
  */
 const RECORDED = `
   job_id as id, kind, source, state,
   created_at as "createdAt", started_at as "startedAt", finished_at as "finishedAt",
   coalesce(received, inserted + coalesce(updated, 0) + coalesce(unchanged, 0) + skipped) as received,
-  coalesce(processed, case when state = 'completed' then inserted + coalesce(updated, 0) + coalesce(unchanged, 0) else 0 end + skipped) as processed,
-  case when state = 'completed' then inserted else 0 end as inserted,
-  case when state = 'completed' then coalesce(updated, 0) else 0 end as updated,
-  case when state = 'completed' then coalesce(unchanged, 0) else 0 end as unchanged,
+  coalesce(processed, case when ${SHOWS_WRITTEN} then inserted + coalesce(updated, 0) + coalesce(unchanged, 0) else 0 end + skipped) as processed,
+  case when ${SHOWS_WRITTEN} then inserted else 0 end as inserted,
+  case when ${SHOWS_WRITTEN} then coalesce(updated, 0) else 0 end as updated,
+  case when ${SHOWS_WRITTEN} then coalesce(unchanged, 0) else 0 end as unchanged,
   skipped`;
 
 /** An import answered 504 whose record has not shown yet: running, its refused rows known. */
@@ -101,8 +111,17 @@ export async function listImports(sql: Sql, accountId: string, page: { limit: nu
 }
 
 /**
+ * The largest row index there can be (the `index` columns are PostgreSQL integers). note: a
+ * `starting_after` beyond it reads as it, an empty page, rather than a parameter out of range.
+ */
+const MAX_ROW_INDEX = 2_147_483_647;
+
+/**
  * An import's failed rows in index order, `limit` of them after the index `startingAfter`;
- * undefined when the account has no such import.
+ * undefined when the account has no such import. A request import keeps them in its record's
+ * `errors`; a file import, up to a million of them, in `import_file_errors`, read here a page at a
+ * time along its primary key (job_id, index), never the whole list.
+ * note: one statement either way; only the branch of the import's source is evaluated.
  */
 export async function listImportErrors(
   sql: Sql,
@@ -110,20 +129,29 @@ export async function listImportErrors(
   importId: string,
   page: { limit: number; startingAfter?: number },
 ): Promise<Page<RowError> | undefined> {
+  const after = Math.min(page.startingAfter ?? -1, MAX_ROW_INDEX);
   const [found] = await sql<{ errors: RowError[] }[]>`
-    select (
+    select case when i.source = 'file' then (
+      select coalesce(jsonb_agg(f.error order by f.index), '[]')
+      from (
+        select index, error from import_file_errors
+        where job_id = ${importId} and index > ${after}
+        order by index
+        limit ${page.limit + 1}
+      ) as f
+    ) else (
       select coalesce(jsonb_agg(entry order by (entry->>'index')::int), '[]')
       from (
         select entry from jsonb_array_elements(i.errors) as entry
-        where (entry->>'index')::int > ${page.startingAfter ?? -1}
+        where (entry->>'index')::int > ${after}
         order by (entry->>'index')::int
         limit ${page.limit + 1}
       ) as page
-    ) as errors
+    ) end as errors
     from (
-      select errors, 1 as preferred from imports where job_id = ${importId} and account_id = ${accountId}
+      select source, errors, 1 as preferred from imports where job_id = ${importId} and account_id = ${accountId}
       union all
-      select errors, 2 from unsettled_imports where job_id = ${importId} and account_id = ${accountId}
+      select 'request', errors, 2 from unsettled_imports where job_id = ${importId} and account_id = ${accountId}
     ) as i
     order by preferred
     limit 1`;
