@@ -28,13 +28,48 @@ const RUNNING = {
   error_count: 1,
 };
 
+/** A file import being written: its counts are what its chunks wrote so far. */
+const FILE_RUNNING = {
+  id: '2e3f4a5b-6c7d-4e8f-9a0b-1c2d3e4f5a6b',
+  kind: 'listings',
+  source: 'file',
+  state: 'running',
+  created_at: '2026-11-24T03:00:00.410Z',
+  started_at: '2026-11-24T03:00:01.020Z',
+  finished_at: null,
+  rows: { received: 250_000, processed: 120_042, inserted: 100_000, updated: 15_000, unchanged: 5_000, skipped: 42 },
+  error_count: 42,
+};
+
+/** The same file import cancelled two chunks later: what its chunks wrote stays. */
+const FILE_CANCELLED = {
+  ...FILE_RUNNING,
+  state: 'cancelled',
+  finished_at: '2026-11-24T03:00:09.385Z',
+  rows: { received: 250_000, processed: 122_042, inserted: 101_800, updated: 15_150, unchanged: 5_050, skipped: 42 },
+};
+
 export const IMPORT_EXAMPLES: Examples = {
   completed: example('A nightly sync, completed', COMPLETED),
   running: example('Answered 504, still running', RUNNING, 'Read it again until `state` is `completed` or `failed`: the counts are then those its 201 would have had.'),
+  fileRunning: example('A file being written', FILE_RUNNING, 'Its counts grow as its chunks are written; `processed` reaches `received` when it completes.'),
 };
 
 export const IMPORT_LIST_EXAMPLES: Examples = {
-  page: example('The newest imports', { data: [RUNNING, COMPLETED], has_more: true }, 'Ask for the next page with `starting_after` the last id.'),
+  page: example('The newest imports', { data: [FILE_RUNNING, RUNNING, COMPLETED], has_more: true }, 'Ask for the next page with `starting_after` the last id.'),
+};
+
+export const IMPORT_CANCEL_EXAMPLES: Examples = {
+  cancelled: example('A file import, cancelled', FILE_CANCELLED, 'No chunk starts after the answer; the rows its chunks wrote stay, counted.'),
+  ended: example('An import that had ended, unchanged', COMPLETED, 'A completed, failed or cancelled import, and a bulk request\'s import, are answered as they are.'),
+};
+
+export const IMPORT_CANCEL_BAD_REQUEST_EXAMPLES: Examples = {
+  unknownQueryParameter: example('A query parameter', apiErrors.unknownQueryParameter('force').body),
+};
+
+export const IMPORT_CANCEL_UNAVAILABLE_EXAMPLES: Examples = {
+  storeUnavailable: example('Nothing was cancelled; retry', apiErrors.serviceUnavailable().body),
 };
 
 const ROW_ERROR = {

@@ -1,11 +1,13 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
+import { RetryLaterErrorSchema } from '../../shared/api-schemas/error-body.js';
 import { ImportErrorListSchema, ImportIdParamsSchema, ImportListSchema, ImportSchema } from '../../shared/api-schemas/imports.js';
 import { ImportIdSchema } from '../../shared/api-schemas/import-id.js';
 import type { ApiError } from '../../shared/errors/api-error.js';
 import { API_ERRORS, apiErrors } from '../../shared/errors/api-errors.js';
 import { IMPORTS_PATH } from '../../shared/import/import-location.js';
+import { cancelFileImport } from '../../shared/repositories/import-files.js';
 import { findImport, listImportErrors, listImports } from '../../shared/repositories/import-lookups.js';
 import type { Scope } from '../../shared/access/scopes.js';
 import type { ApiDeps } from '../deps.js';
@@ -13,6 +15,9 @@ import { apiKeyAuth } from '../auth/api-key-auth.js';
 import { authenticatedKey } from '../authenticated.js';
 import { importErrorsCsv, importResource } from '../import/import-resource.js';
 import {
+  IMPORT_CANCEL_BAD_REQUEST_EXAMPLES,
+  IMPORT_CANCEL_EXAMPLES,
+  IMPORT_CANCEL_UNAVAILABLE_EXAMPLES,
   IMPORT_ERROR_LIST_EXAMPLES,
   IMPORT_ERRORS_BAD_REQUEST_EXAMPLES,
   IMPORT_ERRORS_CSV_EXAMPLE,
@@ -118,6 +123,28 @@ const errorsSchema = {
   },
 };
 
+const cancelSchema = {
+  ...common,
+  operationId: 'cancelImport',
+  summary: 'Cancel a file import',
+  description:
+    'Stops a file import that is `queued` or `running`: it reads `cancelled` from the answer on, no chunk starts after it, and what is still waiting to be written is deleted. The chunks already written stay, with their counts. A chunk being written when the request arrives is let finish first (the answer waits for it). An import that had ended, and a bulk request\'s import (`source: request`, written all at once), are answered as they are, unchanged. Scope `listings:write`. Counts toward the rate limits.',
+  params: ImportIdParamsSchema,
+  response: {
+    200: jsonResponse(ImportSchema, { description: 'The import, as `GET /v1/api/imports/{id}` reads it after the request.', headers: AUTHENTICATED, examples: IMPORT_CANCEL_EXAMPLES }),
+    400: errorResponse('The query has a parameter (the route takes none). Nothing was cancelled.', IMPORT_CANCEL_BAD_REQUEST_EXAMPLES, AUTHENTICATED),
+    ...apiKeyAuthErrors({ scoped: true }),
+    404: notFound(),
+    500: internalErrorResponse(AUTHENTICATED),
+    503: errorResponse(
+      'PostgreSQL or Redis is unavailable, or a chunk of the import held it for more than 5 s. Nothing was cancelled; retry after `Retry-After` seconds.',
+      IMPORT_CANCEL_UNAVAILABLE_EXAMPLES,
+      [...AUTHENTICATED, 'Retry-After'],
+      RetryLaterErrorSchema,
+    ),
+  },
+};
+
 function wantsCsv(request: FastifyRequest): boolean {
   return request.accepts().type(['application/json', 'text/csv']) === 'text/csv';
 }
@@ -131,7 +158,8 @@ async function sendCsv(reply: FastifyReply, deps: ApiDeps, accountId: string, im
 
 /**
  * `GET /v1/api/imports`, `/v1/api/imports/{id}` and `/v1/api/imports/{id}/errors`
- * (docs/imports.md): the account's imports, read from their records, never from the queue.
+ * (docs/imports.md): the account's imports, read from their records, never from the queue; and
+ * `POST /v1/api/imports/{id}/cancel`, which stops a file import.
  */
 export async function importRoutes(fastify: FastifyInstance, deps: ApiDeps): Promise<void> {
   const app = fastify.withTypeProvider<ZodTypeProvider>();
@@ -173,5 +201,21 @@ export async function importRoutes(fastify: FastifyInstance, deps: ApiDeps): Pro
     if (!page) throw apiErrors.importNotFound();
     if (wantsCsv(request)) return sendCsv(reply, deps, accountId, id);
     return { data: page.data, has_more: page.hasMore };
+  });
+
+  app.post(`${IMPORTS_PATH}/:id/cancel`, {
+    schema: cancelSchema,
+    // note: cancelling changes what gets written, so it needs the scope that writes.
+    config: { auth: 'api-key', requiredScope: 'listings:write' },
+    onRequest: [authenticated, refuseUnknownQueryParameters([])],
+  }, async (request) => {
+    const accountId = authenticatedKey(request).account.id;
+    const { id } = request.params;
+    // note: an id that is not a file import of the account in progress is left as it is; the
+    // answer is then the same read as GET's, 404 included.
+    if ((await cancelFileImport(deps.sql, accountId, id)) === 'locked') throw apiErrors.serviceUnavailable();
+    const found = await findImport(deps.sql, accountId, id);
+    if (!found) throw apiErrors.importNotFound();
+    return importResource(found);
   });
 }

@@ -17,21 +17,24 @@ export const ImportSchema = z
     source: z.enum(['request', 'file']).meta({ description: '`request`: a bulk request; `file`: a whole file in one request.' }),
     state: z.enum(IMPORT_STATES).meta({
       description:
-        '`queued` -> `running` -> `completed`, `failed` or `cancelled`. `failed`: nothing was written. An import answered 504 reads `running` until its job ends.',
+        '`queued` -> `running` -> `completed`, `failed` or `cancelled`. `failed`: nothing was written. `cancelled`: a file import stopped by `POST /v1/api/imports/{id}/cancel`; what its chunks wrote before stays. An import answered 504 reads `running` until its job ends.',
     }),
     created_at: z.string().meta({ description: 'When the API accepted it (ISO 8601).', format: 'date-time' }),
-    started_at: time('When a worker started writing it: for a bulk request known once it ended; null before, and for an import that never ran.'),
+    started_at: time('When a worker started writing it: for a bulk request known once it ended, for a file when its first chunk was written; null before, and for an import that never ran.'),
     finished_at: time('When it ended; null while queued or running.'),
     rows: z
       .object({
         received: count('Rows sent, valid or not.'),
-        processed: count('Rows done so far: `inserted + updated + unchanged + skipped`. A bulk request is written all at once.'),
+        processed: count('Rows done so far: `inserted + updated + unchanged + skipped`. A bulk request is written all at once; a file import\'s grows as each of its chunks commits.'),
         inserted: count('Rows created.'),
         updated: count('Rows that existed (matched on `external_id`) and were changed; 0 when no row carried `external_id`.'),
         unchanged: count('Rows that existed and were already as sent; 0 when no row carried `external_id`.'),
         skipped: count('Rows refused; each is in the error list.'),
       })
-      .meta({ description: 'A `failed` or `cancelled` import created, changed and kept nothing of what is not written: `inserted`, `updated` and `unchanged` are 0.' }),
+      .meta({
+        description:
+          'A bulk request\'s import counts its written rows once it completed: `inserted`, `updated` and `unchanged` are 0 before, and stay 0 when it `failed` (nothing was written). A file import counts what its chunks wrote so far, whatever its state: a `cancelled` one keeps the rows written before it stopped.',
+      }),
     error_count: count('Entries of the error list (`GET /v1/api/imports/{id}/errors`).'),
   })
   .meta({ id: 'Import', description: 'An import: one bulk request (or one file), its state and its counts.' });

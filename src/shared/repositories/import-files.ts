@@ -1,3 +1,4 @@
+import postgres from 'postgres';
 import type { Sql, TransactionSql } from '../infra/db.js';
 import type { ListingRow } from '../rows/listing-row.js';
 import type { MachineRow } from '../rows/machine-row.js';
@@ -82,4 +83,52 @@ export async function unfinishedFileImports(sql: Sql, limit: number): Promise<st
     order by created_at
     limit ${limit}`;
   return rows.map((row) => row.job_id);
+}
+
+/** What cancelFileImport did. */
+export type FileImportCancel =
+  /** it was queued or running: it is cancelled now, and nothing of it is staged any more */
+  | 'cancelled'
+  /** nothing: it had ended, it is a request's import, or it is none of the account's */
+  | 'unchanged'
+  /** nothing: a chunk held its record for longer than the wait allows */
+  | 'locked';
+
+/**
+ * How long a cancel waits for the chunk that holds the import's record. note: a chunk takes tens
+ * of milliseconds; a longer hold is a worker frozen inside its transaction, and the caller is
+ * better told to try again than held.
+ */
+const CANCEL_LOCK_TIMEOUT_MS = 5_000;
+
+const PG_LOCK_NOT_AVAILABLE = '55P03';
+
+/**
+ * Cancels a file import of the account that is queued or running, and drops what it has staged,
+ * in one transaction. note: the update takes the record's row lock, which every chunk holds
+ * (writeFileChunk), so it waits for a chunk under way, which then counts; PostgreSQL re-reads the
+ * record the chunk committed, so an import that chunk completed stays completed. Once cancelled,
+ * every later chunk finds it ended and writes nothing: no chunk starts after this returns.
+ */
+export async function cancelFileImport(
+  sql: Sql,
+  accountId: string,
+  importId: string,
+  { lockTimeoutMs = CANCEL_LOCK_TIMEOUT_MS }: { lockTimeoutMs?: number } = {},
+): Promise<FileImportCancel> {
+  try {
+    return await sql.begin(async (tx): Promise<FileImportCancel> => {
+      await tx`select set_config('lock_timeout', ${`${lockTimeoutMs}ms`}, true)`;
+      const cancelled = await tx`
+        update imports set state = 'cancelled', finished_at = clock_timestamp()
+        where job_id = ${importId} and account_id = ${accountId} and source = 'file' and state in ('queued', 'running')
+        returning job_id`;
+      if (cancelled.count === 0) return 'unchanged';
+      await dropStagedRows(tx, importId);
+      return 'cancelled';
+    });
+  } catch (error) {
+    if (error instanceof postgres.PostgresError && error.code === PG_LOCK_NOT_AVAILABLE) return 'locked';
+    throw error;
+  }
 }
