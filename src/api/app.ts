@@ -19,6 +19,7 @@ import { healthRoutes } from './routes/health.js';
 import { keyRoutes } from './routes/keys.js';
 import { meRoutes } from './routes/me.js';
 import { importRoutes } from './routes/imports.js';
+import { fileImportRoutes } from './routes/file-imports.js';
 import accepts from '@fastify/accepts';
 
 /** A hop count trusts that many proxies nearest to us, as proxy-addr does for a number. */
@@ -72,6 +73,7 @@ export async function buildApp(deps: ApiDeps): Promise<FastifyInstance> {
   await app.register(accepts);
   await app.register(bulkImportRoutes, deps);
   await app.register(importRoutes, deps);
+  await app.register(fileImportRoutes, deps);
   await app.register(keyRoutes, deps);
   await registerOperatorEndpoints(app, deps);
   return app;

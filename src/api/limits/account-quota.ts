@@ -98,14 +98,32 @@ export class AccountQuota {
     };
   }
 
+  /**
+   * Charges `points` more requests to the account's day window: a file import counted as the
+   * bulk requests it replaces (docs/imports.md#whole-files). Refused, and given back, when they do
+   * not fit in what the tier allows today; `retryAfterSec` is when the day window starts over.
+   */
+  async chargeDay(accountId: string, tier: ApiTier, points: number): Promise<{ ok: true } | { ok: false; retryAfterSec: number }> {
+    if (points <= 0) return { ok: true };
+    const { res } = await settleLimit(this.day.consume(accountId, points));
+    if (res.consumedPoints <= TIER_LIMITS[tier].perDay) return { ok: true };
+    this.giveBack(this.day, accountId, points);
+    return { ok: false, retryAfterSec: secondsUntil(res.msBeforeNext) };
+  }
+
+  /** Gives back a day charge whose import was not kept after all (best effort). */
+  refundDay(accountId: string, points: number): void {
+    if (points > 0) this.giveBack(this.day, accountId, points);
+  }
+
   /** Undoes a count for a request that turned out not to be the account's (locked-out IP, stale key). */
   refund(count: QuotaCount): void {
     this.giveBack(this.minute, count.accountId);
     this.giveBack(this.day, count.accountId);
   }
 
-  private giveBack(limiter: RateLimiterRedis, accountId: string): void {
-    // note: best effort and off the request path; a lost refund costs the account one request.
-    limiter.reward(accountId, 1).catch(() => undefined);
+  private giveBack(limiter: RateLimiterRedis, accountId: string, points = 1): void {
+    // note: best effort and off the request path; a lost refund costs the account what it gave back.
+    limiter.reward(accountId, points).catch(() => undefined);
   }
 }

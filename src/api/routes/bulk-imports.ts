@@ -1,10 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
-import { z } from 'zod';
 import { BULK_BODY_SCHEMAS, BulkDryRunResponseSchema, BulkResponseSchema } from '../../shared/api-schemas/bulk.js';
 import { BulkRequestErrorSchema, RequestIdErrorSchema, RetryLaterErrorSchema } from '../../shared/api-schemas/error-body.js';
-import { IdempotencyKeyHeaderSchema } from '../../shared/api-schemas/headers.js';
+import { IdempotencyHeadersSchema } from '../../shared/api-schemas/headers.js';
 import { IMPORT_KINDS, IMPORT_KIND_NAMES, type ImportKind } from '../../shared/import/import-kinds.js';
 import { RowsHandOver } from '../../shared/import/rows-hand-over.js';
 import type { NewImport } from '../../shared/import/import-queue.js';
@@ -39,12 +38,6 @@ import { shedWhenOverloaded } from '../plugins/load-shedding.js';
 const { workersUnavailable, importFailed, storeUnavailable, overloaded, stillRunning, idempotencyConflict, rateMinute, rateDay, lockout, tooManyConcurrent } =
   ERROR_EXAMPLES;
 
-/**
- * The bulk routes' headers as the route validates them: Node gives header names in lower case;
- * the document spells them as sent (transforms.ts). Loose: the other headers stay on the request.
- */
-const BulkHeadersSchema = z.looseObject({ 'idempotency-key': IdempotencyKeyHeaderSchema.optional() });
-
 function bulkSchema(kind: ImportKind) {
   const { maxRows, bodyLimitBytes } = IMPORT_KINDS[kind];
   return {
@@ -53,7 +46,7 @@ function bulkSchema(kind: ImportKind) {
     description: `Validates every row first, then creates the valid rows in one transaction and reports the others in \`errors\`. A 4xx or a 503 wrote nothing. Scope \`listings:write\`.`,
     tags: ['Bulk imports'],
     security: [{ apiKey: [] }],
-    headers: BulkHeadersSchema,
+    headers: IdempotencyHeadersSchema,
     querystring: BulkQuerySchema,
     body: jsonBody(BULK_BODY_SCHEMAS[kind], { ...bulkBodyExamples(kind), ...bulkSyncBodyExamples(kind) }),
     response: {

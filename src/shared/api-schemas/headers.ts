@@ -10,6 +10,13 @@ export const IdempotencyKeyHeaderSchema = z.string().regex(IDEMPOTENCY_KEY_PATTE
   examples: ['5f0c6c1e-8a0b-4c1e-9a57-2f1d9b1c3e42'],
 });
 
+/**
+ * The request headers of the routes that take an `Idempotency-Key`, as the route validates them:
+ * Node gives header names in lower case; the document spells them as sent (transforms.ts). Loose:
+ * the other headers stay on the request.
+ */
+export const IdempotencyHeadersSchema = z.looseObject({ 'idempotency-key': IdempotencyKeyHeaderSchema.optional() });
+
 const count = () => z.number().int().nonnegative();
 const { enterprise, global } = TIER_LIMITS;
 

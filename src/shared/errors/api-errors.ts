@@ -14,6 +14,11 @@ export const API_ERRORS = {
   noRows: { status: 400, text: (kind: string, maxRows: number) => `No rows: send 1 to ${maxRows} ${kind}` },
   tooManyRows: { status: 400, text: (kind: string, maxRows: number) => `Too many rows: at most ${maxRows} ${kind} per request` },
   noValidRows: { status: 400, text: 'no valid rows' },
+  importKindMalformed: { status: 400, text: 'kind must be listings or machines' },
+  fileEmpty: { status: 400, text: 'The file holds no rows' },
+  fileNotUtf8: { status: 400, text: 'The file is not UTF-8 text' },
+  fileUnreadable: { status: 400, text: (problem: string) => `The file cannot be read: ${problem}` },
+  fileTooManyRows: { status: 400, text: (maxRows: number) => `Too many rows: at most ${maxRows} per file` },
   keyEnvelope: { status: 400, text: 'Body must be an object with "label" and "scopes"' },
   keyBody: { status: 400, text: (problems: string) => problems },
   unknownScope: { status: 400, text: (scope: string, valid: readonly string[]) => `scopes: unknown scope "${scope}"; valid scopes: ${valid.join(', ')}` },
@@ -41,10 +46,12 @@ export const API_ERRORS = {
   bodyTooLarge: { status: 413, text: 'Request body too large' },
   urlTooLong: { status: 414, text: 'Request URL too long' },
   unsupportedMediaType: { status: 415, text: 'Content-Type must be application/json' },
+  fileMediaType: { status: 415, text: 'Content-Type must be application/x-ndjson or text/csv' },
   idempotencyKeyReused: { status: 422, text: 'Idempotency-Key was already used with a different request body' },
   rateLimited: { status: 429, text: (window: string) => `Rate limit exceeded (${window})` },
   lockedOut: { status: 429, text: 'Too many failed authentication attempts' },
   tooManyConcurrent: { status: 429, text: 'Too many concurrent requests' },
+  tooManyFileImports: { status: 429, text: 'Too many file imports in progress' },
   keyCap: { status: 429, text: (cap: number) => `Active key limit reached (${cap}); revoke a key first` },
   headersTooLarge: { status: 431, text: 'Request headers too large' },
   internal: { status: 500, text: 'Internal server error' },
@@ -63,6 +70,8 @@ const RETRY_SOON_SEC = 5;
 const WORKERS_UNAVAILABLE_RETRY_SEC = 30;
 /** a slot of the in-flight cap frees within a request's time */
 const CONCURRENCY_RETRY_SEC = 1;
+/** a file import takes minutes: looking again in one is soon enough */
+const FILE_IMPORT_RETRY_SEC = 60;
 
 type TextKind = { [K in ApiErrorKind]: (typeof API_ERRORS)[K]['text'] extends string ? K : never }[ApiErrorKind];
 
@@ -91,6 +100,11 @@ export const apiErrors = {
   noRows: (kind: string, maxRows: number) => answer('noRows', API_ERRORS.noRows.text(kind, maxRows)),
   tooManyRows: (kind: string, maxRows: number, received: number) => answer('tooManyRows', API_ERRORS.tooManyRows.text(kind, maxRows), { received }),
   noValidRows: (errors: RowError[]) => plain('noValidRows', { errors }),
+  importKindMalformed: () => plain('importKindMalformed'),
+  fileEmpty: () => plain('fileEmpty'),
+  fileNotUtf8: () => plain('fileNotUtf8'),
+  fileUnreadable: (problem: string) => answer('fileUnreadable', API_ERRORS.fileUnreadable.text(problem)),
+  fileTooManyRows: (maxRows: number) => answer('fileTooManyRows', API_ERRORS.fileTooManyRows.text(maxRows)),
   keyEnvelope: () => plain('keyEnvelope'),
   keyBody: (problems: string) => answer('keyBody', API_ERRORS.keyBody.text(problems)),
   unknownScope: (scope: string, valid: readonly string[]) => answer('unknownScope', API_ERRORS.unknownScope.text(scope, valid)),
@@ -119,10 +133,12 @@ export const apiErrors = {
   bodyTooLarge: (limitBytes: number | undefined) => plain('bodyTooLarge', { limit_bytes: limitBytes }),
   urlTooLong: () => plain('urlTooLong'),
   unsupportedMediaType: () => plain('unsupportedMediaType'),
+  fileMediaType: () => plain('fileMediaType'),
   idempotencyKeyReused: () => plain('idempotencyKeyReused'),
   rateLimited: (window: string, retryAfterSec: number) => retryAfter('rateLimited', API_ERRORS.rateLimited.text(window), retryAfterSec),
   lockedOut: (retryAfterSec: number) => retryAfter('lockedOut', API_ERRORS.lockedOut.text, retryAfterSec),
   tooManyConcurrent: () => retryAfter('tooManyConcurrent', API_ERRORS.tooManyConcurrent.text, CONCURRENCY_RETRY_SEC),
+  tooManyFileImports: () => retryAfter('tooManyFileImports', API_ERRORS.tooManyFileImports.text, FILE_IMPORT_RETRY_SEC),
   keyCap: (cap: number) => answer('keyCap', API_ERRORS.keyCap.text(cap)),
   headersTooLarge: () => plain('headersTooLarge'),
   internal: (requestId: string) => plain('internal', { request_id: requestId }),

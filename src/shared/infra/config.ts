@@ -68,6 +68,10 @@ const EnvSchema = z.object({
   // hours from its claim, made before the import began): a replay never finds its key without its
   // record. At most a century: more is a typo, and a few million days is out of PostgreSQL's range.
   IMPORT_RETENTION_DAYS: z.coerce.number().int().min(1).max(36_500).default(30),
+  /** the largest file `POST /v1/api/imports` takes (docs/imports.md#whole-files) */
+  FILE_IMPORT_MAX_BYTES: intFromEnv(104_857_600),
+  /** file imports of one account queued or running at once */
+  ACCOUNT_MAX_FILE_IMPORTS: intFromEnv(2),
 });
 
 export class ConfigError extends Error {
@@ -140,6 +144,8 @@ const ConfigSchema = EnvSchema.transform((e, ctx) => {
     metricsPort: e.METRICS_PORT,
     /** days an import is kept after it ended; then the workers purge it */
     importRetentionDays: e.IMPORT_RETENTION_DAYS,
+    fileImportMaxBytes: e.FILE_IMPORT_MAX_BYTES,
+    accountMaxFileImports: e.ACCOUNT_MAX_FILE_IMPORTS,
   };
 });
 

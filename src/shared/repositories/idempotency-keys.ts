@@ -1,4 +1,4 @@
-import type { Sql } from '../infra/db.js';
+import type { Sql, TransactionSql } from '../infra/db.js';
 
 export const IDEMPOTENCY_KEY_TTL_HOURS = 24;
 
@@ -14,7 +14,7 @@ export interface IdempotencyClaim {
  * exists. An expired claim is taken over in the same statement.
  */
 export async function claimIdempotencyKey(
-  sql: Sql,
+  sql: Sql | TransactionSql,
   input: { accountId: string; key: string; requestHash: Buffer; jobId: string },
 ): Promise<IdempotencyClaim> {
   const [claimed] = await sql<{ job_id: string; request_hash: Buffer }[]>`

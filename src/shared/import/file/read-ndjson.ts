@@ -9,8 +9,9 @@ import type { SourceRow } from './source-row.js';
  */
 export async function* readNdjsonRows(input: Readable): AsyncGenerator<SourceRow> {
   // note: crlfDelay Infinity makes a CRLF one line break however the chunks fall.
+  // note: readline hands an error of its input to this loop itself; forwarding it as well made a
+  // second 'error' event on the interface, with no listener left: an uncaught exception.
   const lines = createInterface({ input, crlfDelay: Infinity });
-  input.once('error', (error) => lines.emit('error', error));
   let line = 0;
   try {
     for await (const raw of lines) {

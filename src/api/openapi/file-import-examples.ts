@@ -1,0 +1,44 @@
+import { apiErrors } from '../../shared/errors/api-errors.js';
+import { example, IMPORT_ID } from './examples.js';
+import type { Examples } from './route-schema.js';
+
+/** The examples of `POST /v1/api/imports` (docs/imports.md#whole-files). */
+
+export const FILE_BODY_EXAMPLES = {
+  ndjson:
+    '{"external_id": "SKU-1", "title": "Articulated dragon", "description": "Silk PLA, hand finished.", "price_cents": 2500, "currency": "USD", "category": "miniatures", "material": "PLA", "photo_urls": ["https://cdn.example.com/dragon.jpg"]}\n',
+  csv: 'external_id,title,description,price_cents,currency,category,material,photo_urls\nSKU-1,Articulated dragon,"Silk PLA, hand finished.",2500,USD,miniatures,PLA,https://cdn.example.com/dragon.jpg|https://cdn.example.com/dragon-2.jpg\n',
+};
+
+export const FILE_IMPORT_ACCEPTED_EXAMPLES: Examples = {
+  queued: example('Stored; the workers write it next', {
+    import: {
+      id: IMPORT_ID,
+      kind: 'listings',
+      source: 'file',
+      state: 'queued',
+      created_at: '2026-11-25T02:00:00.120Z',
+      started_at: null,
+      finished_at: null,
+      rows: { received: 300_000, processed: 12, inserted: 0, updated: 0, unchanged: 0, skipped: 12 },
+      error_count: 12,
+    },
+  }),
+};
+
+export const FILE_IMPORT_BAD_REQUEST_EXAMPLES: Examples = {
+  kind: example('No kind, or another', apiErrors.importKindMalformed().body),
+  empty: example('An empty file', apiErrors.fileEmpty().body),
+  notUtf8: example('Not UTF-8', apiErrors.fileNotUtf8().body),
+  unreadable: example('A CSV header naming no field', apiErrors.fileUnreadable('the first line must be a header naming listings fields (title, ...)').body),
+  tooManyRows: example('More than 1,000,000 rows', apiErrors.fileTooManyRows(1_000_000).body),
+};
+
+export const FILE_IMPORT_TOO_MANY_EXAMPLES: Examples = {
+  fileImports: example('Two file imports of the account queued or running', apiErrors.tooManyFileImports().body),
+  rateDay: example('The day quota cannot take the file', apiErrors.rateLimited('per-day', 38_211).body),
+};
+
+export const FILE_MEDIA_TYPE_EXAMPLES: Examples = {
+  mediaType: example('Neither NDJSON nor CSV', apiErrors.fileMediaType().body),
+};

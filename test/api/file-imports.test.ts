@@ -1,0 +1,133 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { bearer, validListing, validMachine } from '../support/fixtures.js';
+import { newPartner } from '../support/bulk-endpoint.js';
+import { startTestService, type TestService } from '../support/test-service.js';
+
+/**
+ * `POST /v1/api/imports?kind=...` (docs/imports.md#whole-files): a whole file, checked as it
+ * arrives, kept only once it is whole, then written in the background by the workers.
+ */
+describe('POST /v1/api/imports (whole files)', () => {
+  let service: TestService;
+
+  beforeAll(async () => {
+    service = await startTestService({ env: { ACCOUNT_MAX_FILE_IMPORTS: '2' } });
+  });
+  afterAll(async () => {
+    await service?.close();
+  });
+
+  const ndjson = (rows: object[]) => rows.map((row) => JSON.stringify(row)).join('\n') + '\n';
+  const upload = (key: string, kind: string, payload: string | Buffer, contentType = 'application/x-ndjson', headers: Record<string, string> = {}) =>
+    service.request({ method: 'POST', url: `/v1/api/imports?kind=${kind}`, headers: { ...bearer(key), 'content-type': contentType, ...headers }, payload });
+  const read = async (key: string, id: string) => (await service.request({ method: 'GET', url: `/v1/api/imports/${id}`, headers: bearer(key) })).json<{ state: string; rows: Record<string, number>; error_count: number }>();
+  const stagedRows = async (id: string) => (await service.sql<{ n: number }[]>`select count(*)::int as n from import_file_rows where job_id = ${id}`)[0]!.n;
+  const importsOf = async (accountId: string) => (await service.sql<{ n: number }[]>`select count(*)::int as n from imports where account_id = ${accountId}`)[0]!.n;
+
+  it('takes an NDJSON file: 202 with the import, its failed rows by position, then the workers write the rest once', async () => {
+    const { account, key } = await newPartner(service, { tier: 'global' });
+    const rows = [
+      validListing({ external_id: 'F-1' }),
+      validListing({ currency: 'EUR' }),
+      validListing({ external_id: 'F-1' }),
+      validListing({ external_id: 'F-2' }),
+    ];
+    const res = await upload(key, 'listings', ndjson(rows) + 'not json\n');
+    expect(res.statusCode).toBe(202);
+    const { import: created } = res.json<{ import: { id: string; source: string; state: string; rows: Record<string, number>; error_count: number } }>();
+    expect(res.headers['location']).toBe(`/v1/api/imports/${created.id}`);
+    expect(created).toMatchObject({ source: 'file', state: 'queued', rows: { received: 5, skipped: 3 }, error_count: 3 });
+
+    const errors = await service.request({ method: 'GET', url: `/v1/api/imports/${created.id}/errors`, headers: bearer(key) });
+    expect(errors.json<{ data: { index: number; details: { code: string }[] }[] }>().data.map((error) => [error.index, error.details[0]!.code])).toEqual([
+      [1, 'not_allowed'],
+      [2, 'duplicate_external_id'],
+      [4, 'not_an_object'],
+    ]);
+
+    await expect.poll(async () => (await read(key, created.id)).state, { timeout: 15_000, interval: 50 }).toBe('completed');
+    expect((await read(key, created.id)).rows).toMatchObject({ received: 5, processed: 5, inserted: 2, skipped: 3 });
+    const [written] = await service.sql<{ n: number }[]>`select count(*)::int as n from listings where account_id = ${account.id}`;
+    expect(written!.n).toBe(2);
+    expect(await stagedRows(created.id)).toBe(0);
+  });
+
+  it('takes a CSV file with the partner CLI\'s columns and array cells', async () => {
+    const { key } = await newPartner(service, { tier: 'global' });
+    const machine = validMachine({ capabilities: ['pla', 'petg'] });
+    const csv = `template_id,category,manufacturer,model,capabilities\n${machine.template_id},fdm,Prusa Research,MK4,pla|petg\n,fdm,Prusa Research,MK4,\n`;
+    const res = await upload(key, 'machines', csv, 'text/csv; charset=utf-8');
+    expect(res.statusCode).toBe(202);
+    const { import: created } = res.json<{ import: { id: string; rows: Record<string, number> } }>();
+    expect(created.rows).toMatchObject({ received: 2, skipped: 1 });
+    await expect.poll(async () => (await read(key, created.id)).state, { timeout: 15_000, interval: 50 }).toBe('completed');
+    const [stored] = await service.sql<{ capabilities: string[] }[]>`select capabilities from machines where import_job_id = ${created.id}`;
+    expect(stored!.capabilities).toEqual(['pla', 'petg']);
+  });
+
+  it.each([
+    ['an empty file', '', 'application/x-ndjson', 400, { error: 'The file holds no rows' }],
+    ['bytes that are not UTF-8', Buffer.from([0x7b, 0xc3, 0x28, 0x7d, 0x0a]), 'application/x-ndjson', 400, { error: 'The file is not UTF-8 text' }],
+    ['a CSV header naming no field', 'colour,size\nred,3\n', 'text/csv', 400, { error: expect.stringMatching(/^The file cannot be read: the first line must be a header naming listings fields/) }],
+    ['no valid row', '{"title": ""}\n', 'application/x-ndjson', 400, { error: 'no valid rows', errors: [expect.objectContaining({ index: 0 })] }],
+    ['another media type', '{}', 'application/json', 415, { error: 'Content-Type must be application/x-ndjson or text/csv' }],
+  ])('refuses %s and keeps nothing', async (_case, payload, contentType, status, body) => {
+    const { account, key } = await newPartner(service, { tier: 'global' });
+    const res = await upload(key, 'listings', payload, contentType);
+    expect(res.statusCode).toBe(status);
+    expect(res.json()).toEqual(body);
+    expect(await importsOf(account.id)).toBe(0);
+  });
+
+  it.each([
+    ['/v1/api/imports?kind=orders', 'kind must be listings or machines'],
+    ['/v1/api/imports', 'kind must be listings or machines'],
+    ['/v1/api/imports?kind=listings&dry_run=true', 'Unknown query parameter: dry_run'],
+  ])('refuses %s with 400 "%s"', async (url, error) => {
+    const { key } = await newPartner(service, { tier: 'global' });
+    const res = await service.request({ method: 'POST', url, headers: { ...bearer(key), 'content-type': 'application/x-ndjson' }, payload: ndjson([validListing()]) });
+    expect(res.statusCode).toBe(400);
+    expect(res.json()).toEqual({ error });
+  });
+
+  it('answers the same import to the same file under the same Idempotency-Key, and 422 to another file', async () => {
+    const { account, key } = await newPartner(service, { tier: 'global' });
+    const file = ndjson([validListing(), validListing()]);
+    const first = await upload(key, 'listings', file, 'application/x-ndjson', { 'idempotency-key': 'catalogue-2026-11-25' });
+    const again = await upload(key, 'listings', file, 'application/x-ndjson', { 'idempotency-key': 'catalogue-2026-11-25' });
+    expect(first.statusCode).toBe(202);
+    expect(again.statusCode).toBe(202);
+    expect(again.headers['idempotent-replayed']).toBe('true');
+    expect(again.json<{ import: { id: string } }>().import.id).toBe(first.json<{ import: { id: string } }>().import.id);
+    const other = await upload(key, 'listings', ndjson([validListing()]), 'application/x-ndjson', { 'idempotency-key': 'catalogue-2026-11-25' });
+    expect(other.statusCode).toBe(422);
+    expect(await importsOf(account.id)).toBe(1);
+  });
+
+  it('charges the day quota as the bulk requests the file replaces, and the minute once', async () => {
+    const { key } = await newPartner(service, { tier: 'global' });
+    const me = async () => (await service.request({ method: 'GET', url: '/v1/api/me', headers: bearer(key) })).headers;
+    const before = await me();
+    // 450 listings replace three bulk requests of 200
+    const res = await upload(key, 'listings', ndjson(Array.from({ length: 450 }, () => validListing())));
+    expect(res.statusCode).toBe(202);
+    const after = await me();
+    expect(Number(before['x-ratelimit-remaining-day']) - Number(after['x-ratelimit-remaining-day'])).toBe(3 + 1);
+    expect(Number(before['x-ratelimit-remaining-minute']) - Number(after['x-ratelimit-remaining-minute'])).toBe(1 + 1);
+  });
+
+  it('refuses a file import past ACCOUNT_MAX_FILE_IMPORTS queued or running: 429, before the body is read, and keeps nothing', async () => {
+    const { account, key } = await newPartner(service, { tier: 'global' });
+    // two file imports of the account still waiting for the workers
+    for (let n = 0; n < 2; n += 1) {
+      await service.sql`
+        insert into imports (job_id, account_id, kind, request_id, received, inserted, skipped, errors, state, source, created_at)
+        values (${crypto.randomUUID()}, ${account.id}, 'listings', 'waiting', 1, 0, 0, '[]', 'running', 'file', now())`;
+    }
+    const res = await upload(key, 'listings', ndjson([validListing()]));
+    expect(res.statusCode).toBe(429);
+    expect(res.json()).toEqual({ error: 'Too many file imports in progress', retry_after_sec: 60 });
+    expect(res.headers['retry-after']).toBe('60');
+    expect(await importsOf(account.id)).toBe(2);
+  });
+});
