@@ -119,8 +119,12 @@ export async function receiveFile(
   const metered = new MeteredBytes(maxBytes, hash);
   const text = new StrictUtf8();
   // note: the pipeline's failure (too large, not UTF-8, the client gone) reaches the readers as the
-  // end of their input, and is thrown below once they stop.
-  const flowing = pipeline(body, metered, text);
+  // end of their input, and is thrown below once they stop. The request's own stream stays out of
+  // the pipeline, which would destroy it: a refused file is answered on it, and the error handler
+  // closes the connection after the answer.
+  body.on('error', (error) => metered.destroy(error));
+  body.pipe(metered);
+  const flowing = pipeline(metered, text);
   flowing.catch(() => undefined);
   const rows: AsyncIterable<SourceRow> =
     format === 'csv' ? readCsvRows(text, { fields: rowFields(rowSchema), kind }) : readNdjsonRows(text);
@@ -160,7 +164,7 @@ export async function receiveFile(
     }
     await flowing;
   } catch (error) {
-    body.destroy();
+    body.unpipe(metered);
     const refused = await flowing.then(
       () => undefined,
       (streamError: unknown) => streamError,
