@@ -1,3 +1,4 @@
+import { Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bearer, validListing, validMachine } from '../support/fixtures.js';
 import { newPartner } from '../support/bulk-endpoint.js';
@@ -11,14 +12,14 @@ describe('POST /v1/api/imports (whole files)', () => {
   let service: TestService;
 
   beforeAll(async () => {
-    service = await startTestService({ env: { ACCOUNT_MAX_FILE_IMPORTS: '2' } });
+    service = await startTestService({ env: { ACCOUNT_MAX_FILE_IMPORTS: '2', FILE_IMPORT_MAX_BYTES: '200000' } });
   });
   afterAll(async () => {
     await service?.close();
   });
 
   const ndjson = (rows: object[]) => rows.map((row) => JSON.stringify(row)).join('\n') + '\n';
-  const upload = (key: string, kind: string, payload: string | Buffer, contentType = 'application/x-ndjson', headers: Record<string, string> = {}) =>
+  const upload = (key: string, kind: string, payload: string | Buffer | Readable, contentType = 'application/x-ndjson', headers: Record<string, string> = {}) =>
     service.request({ method: 'POST', url: `/v1/api/imports?kind=${kind}`, headers: { ...bearer(key), 'content-type': contentType, ...headers }, payload });
   const read = async (key: string, id: string) => (await service.request({ method: 'GET', url: `/v1/api/imports/${id}`, headers: bearer(key) })).json<{ state: string; rows: Record<string, number>; error_count: number }>();
   const stagedRows = async (id: string) => (await service.sql<{ n: number }[]>`select count(*)::int as n from import_file_rows where job_id = ${id}`)[0]!.n;
@@ -77,6 +78,21 @@ describe('POST /v1/api/imports (whole files)', () => {
     expect(res.statusCode).toBe(status);
     expect(res.json()).toEqual(body);
     expect(await importsOf(account.id)).toBe(0);
+  });
+
+  it.each([
+    ['declared in Content-Length', false],
+    ['streamed without a length', true],
+  ])('refuses a file over FILE_IMPORT_MAX_BYTES, %s: 413 with the limit, and keeps nothing', async (_case, streamed) => {
+    const { account, key } = await newPartner(service, { tier: 'global' });
+    const file = ndjson(Array.from({ length: 1_000 }, () => validListing()));
+    expect(Buffer.byteLength(file)).toBeGreaterThan(200_000);
+    const res = await upload(key, 'listings', streamed ? Readable.from([file]) : file);
+    expect(res.statusCode).toBe(413);
+    expect(res.json()).toEqual({ error: 'Request body too large', limit_bytes: 200_000 });
+    expect(await importsOf(account.id)).toBe(0);
+    const [staged] = await service.sql<{ n: number }[]>`select count(*)::int as n from import_file_rows`;
+    expect(staged!.n).toBe(0);
   });
 
   it.each([
