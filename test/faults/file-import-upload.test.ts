@@ -4,7 +4,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createFaultScenario, type FaultScenario } from '../support/fault-scenario.js';
 
 /**
- * Uploading a whole file to a real API process (decisions I.3): the API never holds the file
+ * Uploading a whole file to a real API process (docs/imports.md#whole-files): the API never holds the file
  * whole, and an API that dies mid-upload keeps nothing, so that the retry with the same
  * Idempotency-Key imports the file once.
  */

@@ -4,7 +4,7 @@ import { createFaultScenario, type FaultScenario } from '../support/fault-scenar
 
 /**
  * A whole-file import written by real worker processes, one of them SIGKILLed mid-file: every
- * staged row is written exactly once and the import completes (decisions I.3).
+ * staged row is written exactly once and the import completes (docs/imports.md#whole-files).
  */
 describe('file imports when a worker dies mid-file', () => {
   let scenario: FaultScenario | undefined;
