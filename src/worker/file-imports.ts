@@ -1,3 +1,4 @@
+import type { Counter } from 'prom-client';
 import type { Sql } from '../shared/infra/db.js';
 import type { Logger } from '../shared/infra/logger.js';
 import { unfinishedFileImports } from '../shared/repositories/import-files.js';
@@ -12,6 +13,8 @@ const CANDIDATES = 10;
 export interface FileImportsSettings {
   pollMs?: number;
   chunkRows?: number;
+  /** counts the rows the chunks create or update (bulk_import_worker_rows_written_total, source `file`) */
+  rowsWritten?: Counter<'kind' | 'source'>;
 }
 
 export interface FileImports {
@@ -50,6 +53,7 @@ export function startFileImports(sql: Sql, log: Logger, settings: FileImportsSet
       const outcome = await writeFileChunk(sql, jobId, chunkRows);
       if (outcome.state === 'completed') log.info({ jobId }, 'file import completed');
       if (outcome.state !== 'written') return wrote;
+      settings.rowsWritten?.inc({ kind: outcome.kind, source: 'file' }, outcome.changed);
       wrote = true;
       // note: a turn of the event loop between chunks, for the BullMQ worker's lock renewals.
       await new Promise((resolve) => setImmediate(resolve));

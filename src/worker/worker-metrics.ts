@@ -13,7 +13,7 @@ const JOB_BUCKETS = [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
 export interface WorkerMetrics {
   registry: Registry;
   jobDuration: Histogram<'kind' | 'outcome'>;
-  rowsWritten: Counter<'kind'>;
+  rowsWritten: Counter<'kind' | 'source'>;
   busySlots: Gauge;
   importsPurged: Counter;
 }
@@ -46,8 +46,8 @@ export function createWorkerMetrics(concurrency: number): WorkerMetrics {
     }),
     rowsWritten: new Counter({
       name: 'bulk_import_worker_rows_written_total',
-      help: 'Rows the import jobs this worker completed created or updated, by kind (dry runs not counted)',
-      labelNames: ['kind'] as const,
+      help: 'Rows this worker created or updated, by kind and source: request (a bulk request\'s job) or file (a chunk of a whole file); dry runs not counted',
+      labelNames: ['kind', 'source'] as const,
       registers: [registry],
     }),
     importsPurged: new Counter({
@@ -75,7 +75,7 @@ export function measureJobs(processor: Processor, metrics: WorkerMetrics): Proce
       const result = await processor(job);
       stopTimer({ outcome: 'completed' });
       // note: a dry run rolled its rows back; an update writes a row as an insert does.
-      if (job.data?.dryRun !== true) metrics.rowsWritten.inc({ kind }, result.inserted + (result.updated ?? 0));
+      if (job.data?.dryRun !== true) metrics.rowsWritten.inc({ kind, source: 'request' }, result.inserted + (result.updated ?? 0));
       return result;
     } catch (error) {
       stopTimer({ outcome: 'failed' });

@@ -81,7 +81,10 @@ export async function startWorker(config: Config, log: Logger, options: WorkerOp
     purged: metrics.importsPurged,
     intervalMs: options.importRetentionIntervalMs,
   });
-  const fileImports = startFileImports(sql, log, { ...(options.fileImportsPollMs === undefined ? {} : { pollMs: options.fileImportsPollMs }) });
+  const fileImports = startFileImports(sql, log, {
+    rowsWritten: metrics.rowsWritten,
+    ...(options.fileImportsPollMs === undefined ? {} : { pollMs: options.fileImportsPollMs }),
+  });
   await worker.waitUntilReady();
   log.info({ concurrency: config.workerConcurrency, queue: IMPORT_QUEUE_NAME }, 'worker started');
 

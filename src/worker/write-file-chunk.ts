@@ -11,8 +11,8 @@ export const FILE_CHUNK_ROWS = 1_000;
 
 /** What one call of writeFileChunk did. */
 export type ChunkOutcome =
-  /** a chunk was written; more may follow */
-  | { state: 'written'; rows: number }
+  /** a chunk was written (`rows` of it, `changed` of them created or updated); more may follow */
+  | { state: 'written'; kind: ImportKind; rows: number; changed: number }
   /** nothing was left: the import is recorded completed */
   | { state: 'completed' }
   /** the import had ended (cancelled, failed, completed) or is gone: nothing was written */
@@ -81,6 +81,6 @@ export async function writeFileChunk(
         processed = coalesce(processed, skipped) + ${written.sent}
       where job_id = ${jobId}`;
     await hooks.beforeCommit?.();
-    return { state: 'written', rows: written.sent };
+    return { state: 'written', kind: record.kind, rows: written.sent, changed: written.inserted + written.updated };
   });
 }

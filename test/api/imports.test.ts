@@ -402,7 +402,7 @@ describe('GET /v1/api/imports (a file import)', () => {
     });
 
     // the first chunk: L-0 to L-9 (three changed), and the rows at 12 to 16
-    expect(await writeFileChunk(service.sql, id, 15)).toEqual({ state: 'written', rows: 15 });
+    expect(await writeFileChunk(service.sql, id, 15)).toMatchObject({ state: 'written', rows: 15 });
     const running = await read(key, id);
     expect(running).toMatchObject({
       state: 'running',

@@ -4,6 +4,8 @@ import { createLogger } from '../../src/shared/infra/logger.js';
 import { stageFileRows } from '../../src/shared/repositories/import-files.js';
 import { ListingRowSchema } from '../../src/shared/rows/listing-row.js';
 import { startFileImports } from '../../src/worker/file-imports.js';
+import { createWorkerMetrics } from '../../src/worker/worker-metrics.js';
+import { sampleValue } from '../support/prometheus.js';
 import { openDatabaseWithAccount, type DatabaseWithAccount } from '../support/database-with-account.js';
 import { validListing } from '../support/fixtures.js';
 
@@ -35,13 +37,16 @@ describe('startFileImports', () => {
 
   it('writes every queued file import, shared by two workers\' loops, each row once; a file queued later is found by the next look', async () => {
     const first = await stagedFile(450);
-    const loops = [startFileImports(db.sql, log, { pollMs: 20, chunkRows: 40 }), startFileImports(db.sql, log, { pollMs: 20, chunkRows: 40 })];
+    const metrics = createWorkerMetrics(1);
+    const settings = { pollMs: 20, chunkRows: 40, rowsWritten: metrics.rowsWritten };
+    const loops = [startFileImports(db.sql, log, settings), startFileImports(db.sql, log, settings)];
     try {
       await expect.poll(() => stateOf(first), { timeout: 10_000, interval: 20 }).toBe('completed');
       const later = await stagedFile(90);
       await expect.poll(() => stateOf(later), { timeout: 10_000, interval: 20 }).toBe('completed');
       expect(await writtenBy(first)).toBe(450);
       expect(await writtenBy(later)).toBe(90);
+      expect(sampleValue(await metrics.registry.metrics(), 'bulk_import_worker_rows_written_total', { kind: 'listings', source: 'file' })).toBe(540);
     } finally {
       await Promise.all(loops.map((loop) => loop.stop()));
     }

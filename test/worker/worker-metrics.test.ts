@@ -61,7 +61,7 @@ describe('GET /metrics on a worker (METRICS_PORT set)', () => {
     const delta = (name: string, labels: Record<string, string>) => sampleValue(after, name, labels) - sampleValue(before, name, labels);
     expect(delta('bulk_import_job_duration_seconds_count', { kind: 'listings', outcome: 'completed' })).toBe(1);
     expect(delta('bulk_import_job_duration_seconds_sum', { kind: 'listings', outcome: 'completed' })).toBeGreaterThan(0);
-    expect(delta('bulk_import_worker_rows_written_total', { kind: 'listings' })).toBe(3);
+    expect(delta('bulk_import_worker_rows_written_total', { kind: 'listings', source: 'request' })).toBe(3);
   });
 
   it('counts updated rows as written, and nothing for a dry run', async () => {
@@ -72,10 +72,10 @@ describe('GET /metrics on a worker (METRICS_PORT set)', () => {
     const changed = [{ ...rows[0]!, price_cents: 1 }, rows[1]!, validListing({ external_id: 'M-3' })];
     expect((await post('?dry_run=true', changed)).json()).toMatchObject({ inserted: 1, updated: 1, unchanged: 1, dry_run: true });
     const afterDryRun = await scrape();
-    expect(sampleValue(afterDryRun, 'bulk_import_worker_rows_written_total', { kind: 'listings' })).toBe(sampleValue(before, 'bulk_import_worker_rows_written_total', { kind: 'listings' }));
+    expect(sampleValue(afterDryRun, 'bulk_import_worker_rows_written_total', { kind: 'listings', source: 'request' })).toBe(sampleValue(before, 'bulk_import_worker_rows_written_total', { kind: 'listings', source: 'request' }));
     expect((await post('', changed)).json()).toMatchObject({ inserted: 1, updated: 1, unchanged: 1 });
     const after = await scrape();
-    expect(sampleValue(after, 'bulk_import_worker_rows_written_total', { kind: 'listings' }) - sampleValue(before, 'bulk_import_worker_rows_written_total', { kind: 'listings' })).toBe(2);
+    expect(sampleValue(after, 'bulk_import_worker_rows_written_total', { kind: 'listings', source: 'request' }) - sampleValue(before, 'bulk_import_worker_rows_written_total', { kind: 'listings', source: 'request' })).toBe(2);
   });
 
   it('times a job that failed, under outcome "failed", and counts no rows for it', async () => {
@@ -85,7 +85,7 @@ describe('GET /metrics on a worker (METRICS_PORT set)', () => {
     const after = await scrape();
     const delta = (name: string, labels: Record<string, string>) => sampleValue(after, name, labels) - sampleValue(before, name, labels);
     expect(delta('bulk_import_job_duration_seconds_count', { kind: 'listings', outcome: 'failed' })).toBe(1);
-    expect(delta('bulk_import_worker_rows_written_total', { kind: 'listings' })).toBe(0);
+    expect(delta('bulk_import_worker_rows_written_total', { kind: 'listings', source: 'request' })).toBe(0);
   });
 
   it('stops listening when the worker closes', async () => {
