@@ -1,3 +1,4 @@
+import { Readable } from 'node:stream';
 /**
  * The most of a reply the CLI reads. note: the largest real reply is a 201 for a full batch of
  * which every row failed on every field: 500 machines, each with a problem in each of its fields
@@ -74,6 +75,12 @@ async function readAtMost(res: Response, maxBytes: number, abandon: () => void):
   return new TextDecoder().decode(Buffer.concat(chunks, size));
 }
 
+/** A stream as fetch takes it: sent as it is read (chunked), which needs `duplex: 'half'`. */
+function streamBody(body: Readable): RequestInit {
+  // note: fetch cancels the web stream when it gives up, which destroys the Readable: the file is closed.
+  return { body: Readable.toWeb(body), duplex: 'half' };
+}
+
 /** The endpoints of the API the CLI uses, one attempt per call; never throws. */
 export class ApiClient {
   constructor(private readonly options: ApiClientOptions) {}
@@ -85,12 +92,22 @@ export class ApiClient {
     return this.attempt('POST', `v1/api/${kind}/bulk${dryRun ? '?dry_run=true' : ''}`, headers, body);
   }
 
+  /**
+   * One attempt at a whole file (POST /v1/api/imports?kind=...): `body` is streamed as it is read,
+   * never held whole, so each attempt needs a fresh one.
+   */
+  async postFile(kind: string, contentType: string, body: Readable, idempotencyKey: string | undefined): Promise<AttemptResult> {
+    const headers: Record<string, string> = { 'content-type': contentType };
+    if (idempotencyKey !== undefined) headers['idempotency-key'] = idempotencyKey;
+    return this.attempt('POST', `v1/api/imports?kind=${encodeURIComponent(kind)}`, headers, body);
+  }
+
   /** One GET of `path` (relative to the base URL, e.g. `v1/api/imports/<id>`), answered in JSON. */
   async get(path: string): Promise<AttemptResult> {
     return this.attempt('GET', path, { accept: 'application/json' });
   }
 
-  private async attempt(method: 'GET' | 'POST', path: string, extraHeaders: Record<string, string>, body?: string): Promise<AttemptResult> {
+  private async attempt(method: 'GET' | 'POST', path: string, extraHeaders: Record<string, string>, body?: string | Readable): Promise<AttemptResult> {
     const headers: Record<string, string> = {
       authorization: `Bearer ${this.options.apiKey}`,
       'user-agent': this.options.userAgent,
@@ -102,7 +119,7 @@ export class ApiClient {
       const res = await fetch(new URL(path, this.base()), {
         method,
         headers,
-        ...(body === undefined ? {} : { body }),
+        ...(body === undefined ? {} : typeof body === 'string' ? { body } : streamBody(body)),
         // note: a redirect is answered, never followed: following it would send the key and the
         // rows to wherever the Location points, and count that server's 201 as an import.
         redirect: 'manual',

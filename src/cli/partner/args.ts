@@ -20,6 +20,10 @@ ${REQUEST_OPTIONS_USAGE}
                          at /v1/api/imports/{id}, else stop (default ${DEFAULT_RETRY_POLICY.maxWatchMs / 1000})
   --report FILE          write the failed rows to FILE (.csv: line,reason,field,code,external_id, a
                          line per problem; .json: [{line, external_id, reason, details}])
+  --background           send the whole file as one file import (POST /v1/api/imports) that the
+                         server writes in the background, and watch it until it ends: for one
+                         large catalogue, say once a night. The server checks every row (no local
+                         checks). Without it: batches, each answered at once
   --dry-run              validate every row locally; send nothing
   --dry-run=server       send every batch as a server dry run (?dry_run=true): the server checks
                          it as an import, external_id matching included, and writes nothing;
@@ -40,7 +44,10 @@ failed or are unaccounted for (the report says which); 2 usage error, unreadable
 authentication failure, the server unreachable or retried past --retries or --max-retry-time, an
 import answered 504 still running after --max-watch, or a reply that cannot be believed (counts
 that do not add up to the rows sent, a reply too large to read): that batch's rows are
-unaccounted for, check them before sending them again.`;
+unaccounted for, check them before sending them again. With --background: 0 the import completed
+with every row in, 1 it completed with failed rows, 2 it was cancelled (what it wrote stays),
+failed (nothing written) or the server refused the file (nothing kept), or Ctrl-C stopped the
+watching (the import goes on: bulk-import imports show ID).`;
 
 export interface CliOptions {
   kind: ImportKind;
@@ -48,6 +55,8 @@ export interface CliOptions {
   format: InputFormatName;
   /** --dry-run (`local`: checked here, nothing sent) or --dry-run=server (sent as server dry runs) */
   dryRun: false | 'local' | 'server';
+  /** --background: one file import, written by the server's workers (docs/partner-cli.md) */
+  background: boolean;
   /** set unless --dry-run (local) */
   apiKey?: string;
   baseUrl?: string;
@@ -97,6 +106,7 @@ export function parseCliArgs(argv: string[], env: NodeJS.ProcessEnv): CliOptions
     report: { type: 'string' },
     format: { type: 'string' },
     'no-idempotency': { type: 'boolean', default: false },
+    background: { type: 'boolean', default: false },
     quiet: { type: 'boolean', default: false },
     json: { type: 'boolean', default: false },
   });
@@ -118,6 +128,9 @@ export function parseCliArgs(argv: string[], env: NodeJS.ProcessEnv): CliOptions
     );
   }
 
+  // note: a file import has no dry run: the server keeps the file once it has checked it.
+  if (values.background && dryRun !== false) throw new UsageError('--background cannot be combined with --dry-run: a file import writes what it is sent');
+
   let report: CliOptions['report'];
   if (values.report !== undefined) {
     const reportFormat = reportFormatOfPath(values.report);
@@ -132,6 +145,7 @@ export function parseCliArgs(argv: string[], env: NodeJS.ProcessEnv): CliOptions
     file,
     format,
     dryRun,
+    background: values.background,
     ...(target ? { apiKey: target.apiKey, baseUrl: target.baseUrl, baseUrlOrigin: target.baseUrlOrigin } : {}),
     insecureHttp: target?.insecureHttp ?? false,
     ...(report ? { report } : {}),

@@ -22,7 +22,10 @@ import { ReportWriter } from './report.js';
 import { emptyTotals, runImport, type FailureSink, type ImportTotals } from './run-import.js';
 import { DEFAULT_RETRY_POLICY, FatalError, sendBatch, type BatchOutcome, type SendContext } from './send-batch.js';
 import { printable, printableJson } from './printable.js';
-import { formatSummary, unaccountedAdvice, type Outcome } from './summary.js';
+import { formatSummary, unaccountedAdvice, type Outcome, type SummaryInput } from './summary.js';
+import { fileBodyOf } from './file-body.js';
+import { runFileImport } from './run-file-import.js';
+import type { FileSendContext } from './send-file.js';
 
 function cliVersion(): string {
   try {
@@ -33,14 +36,14 @@ function cliVersion(): string {
   }
 }
 
-function readRows(options: CliOptions, fields: FieldSpec[], stream: Readable, io: CliIo): AsyncIterable<SourceRow> {
+function readRows(options: CliOptions, fields: FieldSpec[], stream: Readable, io: CliIo, noteHeader = true): AsyncIterable<SourceRow> {
   switch (options.format) {
     case 'csv':
       return readCsvRows(stream, {
         fields,
         kind: options.kind,
         onHeader: ({ unknown }) => {
-          if (unknown.length > 0) io.stderr.write(`${printable(`note: ignoring columns that are not ${options.kind} fields: ${unknown.join(', ')}`)}\n`);
+          if (noteHeader && unknown.length > 0) io.stderr.write(`${printable(`note: ignoring columns that are not ${options.kind} fields: ${unknown.join(', ')}`)}\n`);
         },
       });
     case 'ndjson':
@@ -107,11 +110,16 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv, io: CliIo): P
   let outcome: Outcome = { type: 'finished' };
   let interrupted = false;
   let started = false;
+  let background: SummaryInput['background'] = opts.background ? { importId: null, state: 'not sent' } : undefined;
   const onInterrupt = () => {
     // note: a first Ctrl-C lets the batch in flight finish, so its outcome is known and reported.
     if (interrupted) process.exit(2);
     interrupted = true;
-    io.stderr.write('\ninterrupted: finishing the batch in flight (Ctrl-C again to quit at once)\n');
+    io.stderr.write(
+      opts.background
+        ? '\ninterrupted: stopping once the upload in flight is answered; an import the server has stays its own (Ctrl-C again to quit at once)\n'
+        : '\ninterrupted: finishing the batch in flight (Ctrl-C again to quit at once)\n',
+    );
   };
   process.on('SIGINT', onInterrupt);
 
@@ -133,45 +141,75 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv, io: CliIo): P
     const activeProgress = createProgress({ total: count.rows, stream: io.stderr, quiet: opts.quiet });
     progress = activeProgress;
     started = true;
-    let send: ((body: string, rowCount: number) => Promise<BatchOutcome>) | undefined;
-    if (opts.dryRun !== 'local') {
-      const client = new ApiClient({
-        baseUrl: opts.baseUrl!,
-        apiKey: opts.apiKey!,
-        timeoutMs: opts.timeoutMs,
-        userAgent: `bulk-import-cli/${cliVersion()}`,
-      });
-      const context: SendContext = {
-        client,
-        pacer: new RateLimitPacer(),
-        policy: {
-          ...DEFAULT_RETRY_POLICY,
-          maxAttempts: opts.maxAttempts,
-          maxWaitMs: opts.maxWaitMs,
-          maxRetryTimeMs: opts.maxRetryTimeMs,
-          maxWatchMs: opts.maxWatchMs,
-          idempotency: opts.idempotency,
-        },
-        sleep: (ms: number) => sleep(ms),
-        notice: (message: string) => activeProgress.notice(message),
-      };
-      send = (body, rowCount) => sendBatch(context, opts.kind, body, rowCount, opts.dryRun === 'server');
-    }
-    await runImport(
-      {
-        kind: opts.kind,
-        schema: kindSpec.rowSchema,
-        fieldNames: fields.map((f) => f.name),
-        limits: { maxRows: kindSpec.maxRows, maxBytes: kindSpec.bodyLimitBytes },
-        rows: readRows(opts, fields, createReadStream(opts.file), io),
-        ...(send ? { send } : {}),
-        report: report ?? failureEcho(activeProgress, INPUT_FORMATS[opts.format].location),
-        progress: activeProgress,
-        shouldStop: () => interrupted,
+    const context = (): SendContext & FileSendContext => ({
+      client: new ApiClient({ baseUrl: opts.baseUrl!, apiKey: opts.apiKey!, timeoutMs: opts.timeoutMs, userAgent: `bulk-import-cli/${cliVersion()}` }),
+      pacer: new RateLimitPacer(),
+      policy: {
+        ...DEFAULT_RETRY_POLICY,
+        maxAttempts: opts.maxAttempts,
+        maxWaitMs: opts.maxWaitMs,
+        maxRetryTimeMs: opts.maxRetryTimeMs,
+        maxWatchMs: opts.maxWatchMs,
+        idempotency: opts.idempotency,
       },
-      totals,
-    );
-    if (interrupted) outcome = { type: 'stopped', reason: 'interrupted' };
+      sleep: (ms: number) => sleep(ms),
+      notice: (message: string) => activeProgress.notice(message),
+    });
+    if (opts.background) {
+      const location = INPUT_FORMATS[opts.format].location;
+      const result = await runFileImport(
+        context(),
+        {
+          kind: opts.kind,
+          body: fileBodyOf(opts.file, opts.format),
+          // note: a JSON array is sent one element a line, so its row index is its location already.
+          ...(opts.format === 'json' ? {} : { rows: () => readRows(opts, fields, createReadStream(opts.file), io, false) }),
+          report: report ?? failureEcho(activeProgress, location),
+          progress: activeProgress,
+          shouldStop: () => interrupted,
+          onAccepted: (importId) => {
+            // note: printed at once, so a partner who leaves can come back to it.
+            activeProgress.notice(`import ${importId}: the file is stored; the server writes it now (bulk-import imports show ${importId})`);
+            background = { importId, state: 'queued' };
+          },
+        },
+        totals,
+      );
+      if (result.importId === null) {
+        background = { importId: null, state: 'refused' };
+        outcome = { type: 'stopped', reason: result.refused };
+      } else {
+        background = { importId: result.importId, state: result.state };
+        if (result.state === 'watching') {
+          outcome = { type: 'stopped', reason: `interrupted: import ${result.importId} goes on without watching; see it with "bulk-import imports show ${result.importId}"` };
+        } else if (result.state === 'cancelled') {
+          outcome = { type: 'stopped', reason: `import ${result.importId} was cancelled: the rows it wrote before stay written, the rest were not written` };
+        } else if (result.state === 'failed') {
+          outcome = { type: 'stopped', reason: `import ${result.importId} failed: nothing was written` };
+        }
+      }
+    } else {
+      let send: ((body: string, rowCount: number) => Promise<BatchOutcome>) | undefined;
+      if (opts.dryRun !== 'local') {
+        const batchContext = context();
+        send = (body, rowCount) => sendBatch(batchContext, opts.kind, body, rowCount, opts.dryRun === 'server');
+      }
+      await runImport(
+        {
+          kind: opts.kind,
+          schema: kindSpec.rowSchema,
+          fieldNames: fields.map((f) => f.name),
+          limits: { maxRows: kindSpec.maxRows, maxBytes: kindSpec.bodyLimitBytes },
+          rows: readRows(opts, fields, createReadStream(opts.file), io),
+          ...(send ? { send } : {}),
+          report: report ?? failureEcho(activeProgress, INPUT_FORMATS[opts.format].location),
+          progress: activeProgress,
+          shouldStop: () => interrupted,
+        },
+        totals,
+      );
+      if (interrupted) outcome = { type: 'stopped', reason: 'interrupted' };
+    }
   } catch (error) {
     if (error instanceof InputError || error instanceof FileReadError || error instanceof FatalError) outcome = { type: 'stopped', reason: error.message };
     else outcome = { type: 'stopped', reason: `unexpected error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}` };
@@ -187,7 +225,16 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv, io: CliIo): P
     return 2;
   }
   const seconds = (Date.now() - startedAt) / 1000;
-  const summary = formatSummary({ kind: opts.kind, file: opts.file, dryRun: opts.dryRun, location: INPUT_FORMATS[opts.format].location, totals, seconds, outcome });
+  const summary = formatSummary({
+    kind: opts.kind,
+    file: opts.file,
+    dryRun: opts.dryRun,
+    location: INPUT_FORMATS[opts.format].location,
+    totals,
+    seconds,
+    outcome,
+    ...(background ? { background } : {}),
+  });
   if (outcome.type === 'stopped') io.stderr.write(`error: ${printable(outcome.reason)}\n`);
   const advice = unaccountedAdvice(totals, opts.dryRun);
   // note: not silenced by --quiet: those rows need the partner's attention before any re-run.

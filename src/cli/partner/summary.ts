@@ -10,6 +10,11 @@ export interface SummaryInput {
   totals: ImportTotals;
   seconds: number;
   outcome: Outcome;
+  /**
+   * `--background`: the file's import (null until the server named one) and its last state:
+   * `refused` (a 4xx kept nothing), `not sent`, or the import's
+   */
+  background?: { importId: string | null; state: string };
 }
 
 /** Rows whose fate is known: imported, updated or unchanged (valid, in a local dry run), or failed. */
@@ -65,17 +70,21 @@ export function formatSummary(input: SummaryInput): { text: string; json: Record
       'nothing written (server dry run)',
     );
   } else {
+    const { background } = input;
     parts.push(
       `${totals.inserted} inserted`,
       ...(matched ? [`${totals.updated} updated`, `${totals.unchanged} unchanged`] : []),
       `${totals.failed} failed`,
       ...unaccounted,
-      `${totals.batches} batches`,
+      background === undefined ? `${totals.batches} batches` : background.importId === null ? 'no import' : `import ${background.importId} ${background.state}`,
     );
   }
   parts.push(`${seconds} s`);
   let text = `${input.kind}: ${parts.join(', ')}`;
-  if (outcome.type === 'stopped') {
+  if (outcome.type === 'stopped' && input.background) {
+    // note: a file import's rows are settled by the server, not in file order: the counts say how far it got.
+    text += input.background.state === 'refused' ? '; stopped: nothing of the file was kept' : '; stopped';
+  } else if (outcome.type === 'stopped') {
     text +=
       totals.settledThrough === null
         ? '; stopped before any row was settled'
@@ -101,7 +110,10 @@ export function formatSummary(input: SummaryInput): { text: string; json: Record
     replayed_batches: totals.replays,
     seconds,
     completed: outcome.type === 'finished',
-    ...(outcome.type === 'stopped' ? { error: outcome.reason, [`settled_through_${input.location}`]: totals.settledThrough } : {}),
+    ...(input.background ? { import_id: input.background.importId, import_state: input.background.importId === null ? null : input.background.state } : {}),
+    ...(outcome.type === 'stopped'
+      ? { error: outcome.reason, ...(input.background ? {} : { [`settled_through_${input.location}`]: totals.settledThrough }) }
+      : {}),
   };
   return { text, json, exitCode: exitCodeOf(input) };
 }
