@@ -73,7 +73,7 @@ describe('POST /v1/api/imports/{id}/cancel', () => {
   it('waits for a chunk held inside its transaction, whose rows then stay, counted; no chunk starts after the answer', async () => {
     const { account, key } = await newPartner(service);
     const id = await queuedFile(account.id, 25);
-    expect(await writeFileChunk(service.sql, id, 10)).toEqual({ state: 'written', rows: 10 });
+    expect(await writeFileChunk(service.sql, id, 10)).toMatchObject({ state: 'written', rows: 10 });
 
     let letItCommit!: () => void;
     const gate = new Promise<void>((resolve) => (letItCommit = resolve));
@@ -102,7 +102,7 @@ describe('POST /v1/api/imports/{id}/cancel', () => {
       expect(answered).toBe(false);
 
       letItCommit();
-      expect(await chunk).toEqual({ state: 'written', rows: 10 });
+      expect(await chunk).toMatchObject({ state: 'written', rows: 10 });
       expectImport(await cancelling, {
         id,
         state: 'cancelled',
@@ -123,7 +123,7 @@ describe('POST /v1/api/imports/{id}/cancel', () => {
   it('answers an import that had ended as it is: completed stays completed, a cancelled one keeps its first finished_at', async () => {
     const { account, key } = await newPartner(service);
     const done = await queuedFile(account.id, 5);
-    expect(await writeFileChunk(service.sql, done, 10)).toEqual({ state: 'written', rows: 5 });
+    expect(await writeFileChunk(service.sql, done, 10)).toMatchObject({ state: 'written', rows: 5 });
     expect(await writeFileChunk(service.sql, done, 10)).toEqual({ state: 'completed' });
     const completed = (await read(key, done)).json();
     expect(completed).toMatchObject({ state: 'completed', rows: { inserted: 5, processed: 5 } });
@@ -236,7 +236,7 @@ describe('cancelFileImport', () => {
     } finally {
       letItCommit();
     }
-    expect(await chunk).toEqual({ state: 'written', rows: 10 });
+    expect(await chunk).toMatchObject({ state: 'written', rows: 10 });
     const [record] = await service.sql<{ state: string; inserted: number }[]>`select state, inserted from imports where job_id = ${id}`;
     expect(record).toEqual({ state: 'running', inserted: 10 });
     expect((await service.sql<{ n: number }[]>`select count(*)::int as n from import_file_rows where job_id = ${id}`)[0]!.n).toBe(10);
