@@ -10,6 +10,8 @@ import { ListingRowSchema, type ListingRow } from '../src/shared/rows/listing-ro
 import { MachineRowSchema, type MachineRow } from '../src/shared/rows/machine-row.js';
 import { validateRows } from '../src/shared/rows/validate-rows.js';
 import { copyImport } from './lib/copy-insert.js';
+import { fileRound, type FileRound } from './lib/file-round.js';
+import { fileBytes, sameAsValidated } from './lib/file-rows.js';
 import { runLoad } from './lib/load.js';
 import { listingRows, machineRows } from './lib/rows.js';
 import { peakRssMb, startStack, type BenchAccount, type BenchStack } from './lib/stack.js';
@@ -24,7 +26,7 @@ import { runFlood, statusCounts } from '../test/support/flood.js';
 
 const quick = process.argv.includes('--quick');
 const only = process.argv.find((arg) => arg.startsWith('--only='))?.slice('--only='.length).split(',');
-/** `--only=auth,imports` runs just those sections (auth, imports (with the floor; `floor` is the same section), upsert, growth, scale-out, memory, table, fairness). */
+/** `--only=auth,imports` runs just those sections (auth, imports (with the floor; `floor` is the same section), upsert, growth, scale-out, memory, table, fairness, files). */
 const want = (section: string) => only === undefined || only.includes(section);
 const N = (full: number, small: number) => (quick ? small : full);
 /**
@@ -384,6 +386,59 @@ async function main(): Promise<void> {
       } finally {
         await fairStack.close();
       }
+    }
+  }
+
+  // --- 8. whole files: a file of listings from upload to completed, beside a plain COPY ---------
+  // note: a stack of its own, so that its peak RSS is the file's; a million small listings are
+  // some 147 MiB, over the default FILE_IMPORT_MAX_BYTES (100 MiB), so the API gets a limit that
+  // takes the file. Each round alternates bulk imports idle and while a file is written; with two
+  // rounds, a ratio's median is the mean of the two.
+  if (want('files')) {
+    const rows = N(1_000_000, 100_000);
+    const bytes = fileBytes(rows);
+    if (!sameAsValidated([0, 1, rows - 1])) throw new Error('bench: the COPY\'s rows differ from the file\'s');
+    const limit = Math.max(100 * 2 ** 20, Math.ceil(bytes / 2 ** 24 + 1) * 2 ** 24);
+    const apiEnv: Record<string, string> = limit > 100 * 2 ** 20 ? { FILE_IMPORT_MAX_BYTES: String(limit) } : {};
+    console.log(`files: ${rows.toLocaleString('en')} listings, ${round(bytes / 2 ** 20, 1)} MiB; API with ${JSON.stringify(apiEnv)}`);
+    const fileStack = await startStack({ workers: 1, accounts: 9, keysPerAccount: 1, apiEnv });
+    try {
+      const rounds: FileRound[] = [];
+      for (let i = 0; i < N(2, 1); i += 1) rounds.push(await fileRound(fileStack, rows, N(100, 30)));
+      const median = (values: number[]) => {
+        const sorted = [...values].sort((a, b) => a - b);
+        return round((sorted[Math.floor((sorted.length - 1) / 2)]! + sorted[Math.floor(sorted.length / 2)]!) / 2, 3);
+      };
+      rounds.forEach((r, i) => {
+        const fileMs = r.uploadMs + r.writeMs;
+        record(`files: round ${i + 1}`, {
+          upload_s: round(r.uploadMs / 1000),
+          upload_rows_per_s: Math.round((rows * 1000) / r.uploadMs),
+          write_s: round(r.writeMs / 1000),
+          write_rows_per_s: Math.round((rows * 1000) / r.writeMs),
+          file_rows_per_s: Math.round((rows * 1000) / fileMs),
+          copy_s: round(r.copyMs / 1000),
+          copy_rows_per_s: Math.round((rows * 1000) / r.copyMs),
+          idle_p50_ms: r.idle.p50Ms,
+          busy_p50_ms: r.busy.p50Ms,
+          busy_p99_ms: r.busy.p99Ms,
+          busy_imports: r.busyImports,
+          busy_errors: r.busy.errors,
+        });
+      });
+      const fileToCopy = rounds.map((r) => ratio(r.copyMs, r.uploadMs + r.writeMs));
+      const busyToIdle = rounds.map((r) => ratio(r.busy.p50Ms, r.idle.p50Ms));
+      record('files', {
+        rows,
+        file_mib: round(bytes / 2 ** 20, 1),
+        file_import_max_bytes: limit,
+        ratio_rows_per_s_file_to_copy: { median: median(fileToCopy), rounds: fileToCopy, target: '>= 0.5' },
+        ratio_p50_busy_to_idle: { median: median(busyToIdle), rounds: busyToIdle, target: '<= 2' },
+        api_peak_rss_mb: peakRssMb(fileStack.api.child.pid),
+        worker_peak_rss_mb: peakRssMb(fileStack.workers[0]?.child.pid),
+      });
+    } finally {
+      await fileStack.close();
     }
   }
 

@@ -2,8 +2,10 @@ import { summarise, type LoadResult } from './stats.js';
 
 export interface LoadOptions {
   concurrency: number;
-  /** total operations, spread over the workers */
+  /** total operations, spread over the workers (Infinity with `until`) */
   operations: number;
+  /** when given, no operation starts once it returns true */
+  until?: () => boolean;
   rowsPerOperation: number;
   /** one operation; resolves with a status (an HTTP status, or 0 for a direct call) */
   run: (index: number) => Promise<number>;
@@ -25,7 +27,7 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
     for (;;) {
       const index = next;
       next += 1;
-      if (index >= options.operations) return;
+      if (index >= options.operations || options.until?.()) return;
       const t0 = performance.now();
       let status: number;
       try {
