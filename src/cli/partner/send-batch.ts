@@ -6,6 +6,7 @@ import type { ApiContext } from './api-context.js';
 import { checkBulkReply, rowErrorsOfRefusal } from './check-reply.js';
 import { FatalError } from './fatal-error.js';
 import { retryAfterMs } from './rate-limit.js';
+import { rateLimitWaitMs, redirectRefused } from './reply-refusals.js';
 import { errorText, MAX_REPLY_MIB } from './reply-text.js';
 import { backoffMs, secondsText as seconds } from './retry-policy.js';
 import { watchImport, type WatchOutcome } from './watch-import.js';
@@ -29,7 +30,6 @@ export type BatchOutcome =
 export type SendContext = ApiContext;
 
 const AUTH_STATUSES = new Set([401, 402, 403]);
-const DEFAULT_RATE_LIMIT_WAIT_MS = 5_000;
 
 /**
  * A 201 (a dry run's 200) checked against the batch it answers. note: one that cannot be believed
@@ -124,29 +124,16 @@ export async function sendBatch(ctx: SendContext, kind: string, body: string, ro
         throw new FatalError('the server answered a dry run with 201: it does not know ?dry_run=true and imported this batch; stopping', 'unknown');
       }
       if (status === 429) {
-        const retryAfter = retryAfterMs(reply.headers) ?? DEFAULT_RATE_LIMIT_WAIT_MS;
-        if (retryAfter > policy.maxWaitMs) {
-          throw new FatalError(
-            `429 ${errorText(reply)}: the server asks to wait ${seconds(retryAfter)} s, more than --max-wait allows`,
-            mayHaveWritten ? 'unknown' : 'not-written',
-          );
-        }
+        const wait = rateLimitWaitMs(reply, policy.maxWaitMs, mayHaveWritten ? 'unknown' : 'not-written');
         // note: a refused request does not use up an attempt (--max-retry-time bounds how many
-        // there can be); the wait is at least a second.
+        // there can be).
         attempt -= 1;
-        const wait = Math.max(1_000, retryAfter);
         withinRetryTime(wait, `429 ${errorText(reply)}`);
         ctx.notice(`429 ${errorText(reply)}; waiting ${seconds(wait)} s (Retry-After)`);
         await ctx.sleep(wait);
         continue;
       }
-      if (status >= 300 && status < 400) {
-        const location = reply.headers.get('location') ?? 'nowhere';
-        throw new FatalError(
-          `the server answered ${status} with a redirect to ${location}; bulk-import never follows redirects (check --base-url)`,
-          mayHaveWritten ? 'unknown' : 'not-written',
-        );
-      }
+      if (status >= 300 && status < 400) throw redirectRefused(status, reply, mayHaveWritten ? 'unknown' : 'not-written');
       if (AUTH_STATUSES.has(status)) {
         throw new FatalError(`${status} ${errorText(reply)}`, mayHaveWritten ? 'unknown' : 'not-written');
       }

@@ -7,6 +7,7 @@ import type { FileBody } from './file-body.js';
 import { FatalError } from './fatal-error.js';
 import { believedImport, type Import } from './import-resource.js';
 import { retryAfterMs } from './rate-limit.js';
+import { rateLimitWaitMs, redirectRefused } from './reply-refusals.js';
 import { errorText } from './reply-text.js';
 import { backoffMs, secondsText as seconds } from './retry-policy.js';
 
@@ -20,7 +21,6 @@ export type FileOutcome =
 export type FileSendContext = ApiContext & { client: Pick<ApiClient, 'postFile' | 'get'> };
 
 const AUTH_STATUSES = new Set([401, 402, 403]);
-const DEFAULT_RATE_LIMIT_WAIT_MS = 5_000;
 
 /**
  * Sends a whole file (POST /v1/api/imports?kind=...) until it has an answer, with a batch's retry
@@ -72,23 +72,14 @@ export async function sendFile(ctx: FileSendContext, kind: string, body: FileBod
         return { type: 'accepted', import: believedImport(found, 'the file\'s import'), replayed: reply.headers.get('idempotent-replayed') === 'true' };
       }
       if (status === 429) {
-        const retryAfter = retryAfterMs(reply.headers) ?? DEFAULT_RATE_LIMIT_WAIT_MS;
-        if (retryAfter > policy.maxWaitMs) {
-          throw new FatalError(`429 ${errorText(reply)}: the server asks to wait ${seconds(retryAfter)} s, more than --max-wait allows`, state());
-        }
+        const wait = rateLimitWaitMs(reply, policy.maxWaitMs, state());
         attempt -= 1;
-        const wait = Math.max(1_000, retryAfter);
         withinRetryTime(wait, `429 ${errorText(reply)}`);
         ctx.notice(`429 ${errorText(reply)}; waiting ${seconds(wait)} s (Retry-After)`);
         await ctx.sleep(wait);
         continue;
       }
-      if (status >= 300 && status < 400) {
-        throw new FatalError(
-          `the server answered ${status} with a redirect to ${reply.headers.get('location') ?? 'nowhere'}; bulk-import never follows redirects (check --base-url)`,
-          state(),
-        );
-      }
+      if (status >= 300 && status < 400) throw redirectRefused(status, reply, state());
       if (AUTH_STATUSES.has(status)) throw new FatalError(`${status} ${errorText(reply)}`, state());
       if (status >= 400 && status < 500) {
         const rowErrors = rowErrorsOfRefusal(reply.body);
