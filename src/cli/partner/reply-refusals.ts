@@ -1,4 +1,6 @@
+import type { RowError } from '../../shared/rows/row-errors.js';
 import type { AttemptResult } from './api-client.js';
+import { rowErrorsOfRefusal } from './check-reply.js';
 import { FatalError } from './fatal-error.js';
 import { retryAfterMs } from './rate-limit.js';
 import { errorText } from './reply-text.js';
@@ -28,4 +30,18 @@ export function redirectRefused(status: number, reply: Reply, state: FatalError[
     `the server answered ${status} with a redirect to ${reply.headers.get('location') ?? 'nowhere'}; bulk-import never follows redirects (check --base-url)`,
     state,
   );
+}
+
+const AUTH_STATUSES = new Set([401, 402, 403]);
+
+/**
+ * What a 4xx answer means for the run: a refused key or tier stops it (FatalError, `state` the
+ * rows' fate); any other 4xx refused this request, nothing of it kept: its reason and the failed
+ * rows it lists. Undefined for any other status.
+ */
+export function clientErrorOf(status: number, reply: Reply, state: FatalError['batchState']): { reason: string; rowErrors?: RowError[] } | undefined {
+  if (AUTH_STATUSES.has(status)) throw new FatalError(`${status} ${errorText(reply)}`, state);
+  if (status < 400 || status >= 500) return undefined;
+  const rowErrors = rowErrorsOfRefusal(reply.body);
+  return { reason: `${status} ${errorText(reply)}`, ...(rowErrors && rowErrors.length > 0 ? { rowErrors } : {}) };
 }

@@ -3,10 +3,10 @@ import { ImportIdSchema } from '../../shared/api-schemas/import-id.js';
 import type { RowError } from '../../shared/rows/row-errors.js';
 import type { AttemptResult } from './api-client.js';
 import type { ApiContext } from './api-context.js';
-import { checkBulkReply, rowErrorsOfRefusal } from './check-reply.js';
+import { checkBulkReply } from './check-reply.js';
 import { FatalError } from './fatal-error.js';
 import { retryAfterMs } from './rate-limit.js';
-import { rateLimitWaitMs, redirectRefused } from './reply-refusals.js';
+import { clientErrorOf, rateLimitWaitMs, redirectRefused } from './reply-refusals.js';
 import { errorText, MAX_REPLY_MIB } from './reply-text.js';
 import { backoffMs, secondsText as seconds } from './retry-policy.js';
 import { watchImport, type WatchOutcome } from './watch-import.js';
@@ -29,7 +29,6 @@ export type BatchOutcome =
 /** Everything a batch's requests go through (api-context.ts). */
 export type SendContext = ApiContext;
 
-const AUTH_STATUSES = new Set([401, 402, 403]);
 
 /**
  * A 201 (a dry run's 200) checked against the batch it answers. note: one that cannot be believed
@@ -134,13 +133,8 @@ export async function sendBatch(ctx: SendContext, kind: string, body: string, ro
         continue;
       }
       if (status >= 300 && status < 400) throw redirectRefused(status, reply, mayHaveWritten ? 'unknown' : 'not-written');
-      if (AUTH_STATUSES.has(status)) {
-        throw new FatalError(`${status} ${errorText(reply)}`, mayHaveWritten ? 'unknown' : 'not-written');
-      }
-      if (status >= 400 && status < 500) {
-        const rowErrors = rowErrorsOfRefusal(reply.body);
-        return { type: 'rejected', reason: `${status} ${errorText(reply)}`, ...(rowErrors && rowErrors.length > 0 ? { rowErrors } : {}) };
-      }
+      const refused = clientErrorOf(status, reply, mayHaveWritten ? 'unknown' : 'not-written');
+      if (refused) return { type: 'rejected', ...refused };
       problem = `${status} ${errorText(reply)}`;
       // note: every 503 of this API means nothing was written (docs/errors.md#what-was-written).
       delivered = status !== 503;

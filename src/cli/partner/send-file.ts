@@ -2,12 +2,11 @@ import { randomUUID } from 'node:crypto';
 import type { RowError } from '../../shared/rows/row-errors.js';
 import type { ApiClient } from './api-client.js';
 import type { ApiContext } from './api-context.js';
-import { rowErrorsOfRefusal } from './check-reply.js';
 import type { FileBody } from './file-body.js';
 import { FatalError } from './fatal-error.js';
 import { believedImport, type Import } from './import-resource.js';
 import { retryAfterMs } from './rate-limit.js';
-import { rateLimitWaitMs, redirectRefused } from './reply-refusals.js';
+import { clientErrorOf, rateLimitWaitMs, redirectRefused } from './reply-refusals.js';
 import { errorText } from './reply-text.js';
 import { backoffMs, secondsText as seconds } from './retry-policy.js';
 
@@ -20,7 +19,6 @@ export type FileOutcome =
 /** Everything the upload goes through: the API context, with a client that can send a file. */
 export type FileSendContext = ApiContext & { client: Pick<ApiClient, 'postFile' | 'get'> };
 
-const AUTH_STATUSES = new Set([401, 402, 403]);
 
 /**
  * Sends a whole file (POST /v1/api/imports?kind=...) until it has an answer, with a batch's retry
@@ -80,11 +78,8 @@ export async function sendFile(ctx: FileSendContext, kind: string, body: FileBod
         continue;
       }
       if (status >= 300 && status < 400) throw redirectRefused(status, reply, state());
-      if (AUTH_STATUSES.has(status)) throw new FatalError(`${status} ${errorText(reply)}`, state());
-      if (status >= 400 && status < 500) {
-        const rowErrors = rowErrorsOfRefusal(reply.body);
-        return { type: 'refused', reason: `${status} ${errorText(reply)}`, ...(rowErrors && rowErrors.length > 0 ? { rowErrors } : {}) };
-      }
+      const refused = clientErrorOf(status, reply, state());
+      if (refused) return { type: 'refused', ...refused };
       problem = `${status} ${errorText(reply)}`;
       // note: every 503 of this API means nothing was kept (docs/errors.md#what-was-written).
       delivered = status !== 503;
