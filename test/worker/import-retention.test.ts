@@ -9,6 +9,7 @@ import type { ImportJobData, ImportResult } from '../../src/shared/import/import
 import { createImportQueue, IMPORT_JOB_OPTIONS } from '../../src/shared/import/import-queue.js';
 import { encodeImportRows } from '../../src/shared/import/rows-hand-over.js';
 import { ImportRowsStore } from '../../src/shared/import/rows-store.js';
+import { recordFileRowErrors, stageFileRows } from '../../src/shared/repositories/import-files.js';
 import { findImportRecord, recordImportUnsettled } from '../../src/shared/repositories/import-records.js';
 import { purgeEndedImports, settleUnsettledImports } from '../../src/shared/repositories/import-retention.js';
 import { ListingRowSchema } from '../../src/shared/rows/listing-row.js';
@@ -20,6 +21,7 @@ import { writeImport, type ImportWrite } from '../../src/worker/write-import.js'
 import { openDatabaseWithAccount, type DatabaseWithAccount } from '../support/database-with-account.js';
 import { validListing } from '../support/fixtures.js';
 import { sampleValue } from '../support/prometheus.js';
+import { rowError } from '../support/row-errors.js';
 import { createTestDatabase, testRedisPrefix, type TestDatabase } from '../support/test-database.js';
 import { testRedisEnv } from '../support/test-redis.js';
 import { writtenByJob } from '../support/written-by-job.js';
@@ -54,6 +56,33 @@ async function recordedIds(sql: Sql): Promise<string[]> {
 async function stateOf(sql: Sql, jobId: string): Promise<{ state: string; finished_at: Date | null } | undefined> {
   const [row] = await sql<{ state: string; finished_at: Date | null }[]>`select state, finished_at from imports where job_id = ${jobId}`;
   return row;
+}
+
+/**
+ * Stages `rows` valid listings and `failed` failed rows for a file import, as its upload does:
+ * the rows from position 0, the failed ones after them.
+ */
+async function stageFile(sql: Sql, jobId: string, files: { rows: number; failed: number }): Promise<void> {
+  await sql.begin(async (tx) => {
+    await stageFileRows(tx, jobId, Array.from({ length: files.rows }, (_, index) => ({ index, row: ListingRowSchema.parse(validListing()) })));
+    await recordFileRowErrors(
+      tx,
+      jobId,
+      Array.from({ length: files.failed }, (_, n) => rowError(files.rows + n, 'currency: must be exactly USD', 'not_allowed')),
+    );
+  });
+}
+
+/** What each import has in the file imports' tables, as `{ [jobId]: { staged, errors } }`, imports with nothing left out. */
+async function fileStaging(sql: Sql): Promise<Record<string, { staged: number; errors: number }>> {
+  const rows = await sql<{ job_id: string; staged: number; errors: number }[]>`
+    select job_id, sum(staged)::int as staged, sum(errors)::int as errors from (
+      select job_id, 1 as staged, 0 as errors from import_file_rows
+      union all
+      select job_id, 0, 1 from import_file_errors
+    ) as file_rows
+    group by job_id`;
+  return Object.fromEntries(rows.map((row) => [row.job_id, { staged: row.staged, errors: row.errors }]));
 }
 
 const silentLog: Logger = createLogger({ logLevel: 'silent' }, 'test');
@@ -112,6 +141,35 @@ describe('the purge of ended imports (purgeEndedImports, runImportRetention)', (
 
     expect(await purgeEndedImports(db.sql, { retentionDays: RETENTION_DAYS, limit: 1_000 })).toBe(1);
     expect(await writtenByJob(db.sql, write.jobId)).toEqual({ listings: 2, imports: 0 });
+  });
+
+  it('deletes what a purged file import left in import_file_rows and import_file_errors with it, and keeps the staging of unfinished and younger ones', async () => {
+    const past = (RETENTION_DAYS + 1) * DAY_MS;
+    const within = (RETENTION_DAYS - 1) * DAY_MS;
+    // note: rows can stay staged under an ended import until a chunk next looks at it
+    // (writeFileChunk drops them then): the purge must not depend on the staging being empty.
+    const completed = await record({ state: 'completed', source: 'file', createdMsAgo: past + HOUR_MS, finishedMsAgo: past });
+    await stageFile(db.sql, completed, { rows: 0, failed: 3 });
+    const failed = await record({ state: 'failed', source: 'file', createdMsAgo: past, finishedMsAgo: past });
+    await stageFile(db.sql, failed, { rows: 5, failed: 2 });
+    const cancelled = await record({ state: 'cancelled', source: 'file', createdMsAgo: past, finishedMsAgo: past });
+    await stageFile(db.sql, cancelled, { rows: 4, failed: 0 });
+    // kept: ended within the retention (its failed rows are still read through /errors), and unfinished however old
+    const young = await record({ state: 'completed', source: 'file', createdMsAgo: within, finishedMsAgo: within });
+    await stageFile(db.sql, young, { rows: 0, failed: 2 });
+    const queued = await record({ state: 'queued', source: 'file', createdMsAgo: 2 * past });
+    await stageFile(db.sql, queued, { rows: 6, failed: 1 });
+    const running = await record({ state: 'running', source: 'file', createdMsAgo: 2 * past });
+    await stageFile(db.sql, running, { rows: 3, failed: 2 });
+    expect(Object.keys(await fileStaging(db.sql))).toHaveLength(6);
+
+    expect(await purgeEndedImports(db.sql, { retentionDays: RETENTION_DAYS, limit: 1_000 })).toBe(3);
+    expect(await recordedIds(db.sql)).toEqual([young, queued, running].sort());
+    expect(await fileStaging(db.sql)).toEqual({
+      [young]: { staged: 0, errors: 2 },
+      [queued]: { staged: 6, errors: 1 },
+      [running]: { staged: 3, errors: 2 },
+    });
   });
 
   it('works in bounded batches, oldest first, and counts what it purged in bulk_import_imports_purged_total', async () => {
