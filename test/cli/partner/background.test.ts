@@ -3,10 +3,11 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { createServer, type IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { writeFileChunk } from '../../../src/worker/write-file-chunk.js';
 import { newPartner, storedFor } from '../../support/bulk-endpoint.js';
 import { startCliService, type CliService } from '../../support/cli-service.js';
-import { validListing } from '../../support/fixtures.js';
+import { bearer, validListing } from '../../support/fixtures.js';
 import { runPartnerCli, startPartnerCli, WELL_FORMED_KEY } from '../../support/partner-cli.js';
 
 const HEADER = 'external_id,title,description,price_cents,currency,category,material,photo_urls';
@@ -126,6 +127,64 @@ describe('bulk-import --background', () => {
     const both = await runPartnerCli(['listings', 'x.csv', '--background', '--dry-run', '--api-key', WELL_FORMED_KEY, '--base-url', cli.baseUrl]);
     expect(both.code).toBe(2);
     expect(both.stderr).toContain('--background cannot be combined with --dry-run');
+  });
+});
+
+/**
+ * A file import cancelled (POST /v1/api/imports/{id}/cancel) while the CLI watches it: the CLI
+ * stops watching, says so, and exits 2 (docs/partner-cli.md#one-file-import-in-the-background).
+ */
+describe('bulk-import --background when the import is cancelled', () => {
+  let cli: CliService;
+  beforeAll(async () => {
+    // note: no worker: the test writes the one chunk the import gets before it is cancelled.
+    cli = await startCliService('bulk-import-background-cancel-', { worker: false });
+  });
+  afterAll(async () => {
+    await cli?.close();
+  });
+
+  it('stops watching once the import reads cancelled, says what stays written, reports the failed rows, and exits 2', async () => {
+    const { account, key } = await newPartner(cli.service);
+    const file = join(cli.dir, 'cancelled.ndjson');
+    const rows = Array.from({ length: 25 }, (_, i) => JSON.stringify(validListing({ external_id: `C-${i}` })));
+    rows.splice(3, 0, JSON.stringify(validListing({ external_id: 'C-bad', currency: 'EUR' }))); // line 4
+    await writeFile(file, rows.join('\n') + '\n');
+    const report = join(cli.dir, 'cancelled-report.csv');
+    const cliRun = startPartnerCli(['listings', file, '--background', '--report', report, '--api-key', key, '--base-url', cli.baseUrl]);
+
+    const stored = await vi.waitFor(
+      () => {
+        const match = /import ([\w-]+): the file is stored/.exec(cliRun.stderr());
+        if (!match) throw new Error(`no import named yet; stderr:\n${cliRun.stderr()}`);
+        return match[1]!;
+      },
+      { timeout: 10_000, interval: 50 },
+    );
+    // a worker's first chunk, then the partner's cancel (from another terminal, say)
+    expect(await writeFileChunk(cli.service.sql, stored, 10)).toMatchObject({ state: 'written', rows: 10 });
+    const cancel = await cli.service.request({ method: 'POST', url: `/v1/api/imports/${stored}/cancel`, headers: bearer(key) });
+    expect(cancel.statusCode, cancel.body).toBe(200);
+    expect(cancel.json()).toMatchObject({ state: 'cancelled', rows: { received: 26, processed: 11, inserted: 10, skipped: 1 } });
+
+    // bounded: the CLI reads the import at most 5 s apart
+    let timer: NodeJS.Timeout | undefined;
+    const result = await Promise.race([
+      cliRun.done,
+      new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error(`the CLI still watches 15 s after the cancel; stderr:\n${cliRun.stderr()}`)), 15_000);
+      }),
+    ]).finally(() => clearTimeout(timer));
+    expect(result.code, result.stderr).toBe(2);
+    expect(result.stderr).toContain(`error: import ${stored} was cancelled: the rows it wrote before stay written, the rest were not written\n`);
+    expect(result.stdout).toMatch(new RegExp(`^listings: 26 rows read, 10 inserted, 1 failed, import ${stored} cancelled, [\\d.]+ s; stopped\n$`));
+    expect(await readFile(report, 'utf8')).toBe('line,reason,field,code,external_id\n4,currency: must be exactly USD,currency,not_allowed,\n');
+    expect(await storedFor(cli.service, account)).toMatchObject({ listings: 10 });
+    // the import stays as the cancel left it
+    expect((await cli.service.request({ method: 'GET', url: `/v1/api/imports/${stored}`, headers: bearer(key) })).json()).toMatchObject({
+      state: 'cancelled',
+      rows: { received: 26, processed: 11, inserted: 10 },
+    });
   });
 });
 
