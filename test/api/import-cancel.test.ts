@@ -6,6 +6,7 @@ import { ListingRowSchema } from '../../src/shared/rows/listing-row.js';
 import { writeFileChunk } from '../../src/worker/write-file-chunk.js';
 import { newPartner } from '../support/bulk-endpoint.js';
 import { bearer, validListing } from '../support/fixtures.js';
+import { holdChunkInTransaction } from '../support/hold-in-transaction.js';
 import { startTestService, withLateWorker, type TestService } from '../support/test-service.js';
 
 /**
@@ -75,18 +76,9 @@ describe('POST /v1/api/imports/{id}/cancel', () => {
     const id = await queuedFile(account.id, 25);
     expect(await writeFileChunk(service.sql, id, 10)).toMatchObject({ state: 'written', rows: 10 });
 
-    let letItCommit!: () => void;
-    const gate = new Promise<void>((resolve) => (letItCommit = resolve));
-    let holding!: () => void;
-    const inTransaction = new Promise<void>((resolve) => (holding = resolve));
-    const chunk = writeFileChunk(service.sql, id, 10, {
-      beforeCommit: async () => {
-        holding();
-        await gate;
-      },
-    });
+    const chunk = holdChunkInTransaction(service.sql, id, 10);
     try {
-      await inTransaction;
+      await chunk.started;
       let answered = false;
       const cancelling = cancel(key, id).finally(() => (answered = true));
       // the cancel is queued behind the chunk's lock on the import's record
@@ -101,8 +93,8 @@ describe('POST /v1/api/imports/{id}/cancel', () => {
       );
       expect(answered).toBe(false);
 
-      letItCommit();
-      expect(await chunk).toMatchObject({ state: 'written', rows: 10 });
+      chunk.release();
+      expect(await chunk.done).toMatchObject({ state: 'written', rows: 10 });
       expectImport(await cancelling, {
         id,
         state: 'cancelled',
@@ -111,8 +103,8 @@ describe('POST /v1/api/imports/{id}/cancel', () => {
         rows: { received: 25, processed: 20, inserted: 20, updated: 0, unchanged: 0, skipped: 0 },
       });
     } finally {
-      letItCommit();
-      await chunk.catch(() => undefined);
+      chunk.release();
+      await chunk.done.catch(() => undefined);
     }
     expect(await writtenBy(id)).toBe(20);
     expect(await stagedLeft(id)).toBe(0);
@@ -220,23 +212,14 @@ describe('cancelFileImport', () => {
       await stageFileRows(tx, id, Array.from({ length: 20 }, (_, index) => ({ index, row: ListingRowSchema.parse(validListing()) })));
     });
 
-    let letItCommit!: () => void;
-    const gate = new Promise<void>((resolve) => (letItCommit = resolve));
-    let holding!: () => void;
-    const inTransaction = new Promise<void>((resolve) => (holding = resolve));
-    const chunk = writeFileChunk(service.sql, id, 10, {
-      beforeCommit: async () => {
-        holding();
-        await gate;
-      },
-    });
+    const chunk = holdChunkInTransaction(service.sql, id, 10);
     try {
-      await inTransaction;
+      await chunk.started;
       expect(await cancelFileImport(service.sql, account.id, id, { lockTimeoutMs: 100 })).toBe('locked');
     } finally {
-      letItCommit();
+      chunk.release();
     }
-    expect(await chunk).toMatchObject({ state: 'written', rows: 10 });
+    expect(await chunk.done).toMatchObject({ state: 'written', rows: 10 });
     const [record] = await service.sql<{ state: string; inserted: number }[]>`select state, inserted from imports where job_id = ${id}`;
     expect(record).toEqual({ state: 'running', inserted: 10 });
     expect((await service.sql<{ n: number }[]>`select count(*)::int as n from import_file_rows where job_id = ${id}`)[0]!.n).toBe(10);

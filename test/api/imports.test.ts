@@ -13,6 +13,7 @@ import { ListingRowSchema } from '../../src/shared/rows/listing-row.js';
 import type { RowError } from '../../src/shared/rows/row-errors.js';
 import { writeFileChunk } from '../../src/worker/write-file-chunk.js';
 import { bearer, validListing, validMachine } from '../support/fixtures.js';
+import { commitGate } from '../support/hold-in-transaction.js';
 import { newPartner } from '../support/bulk-endpoint.js';
 import { startTestService, type TestService } from '../support/test-service.js';
 
@@ -301,21 +302,15 @@ describe('an import answered 503 or 504 (the import resource)', () => {
     const { key } = await newPartner(service);
     // A worker that writes the import and holds its transaction open, its record and rows in
     // but uncommitted, until the test lets it commit.
-    let letItCommit!: () => void;
-    const gate = new Promise<void>((resolve) => (letItCommit = resolve));
-    let holding!: () => void;
-    const inTransaction = new Promise<void>((resolve) => (holding = resolve));
+    const gate = commitGate();
     const connection = createRedis(service.config, 'blocking');
     const write = createImportProcessor(service.deps.sql, new ImportRowsStore(connection, service.config.redisPrefix), service.deps.log, {
-      beforeCommit: async () => {
-        holding();
-        await gate;
-      },
+      beforeCommit: gate.beforeCommit,
     });
     const held = new Worker<ImportJobData, ImportResult>(IMPORT_QUEUE_NAME, write, { connection, prefix: service.config.redisPrefix });
     try {
       const res = await post(key);
-      await inTransaction;
+      await gate.reached;
       expect(res.statusCode).toBe(504);
       const { import_id: id } = res.json<{ import_id: string }>();
       expect(res.json()).toEqual({ error: 'Import is still running; check before retrying', request_id: expect.any(String), import_id: id });
@@ -324,7 +319,7 @@ describe('an import answered 503 or 504 (the import resource)', () => {
       const list = await service.request({ method: 'GET', url: '/v1/api/imports', headers: bearer(key) });
       expect(list.json()).toMatchObject({ data: [{ id, state: 'running' }], has_more: false });
 
-      letItCommit();
+      gate.release();
       await vi.waitFor(async () => expect(await read(key, id)).toMatchObject({ state: 'completed' }), { timeout: 10_000, interval: 50 });
       expect(await read(key, id)).toMatchObject({
         state: 'completed',
@@ -334,7 +329,7 @@ describe('an import answered 503 or 504 (the import resource)', () => {
         error_count: 1,
       });
     } finally {
-      letItCommit();
+      gate.release();
       await held.close();
       connection.disconnect();
     }

@@ -20,6 +20,7 @@ import { ImportAbandonedError } from '../../src/worker/write-errors.js';
 import { writeImport, type ImportWrite } from '../../src/worker/write-import.js';
 import { openDatabaseWithAccount, type DatabaseWithAccount } from '../support/database-with-account.js';
 import { validListing } from '../support/fixtures.js';
+import { commitGate } from '../support/hold-in-transaction.js';
 import { sampleValue } from '../support/prometheus.js';
 import { rowError } from '../support/row-errors.js';
 import { createTestDatabase, testRedisPrefix, type TestDatabase } from '../support/test-database.js';
@@ -283,20 +284,12 @@ describe('the sweep of imports answered 504 (settleUnsettledImports)', () => {
 
   it('never turns failed an import a worker transaction is completing: it waits for it and finds the record', async () => {
     const jobId = await answered504(stale);
-    let finish!: () => void;
-    const finishing = new Promise<void>((resolve) => (finish = resolve));
-    let holding!: () => void;
-    const held = new Promise<void>((resolve) => (holding = resolve));
-    const writing = writeImport(db.sql, importOf(jobId), {
-      beforeCommit: async () => {
-        holding();
-        await finishing;
-      },
-    });
-    await held;
+    const gate = commitGate();
+    const writing = writeImport(db.sql, importOf(jobId), { beforeCommit: gate.beforeCommit });
+    await gate.reached;
     // the transaction holds the record uncommitted: the sweep's insert waits for it
     const sweeping = sweep();
-    setTimeout(finish, 300);
+    setTimeout(() => gate.release(), 300);
     expect(await writing).toEqual({ inserted: 2, skipped: 0, errors: [] });
     expect(await sweeping).toEqual({ settled: 1, failed: 0 });
     expect(await findImportRecord(db.sql, jobId)).toMatchObject({ state: 'completed' });

@@ -7,6 +7,7 @@ import { ImportAbandonedError } from '../../../src/worker/write-errors.js';
 import { writeImport, type ImportWrite } from '../../../src/worker/write-import.js';
 import { ListingRowSchema } from '../../../src/shared/rows/listing-row.js';
 import { validListing } from '../../support/fixtures.js';
+import { commitGate } from '../../support/hold-in-transaction.js';
 import { createTestDatabase, type TestDatabase } from '../../support/test-database.js';
 
 /**
@@ -54,18 +55,9 @@ describe('recordImportNotWritten and writeImport', () => {
    * called (with an error: the transaction rolls back), and `held` resolves when its rows are in.
    */
   function writeHeldBeforeCommit(jobId: string) {
-    let finish!: (error?: Error) => void;
-    const finishing = new Promise<Error | undefined>((resolve) => (finish = resolve));
-    let holding!: () => void;
-    const held = new Promise<void>((resolve) => (holding = resolve));
-    const writing = writeImport(sql, importOf(jobId), {
-      beforeCommit: async () => {
-        holding();
-        const error = await finishing;
-        if (error) throw error;
-      },
-    });
-    return { writing, held, finish };
+    const gate = commitGate();
+    const writing = writeImport(sql, importOf(jobId), { beforeCommit: gate.beforeCommit });
+    return { writing, held: gate.reached, finish: gate.release };
   }
 
   it('records an import that never ran as failed, and its job then writes nothing, however often it runs', async () => {
