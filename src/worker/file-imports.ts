@@ -1,86 +1,75 @@
+import { Worker, type ConnectionOptions } from 'bullmq';
 import type { Counter } from 'prom-client';
+import { FILE_IMPORT_QUEUE_NAME, type FileImportJobResult, type FileImportQueue } from '../shared/import/file-import-queue.js';
+import type { Config } from '../shared/infra/config.js';
 import type { Sql } from '../shared/infra/db.js';
 import type { Logger } from '../shared/infra/logger.js';
-import { unfinishedFileImports } from '../shared/repositories/import-files.js';
-import { FILE_CHUNK_ROWS, writeFileChunk } from './write-file-chunk.js';
-
-/** How long a worker with no file import to write waits before it looks again. */
-export const FILE_IMPORTS_POLL_MS = 1_000;
-
-/** File imports a worker looks at each time it looks: the oldest; one another worker writes is passed over. */
-const CANDIDATES = 10;
+import { startFileImportFallback, FILE_IMPORTS_POLL_MS } from './file-import-fallback.js';
+import { createFileImportProcessor } from './file-import-processor.js';
 
 export interface FileImportsSettings {
+  /** how long the fallback waits between its looks (file-import-fallback.ts) */
   pollMs?: number;
   chunkRows?: number;
   /** counts the rows the chunks create or update (bulk_import_worker_rows_written_total, source `file`) */
   rowsWritten?: Counter<'kind' | 'source'>;
 }
 
+export interface FileImportsClients {
+  sql: Sql;
+  /** the worker's own connection, waiting for Redis (role `blocking`) */
+  connection: ConnectionOptions;
+  /** the queue the fallback adds and retries jobs on, on a connection that fails fast */
+  queue: FileImportQueue;
+}
+
 export interface FileImports {
-  /** lets the chunk under way commit, then stops */
+  worker: Worker<unknown, FileImportJobResult>;
+  /** lets the chunk under way commit, hands its job back to the queue, then stops */
   stop(): Promise<void>;
 }
 
 /**
- * Writes the file imports recorded in PostgreSQL, a chunk at a time (writeFileChunk), in every
- * worker process. note: one chunk at a time per process, on a loop of its own beside the BullMQ
- * worker: a file import takes one database connection and never a bulk request's job slot, so
- * bulk requests are not held up behind a million rows. Workers share the work through the
- * import's record (its lock passes a busy import over); a worker that dies mid-chunk rolls that
- * chunk back, and the next worker to look goes on from the first unwritten row. The queue plays no
- * part: PostgreSQL holds the file, its progress and its state.
+ * Writes the file imports, in every worker process: a BullMQ worker on `file-imports` runs each
+ * import's job (file-import-processor.ts), and a fallback gives a job to any import left without
+ * a live one (file-import-fallback.ts). note: concurrency 1, apart from the imports worker: a file
+ * import takes one database connection and never a bulk request's job slot, so bulk requests are
+ * not held up behind a million rows, and several workers write several files at once.
  */
-export function startFileImports(sql: Sql, log: Logger, settings: FileImportsSettings = {}): FileImports {
-  const pollMs = settings.pollMs ?? FILE_IMPORTS_POLL_MS;
-  const chunkRows = settings.chunkRows ?? FILE_CHUNK_ROWS;
+export function startFileImports(
+  config: Pick<Config, 'redisPrefix' | 'workerLockDurationMs'>,
+  clients: FileImportsClients,
+  log: Logger,
+  settings: FileImportsSettings = {},
+): FileImports {
   let stopping = false;
-  let wake: (() => void) | undefined;
-  const pause = (ms: number) =>
-    new Promise<void>((resolve) => {
-      const timer = setTimeout(resolve, ms);
-      timer.unref();
-      wake = () => {
-        clearTimeout(timer);
-        resolve();
-      };
-    });
-
-  /** Writes chunks of one import until it ends, is busy elsewhere, or the worker stops; whether it wrote any. */
-  async function writeChunksOf(jobId: string): Promise<boolean> {
-    let wrote = false;
-    while (!stopping) {
-      const outcome = await writeFileChunk(sql, jobId, chunkRows);
-      if (outcome.state === 'completed') log.info({ jobId }, 'file import completed');
-      if (outcome.state !== 'written') return wrote;
-      settings.rowsWritten?.inc({ kind: outcome.kind, source: 'file' }, outcome.changed);
-      wrote = true;
-      // note: a turn of the event loop between chunks, for the BullMQ worker's lock renewals.
-      await new Promise((resolve) => setImmediate(resolve));
-    }
-    return wrote;
-  }
-
-  const loop = (async () => {
-    while (!stopping) {
-      let wrote = false;
-      try {
-        for (const jobId of await unfinishedFileImports(sql, CANDIDATES)) {
-          if (stopping) break;
-          if (await writeChunksOf(jobId)) wrote = true;
-        }
-      } catch (err) {
-        log.warn({ err }, 'could not write file imports; trying again');
-      }
-      if (!wrote && !stopping) await pause(pollMs);
-    }
-  })();
+  const processor = createFileImportProcessor(clients.sql, log, {
+    stopping: () => stopping,
+    ...(settings.chunkRows === undefined ? {} : { chunkRows: settings.chunkRows }),
+    ...(settings.rowsWritten === undefined ? {} : { rowsWritten: settings.rowsWritten }),
+  });
+  const worker = new Worker<unknown, FileImportJobResult>(FILE_IMPORT_QUEUE_NAME, processor, {
+    connection: clients.connection,
+    prefix: config.redisPrefix,
+    concurrency: 1,
+    // note: as the imports worker (worker.ts): a worker that dies holds the job until its lock
+    // expires; another worker's stalled check then puts it back to wait, and it goes on from the
+    // first unwritten row. Past maxStalledCount it fails, and the fallback retries it.
+    lockDuration: config.workerLockDurationMs,
+    stalledInterval: Math.max(1_000, Math.floor(config.workerLockDurationMs / 2)),
+    maxStalledCount: 2,
+  });
+  // note: without an error listener a Redis hiccup would be an unhandled 'error' event.
+  worker.on('error', (error) => log.error({ err: error }, 'file import worker error'));
+  worker.on('failed', (job, error) => log.warn({ jobId: job?.id, err: error, attemptsMade: job?.attemptsMade }, 'file import job failed'));
+  const fallback = startFileImportFallback(clients.sql, clients.queue, log, settings.pollMs ?? FILE_IMPORTS_POLL_MS);
 
   return {
+    worker,
     async stop() {
       stopping = true;
-      wake?.();
-      await loop;
+      await fallback.stop();
+      await worker.close();
     },
   };
 }

@@ -2,6 +2,7 @@ import { Worker } from 'bullmq';
 import type { Config } from '../shared/infra/config.js';
 import { createSql } from '../shared/infra/db.js';
 import { IMPORT_QUEUE_NAME } from '../shared/import/import-queue.js';
+import { createFileImportQueue } from '../shared/import/file-import-queue.js';
 import type { ImportResult, ImportJobData } from '../shared/import/import-job.js';
 import { ImportRowsStore } from '../shared/import/rows-store.js';
 import type { Logger } from '../shared/infra/logger.js';
@@ -29,12 +30,12 @@ export interface RunningWorker {
 export interface WorkerOptions {
   /** how often this worker purges and sweeps imports (import-retention.ts); tests shorten it */
   importRetentionIntervalMs?: number;
-  /** how long this worker waits between looks for file imports to write (file-imports.ts) */
+  /** how long this worker's fallback waits between looks for file imports without a live job (file-import-fallback.ts) */
   fileImportsPollMs?: number;
 }
 
 export async function startWorker(config: Config, log: Logger, options: WorkerOptions = {}): Promise<RunningWorker> {
-  // note: one connection more than job slots, for the file imports' loop (file-imports.ts).
+  // note: one connection more than job slots, for the file imports' worker (file-imports.ts).
   const sql = createSql(config, { max: Math.max(config.workerConcurrency, 2) + 1 });
   const connection = createRedis(config, 'blocking');
   const metrics = createWorkerMetrics(config.workerConcurrency);
@@ -81,11 +82,16 @@ export async function startWorker(config: Config, log: Logger, options: WorkerOp
     purged: metrics.importsPurged,
     intervalMs: options.importRetentionIntervalMs,
   });
-  const fileImports = startFileImports(sql, log, {
+  // note: the fallback's adds and retries fail fast while Redis is away, and it looks again later.
+  const fileImportsRedis = createRedis(config, 'producer');
+  fileImportsRedis.on('error', (err: Error) => log.warn({ err: err.message }, 'redis connection error (file imports queue)'));
+  const fileImportQueue = createFileImportQueue(config, fileImportsRedis);
+  fileImportQueue.on('error', (err) => log.warn({ err: err.message }, 'file imports queue error'));
+  const fileImports = startFileImports(config, { sql, connection, queue: fileImportQueue }, log, {
     rowsWritten: metrics.rowsWritten,
     ...(options.fileImportsPollMs === undefined ? {} : { pollMs: options.fileImportsPollMs }),
   });
-  await worker.waitUntilReady();
+  await Promise.all([worker.waitUntilReady(), fileImports.worker.waitUntilReady()]);
   log.info({ concurrency: config.workerConcurrency, queue: IMPORT_QUEUE_NAME }, 'worker started');
 
   return {
@@ -97,9 +103,11 @@ export async function startWorker(config: Config, log: Logger, options: WorkerOp
       await retention.stop();
       await fileImports.stop();
       await worker.close();
+      await fileImportQueue.close();
       await Promise.all(fencing);
       await metricsServer?.close();
       await sql.end({ timeout: 5 });
+      fileImportsRedis.disconnect();
       connection.disconnect();
     },
   };

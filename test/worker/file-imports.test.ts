@@ -1,32 +1,60 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { addFileImportJob, createFileImportQueue, type FileImportQueue } from '../../src/shared/import/file-import-queue.js';
+import { loadConfig } from '../../src/shared/infra/config.js';
 import { createLogger } from '../../src/shared/infra/logger.js';
+import { createRedis, waitForRedis } from '../../src/shared/infra/redis.js';
 import { stageFileRows } from '../../src/shared/repositories/import-files.js';
 import { ListingRowSchema } from '../../src/shared/rows/listing-row.js';
-import { startFileImports } from '../../src/worker/file-imports.js';
+import { startFileImports, type FileImportsSettings } from '../../src/worker/file-imports.js';
 import { createWorkerMetrics } from '../../src/worker/worker-metrics.js';
 import { sampleValue } from '../support/prometheus.js';
 import { openDatabaseWithAccount, type DatabaseWithAccount } from '../support/database-with-account.js';
 import { validListing } from '../support/fixtures.js';
+import { testRedisPrefix } from '../support/test-database.js';
+import { testRedisEnv } from '../support/test-redis.js';
 
-/** The workers' loop over the file imports recorded in PostgreSQL (file-imports.ts). */
+/**
+ * The workers' file imports (file-imports.ts): a job per import in the `file-imports` queue, run
+ * a chunk at a time, and the fallback that gives a job to an import without one. Every import
+ * here is inserted without a job, as an API that died before adding it would leave it.
+ */
 describe('startFileImports', () => {
   let db: DatabaseWithAccount;
   const log = createLogger({ logLevel: 'silent' }, 'test');
+  const config = loadConfig({ ...testRedisEnv(), REDIS_PREFIX: testRedisPrefix(), WORKER_LOCK_DURATION_MS: '2000' });
+  const producer = createRedis(config, 'producer');
+  let queue: FileImportQueue;
 
   beforeAll(async () => {
-    db = await openDatabaseWithAccount('File loop', 8);
+    db = await openDatabaseWithAccount('File imports', 8);
+    await waitForRedis(producer);
+    queue = createFileImportQueue(config, producer);
   });
   afterAll(async () => {
+    await queue?.close();
+    producer.disconnect();
     await db?.close();
   });
 
-  async function stagedFile(rows: number): Promise<string> {
+  /** A worker's file imports, on a Redis connection of its own, as startWorker runs them. */
+  function startWorkerFileImports(settings: FileImportsSettings) {
+    const connection = createRedis(config, 'blocking');
+    const running = startFileImports(config, { sql: db.sql, connection, queue }, log, settings);
+    return {
+      async stop() {
+        await running.stop();
+        connection.disconnect();
+      },
+    };
+  }
+
+  async function stagedFile(rows: number, state = 'queued'): Promise<string> {
     const jobId = randomUUID();
     await db.sql.begin(async (tx) => {
       await tx`
         insert into imports (job_id, account_id, kind, request_id, received, inserted, skipped, errors, state, source, created_at)
-        values (${jobId}, ${db.accountId}, 'listings', 'file-loop', ${rows}, 0, 0, '[]', 'queued', 'file', now())`;
+        values (${jobId}, ${db.accountId}, 'listings', 'file-loop', ${rows}, 0, 0, '[]', ${state}, 'file', now())`;
       await stageFileRows(tx, jobId, Array.from({ length: rows }, (_, index) => ({ index, row: ListingRowSchema.parse(validListing()) })));
     });
     return jobId;
@@ -34,12 +62,14 @@ describe('startFileImports', () => {
 
   const stateOf = async (jobId: string) => (await db.sql<{ state: string }[]>`select state from imports where job_id = ${jobId}`)[0]!.state;
   const writtenBy = async (jobId: string) => (await db.sql<{ n: number }[]>`select count(*)::int as n from listings where import_job_id = ${jobId}`)[0]!.n;
+  const logsOf = async (jobId: string) => (await queue.getJobLogs(jobId, 0, -1)).logs;
+  const jobStateOf = (jobId: string) => queue.getJobState(jobId);
 
-  it('writes every queued file import, shared by two workers\' loops, each row once; a file queued later is found by the next look', async () => {
+  it('writes every file import through a job the fallback adds, with two workers, each row once; a file queued later is found by the next look', async () => {
     const first = await stagedFile(450);
     const metrics = createWorkerMetrics(1);
     const settings = { pollMs: 20, chunkRows: 40, rowsWritten: metrics.rowsWritten };
-    const loops = [startFileImports(db.sql, log, settings), startFileImports(db.sql, log, settings)];
+    const workers = [startWorkerFileImports(settings), startWorkerFileImports(settings)];
     try {
       await expect.poll(() => stateOf(first), { timeout: 10_000, interval: 20 }).toBe('completed');
       const later = await stagedFile(90);
@@ -47,27 +77,99 @@ describe('startFileImports', () => {
       expect(await writtenBy(first)).toBe(450);
       expect(await writtenBy(later)).toBe(90);
       expect(sampleValue(await metrics.registry.metrics(), 'bulk_import_worker_rows_written_total', { kind: 'listings', source: 'file' })).toBe(540);
+      await expect.poll(() => jobStateOf(later), { timeout: 5_000, interval: 20 }).toBe('completed');
     } finally {
-      await Promise.all(loops.map((loop) => loop.stop()));
+      await Promise.all(workers.map((worker) => worker.stop()));
     }
   });
 
-  it('stops between chunks when asked, and leaves the rest for the next worker', async () => {
+  it('ends the job completed, named by its kind, with its progress and one log line per chunk', async () => {
+    const jobId = await stagedFile(95);
+    const worker = startWorkerFileImports({ pollMs: 20, chunkRows: 40 });
+    try {
+      await expect.poll(() => jobStateOf(jobId), { timeout: 10_000, interval: 20 }).toBe('completed');
+      const job = (await queue.getJob(jobId))!;
+      expect(job.name).toBe('listings');
+      expect(job.data).toEqual({ importId: jobId });
+      expect(job.progress).toEqual({ processed: 95, total: 95 });
+      expect(job.returnvalue).toEqual({ state: 'completed' });
+      expect(await logsOf(jobId)).toEqual([
+        'chunk: 40 rows written (40 of 95)',
+        'chunk: 40 rows written (80 of 95)',
+        'chunk: 15 rows written (95 of 95)',
+        'completed: no row left to write',
+      ]);
+    } finally {
+      await worker.stop();
+    }
+  });
+
+  it('stops between chunks when asked, hands the job back to wait, and leaves the rest for the next worker', async () => {
     const jobId = await stagedFile(2_000);
-    const loop = startFileImports(db.sql, log, { pollMs: 20, chunkRows: 10 });
+    const worker = startWorkerFileImports({ pollMs: 20, chunkRows: 10 });
     await expect.poll(() => writtenBy(jobId), { timeout: 10_000, interval: 5 }).toBeGreaterThan(0);
-    await loop.stop();
+    await worker.stop();
     const atStop = await writtenBy(jobId);
     expect(atStop).toBeLessThan(2_000);
     const [left] = await db.sql<{ n: number }[]>`select count(*)::int as n from import_file_rows where job_id = ${jobId}`;
     expect(atStop + left!.n).toBe(2_000);
+    expect(await jobStateOf(jobId)).toBe('waiting');
+    expect(await logsOf(jobId)).toContain('handed back: this worker is stopping');
 
-    const next = startFileImports(db.sql, log, { pollMs: 20, chunkRows: 500 });
+    const next = startWorkerFileImports({ pollMs: 20, chunkRows: 500 });
     try {
       await expect.poll(() => stateOf(jobId), { timeout: 10_000, interval: 20 }).toBe('completed');
       expect(await writtenBy(jobId)).toBe(2_000);
     } finally {
       await next.stop();
+    }
+  });
+
+  it('delays the job while another holds the import\'s record, then writes it', async () => {
+    const jobId = await stagedFile(30);
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    let locked!: () => void;
+    const lockTaken = new Promise<void>((resolve) => (locked = resolve));
+    const holder = db.sql.begin(async (tx) => {
+      await tx`select 1 from imports where job_id = ${jobId} for update`;
+      locked();
+      await released;
+    });
+    await lockTaken;
+    const worker = startWorkerFileImports({ pollMs: 20, chunkRows: 10 });
+    try {
+      await expect.poll(async () => (await logsOf(jobId)).some((line) => line.startsWith('busy:')), { timeout: 10_000, interval: 20 }).toBe(true);
+      expect(await writtenBy(jobId)).toBe(0);
+      release();
+      await holder;
+      await expect.poll(() => stateOf(jobId), { timeout: 10_000, interval: 20 }).toBe('completed');
+      expect(await writtenBy(jobId)).toBe(30);
+      expect(await jobStateOf(jobId)).toBe('completed');
+    } finally {
+      release();
+      await worker.stop();
+    }
+  });
+
+  it('retries a job that finished while its import is still queued, and the import is written', async () => {
+    // a job that ran when its import had ended, then an import queued again under its id: as a
+    // job completed by a worker that handed its import on would leave it
+    const jobId = await stagedFile(0, 'cancelled');
+    await addFileImportJob(queue, jobId, 'listings');
+    const worker = startWorkerFileImports({ pollMs: 20, chunkRows: 10 });
+    try {
+      await expect.poll(() => jobStateOf(jobId), { timeout: 10_000, interval: 20 }).toBe('completed');
+      expect((await queue.getJob(jobId))!.returnvalue).toEqual({ state: 'ended' });
+      await db.sql.begin(async (tx) => {
+        await tx`update imports set state = 'queued', finished_at = null, received = 25 where job_id = ${jobId}`;
+        await stageFileRows(tx, jobId, Array.from({ length: 25 }, (_, index) => ({ index, row: ListingRowSchema.parse(validListing()) })));
+      });
+      await expect.poll(() => stateOf(jobId), { timeout: 10_000, interval: 20 }).toBe('completed');
+      expect(await writtenBy(jobId)).toBe(25);
+      await expect.poll(async () => (await queue.getJob(jobId))?.returnvalue, { timeout: 5_000, interval: 20 }).toEqual({ state: 'completed' });
+    } finally {
+      await worker.stop();
     }
   });
 });
