@@ -3,6 +3,7 @@ import type { RedisClient } from '../shared/infra/redis.js';
 import type { Config } from '../shared/infra/config.js';
 import { createSql, type Sql } from '../shared/infra/db.js';
 import { IMPORT_QUEUE_NAME, createImportQueue } from '../shared/import/import-queue.js';
+import { createFileImportQueue, type FileImportQueue } from '../shared/import/file-import-queue.js';
 import type { ImportResult, ImportJobData } from '../shared/import/import-job.js';
 import { ImportRowsStore } from '../shared/import/rows-store.js';
 import type { Logger } from '../shared/infra/logger.js';
@@ -26,6 +27,8 @@ export interface ApiDeps {
   redis: RedisClient;
   /** the import queue (producer side), also shown by Bull Board and counted by /metrics */
   queue: Queue<ImportJobData, ImportResult>;
+  /** the file imports' queue (producer side): a job per upload, also shown by Bull Board */
+  fileImportQueue: FileImportQueue;
   /** runs one import through the queue and awaits its answer */
   importRunner: ImportRunner;
   quota: AccountQuota;
@@ -50,6 +53,8 @@ export async function createApiDeps(config: Config, log: Logger): Promise<ApiDep
   await Promise.all([waitForRedis(redis), waitForRedis(producerRedis)]);
   const queue = createImportQueue(config, producerRedis);
   queue.on('error', (err) => log.warn({ err: err.message }, 'import queue error'));
+  const fileImportQueue = createFileImportQueue(config, producerRedis);
+  fileImportQueue.on('error', (err) => log.warn({ err: err.message }, 'file import queue error'));
   const eventsRedis = createRedis(config, 'blocking');
   const events = new QueueEvents(IMPORT_QUEUE_NAME, {
     connection: eventsRedis,
@@ -85,6 +90,7 @@ export async function createApiDeps(config: Config, log: Logger): Promise<ApiDep
     sql,
     redis,
     queue,
+    fileImportQueue,
     importRunner,
     quota: new AccountQuota(redis, config.redisPrefix),
     lockout: new AuthLockout(redis, config.redisPrefix),
@@ -102,6 +108,7 @@ export async function createApiDeps(config: Config, log: Logger): Promise<ApiDep
       await listenSql.end({ timeout: 5 });
       await events.close();
       await queue.close();
+      await fileImportQueue.close();
       await sql.end({ timeout: 5 });
       eventsRedis.disconnect();
       producerRedis.disconnect();

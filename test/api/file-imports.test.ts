@@ -1,5 +1,5 @@
 import { Readable } from 'node:stream';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { bearer, validListing, validMachine } from '../support/fixtures.js';
 import { newPartner } from '../support/bulk-endpoint.js';
 import { startTestService, type TestService } from '../support/test-service.js';
@@ -51,6 +51,35 @@ describe('POST /v1/api/imports (whole files)', () => {
     const [written] = await service.sql<{ n: number }[]>`select count(*)::int as n from listings where account_id = ${account.id}`;
     expect(written!.n).toBe(2);
     expect(await stagedRows(created.id)).toBe(0);
+  });
+
+  it('adds the upload\'s job to the file-imports queue, its id the import\'s; the job ends completed with its progress and a log line per chunk', async () => {
+    const { key } = await newPartner(service, { tier: 'global' });
+    const res = await upload(key, 'listings', ndjson([validListing(), validListing(), validListing({ price_cents: 1.5 }), validListing()]));
+    expect(res.statusCode).toBe(202);
+    const { id } = res.json<{ import: { id: string } }>().import;
+    const queue = service.deps.fileImportQueue;
+    await expect.poll(() => queue.getJobState(id), { timeout: 15_000, interval: 50 }).toBe('completed');
+    const job = (await queue.getJob(id))!;
+    expect({ name: job.name, data: job.data, progress: job.progress }).toEqual({ name: 'listings', data: { importId: id }, progress: { processed: 4, total: 4 } });
+    expect((await queue.getJobLogs(id)).logs).toEqual(['chunk: 3 rows written (4 of 4)', 'completed: no row left to write']);
+    expect((await read(key, id)).state).toBe('completed');
+  });
+
+  it('answers 202 when the job cannot be added (Redis away), logs it, and the workers\' fallback still writes the import', async () => {
+    const { key } = await newPartner(service, { tier: 'global' });
+    const added = vi.spyOn(service.deps.fileImportQueue, 'add').mockRejectedValueOnce(new Error('Connection is closed.'));
+    try {
+      const res = await upload(key, 'listings', ndjson([validListing(), validListing()]));
+      expect(res.statusCode).toBe(202);
+      const { id } = res.json<{ import: { id: string } }>().import;
+      expect(added).toHaveBeenCalledOnce();
+      expect(service.logs).toContainEqual(expect.objectContaining({ level: 40, jobId: id, msg: 'file import job not added; the workers\' fallback adds it' }));
+      await expect.poll(async () => (await read(key, id)).state, { timeout: 20_000, interval: 100 }).toBe('completed');
+      expect(await service.deps.fileImportQueue.getJobState(id)).toBe('completed');
+    } finally {
+      added.mockRestore();
+    }
   });
 
   it('takes a CSV file with the partner CLI\'s columns and array cells', async () => {

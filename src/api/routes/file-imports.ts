@@ -16,6 +16,7 @@ import type { ApiDeps } from '../deps.js';
 import { apiKeyAuth } from '../auth/api-key-auth.js';
 import { authenticatedKey } from '../authenticated.js';
 import { FileRefusedError, receiveFile, type FileFormat } from '../import/file-upload.js';
+import { addJobAfterUpload } from '../import/file-import-job.js';
 import { importResource } from '../import/import-resource.js';
 import { refusalsByPart, refuseUnknownQueryParameters, validateAllButBody } from '../route-validation.js';
 import { BulkRequestErrorSchema, RetryLaterErrorSchema } from '../../shared/api-schemas/error-body.js';
@@ -132,8 +133,8 @@ const FileImportAcceptedSchema = z.object({ import: ImportSchema }).meta({ id: '
 /**
  * `POST /v1/api/imports?kind=listings|machines` (docs/imports.md#whole-files): a whole file,
  * read as a stream and staged in PostgreSQL in one transaction with the import's record, so
- * that a refused file, or an API that dies mid-upload, keeps nothing; the workers' loop
- * (src/worker/file-imports.ts) writes it afterwards.
+ * that a refused file, or an API that dies mid-upload, keeps nothing; then its job in the
+ * `file-imports` queue, which the workers run a chunk at a time (src/worker/file-imports.ts).
  */
 export async function fileImportRoutes(fastify: FastifyInstance, deps: ApiDeps): Promise<void> {
   const app = fastify.withTypeProvider<ZodTypeProvider>();
@@ -196,6 +197,9 @@ export async function fileImportRoutes(fastify: FastifyInstance, deps: ApiDeps):
       }
       const created = await findImport(deps.sql, account.id, jobId);
       if (!created) throw new Error(`the file import ${jobId} just committed cannot be read`);
+      // note: after the read, so that the 202 shows the import as the upload left it (queued),
+      // not as a first chunk a fast worker wrote meanwhile.
+      await addJobAfterUpload(deps.fileImportQueue, jobId, kind, request.log);
       return reply.code(202).header('location', importLocation(jobId)).send({ import: importResource(created) });
     },
   );
