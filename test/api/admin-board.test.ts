@@ -1,5 +1,5 @@
 import type { LightMyRequestResponse } from 'fastify';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { bearer, validListing } from '../support/fixtures.js';
 import { startTestService, type TestAccount, type TestService } from '../support/test-service.js';
 
@@ -141,6 +141,48 @@ describe('GET /admin/queues (ADMIN_USER and ADMIN_PASSWORD set)', () => {
       const res = await service.request({ method: 'PUT', url: url(jobId), headers: basic(ADMIN_USER, ADMIN_PASSWORD) });
       expect(res.statusCode).toBe(405);
       expect(await service.deps.queue.getJobState(jobId)).toBe('completed');
+    });
+  });
+
+  describe('a file import on the board', () => {
+    let importId: string;
+
+    beforeAll(async () => {
+      const file = [validListing(), validListing()].map((row) => JSON.stringify(row)).join('\n') + '\n';
+      const uploaded = await service.request({
+        method: 'POST',
+        url: '/v1/api/imports?kind=listings',
+        headers: { ...bearer(apiKey), 'content-type': 'application/x-ndjson' },
+        payload: file,
+      });
+      expect(uploaded.statusCode).toBe(202);
+      importId = uploaded.json<{ import: { id: string } }>().import.id;
+      await vi.waitFor(async () => expect(await service.deps.fileImportQueue.getJobState(importId)).toBe('completed'), { timeout: 15_000, interval: 50 });
+    });
+
+    it('is listed in the file-imports queue, beside imports, under its kind with its import id and progress', async () => {
+      const res = await service.request({
+        method: 'GET',
+        url: '/admin/queues/api/queues?activeQueue=file-imports&status=completed&page=1&jobsPerPage=50',
+        headers: basic(ADMIN_USER, ADMIN_PASSWORD),
+      });
+      expect(res.statusCode).toBe(200);
+      const queues = res.json<{ queues: { name: string; jobs: Record<string, unknown>[] }[] }>().queues;
+      expect(queues.map((queue) => queue.name)).toEqual(expect.arrayContaining(['imports', 'file-imports']));
+      const job = queues.find((queue) => queue.name === 'file-imports')?.jobs.find((j) => j.id === importId);
+      expect(job).toMatchObject({ name: 'listings', data: { importId }, progress: { processed: 2, total: 2 } });
+    });
+
+    it('shows a log line per chunk on the job\'s page', async () => {
+      const res = await service.request({ method: 'GET', url: `/admin/queues/api/queues/file-imports/${importId}/logs`, headers: basic(ADMIN_USER, ADMIN_PASSWORD) });
+      expect(res.statusCode).toBe(200);
+      expect(res.json()).toEqual(['chunk: 2 rows written (2 of 2)', 'completed: no row left to write']);
+    });
+
+    it('is read-only: retry answers 405 and the job stays completed', async () => {
+      const res = await service.request({ method: 'PUT', url: `/admin/queues/api/queues/file-imports/${importId}/retry`, headers: basic(ADMIN_USER, ADMIN_PASSWORD) });
+      expect(res.statusCode).toBe(405);
+      expect(await service.deps.fileImportQueue.getJobState(importId)).toBe('completed');
     });
   });
 

@@ -6,6 +6,7 @@ import type { Queue } from 'bullmq';
 import type { FastifyInstance } from 'fastify';
 import { ApiError } from '../../shared/errors/api-error.js';
 import type { ImportJobData } from '../../shared/import/import-job.js';
+import type { FileImportJobData } from '../../shared/import/file-import-queue.js';
 import type { Logger } from '../../shared/infra/logger.js';
 import { BOARD_PATH } from './admin-paths.js';
 import { API_ERRORS } from '../../shared/errors/api-errors.js';
@@ -26,18 +27,34 @@ export function summariseJobData(data: unknown) {
   };
 }
 
+/** What the board shows of a file import's job's data: the import it writes, whatever else is added later. */
+export function summariseFileJobData(data: unknown) {
+  const job = (typeof data === 'object' && data !== null ? data : {}) as Partial<FileImportJobData>;
+  return { importId: job.importId };
+}
+
+/** The queues the board shows. */
+export interface BoardQueues {
+  imports: Queue;
+  fileImports: Queue;
+}
+
 /**
- * Bull Board for the import queue at /admin/queues. The caller puts it behind the admin basic
+ * Bull Board for the import queues at /admin/queues. The caller puts it behind the admin basic
  * auth. note: read-only. An import job has a partner's request waiting on it (and an
  * Idempotency-Key claim pointing at it): retrying, promoting or removing it from the board
- * would race the API's own withdraw-or-wait logic, so the board only looks.
+ * would race the API's own withdraw-or-wait logic, so the board only looks. A file import's job
+ * only drives its import (the record in PostgreSQL decides), and the workers' fallback revives it
+ * when needed: the board has nothing to do there either.
  */
-export async function registerAdminBoard(app: FastifyInstance, queue: Queue, log: Logger): Promise<void> {
-  const adapter = new BullMQAdapter(queue, { readOnlyMode: true });
-  adapter.setFormatter('data', summariseJobData);
+export async function registerAdminBoard(app: FastifyInstance, queues: BoardQueues, log: Logger): Promise<void> {
+  const imports = new BullMQAdapter(queues.imports, { readOnlyMode: true });
+  imports.setFormatter('data', summariseJobData);
+  const fileImports = new BullMQAdapter(queues.fileImports, { readOnlyMode: true });
+  fileImports.setFormatter('data', summariseFileJobData);
   const serverAdapter = new FastifyAdapter();
   serverAdapter.setBasePath(BOARD_PATH);
-  createBullBoard({ queues: [adapter], serverAdapter, options: { uiConfig: { boardTitle: 'bulk-import queues' } } });
+  createBullBoard({ queues: [imports, fileImports], serverAdapter, options: { uiConfig: { boardTitle: 'bulk-import queues' } } });
   // note: the board's routes have their own error handler; this one keeps our error bodies (a
   // refused Origin, say) and never shows an internal message.
   serverAdapter.setErrorHandler((error) => {

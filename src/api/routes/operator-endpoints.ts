@@ -22,7 +22,7 @@ export async function registerOperatorEndpoints(app: FastifyInstance, deps: ApiD
     const lockout = new AuthLockout(deps.redis, deps.config.redisPrefix, ADMIN_LOCKOUT_POLICY, 'admin-auth-failures');
     operator.addHook('onRequest', adminBasicAuth(credentials, lockout));
     await operator.register(metricsRoutes, deps);
-    await registerAdminBoard(operator, deps.queue, deps.log);
+    await registerAdminBoard(operator, { imports: deps.queue, fileImports: deps.fileImportQueue }, deps.log);
   });
   deps.log.info(`Bull Board (${BOARD_PATH}) and GET /metrics are mounted behind basic auth`);
 }
