@@ -1,7 +1,7 @@
-import { request } from 'node:http';
 import { readFileSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createFaultScenario, type FaultScenario } from '../support/fault-scenario.js';
+import { uploadNdjson } from '../support/ndjson-upload.js';
 
 /**
  * Uploading a whole file to a real API process (docs/imports.md#whole-files): the API never holds the file
@@ -16,61 +16,10 @@ describe('file imports while they are uploaded', () => {
     scenario = undefined;
   });
 
-  /** A listing of about 200 bytes, numbered. */
-  const line = (n: number) =>
-    `{"external_id":"SKU-${n}","title":"Lamp ${n}","description":"A fine print, checked by hand.","price_cents":1200,"currency":"USD","category":"home_decor","material":"PLA","photo_urls":["https://cdn.example.test/${n}.jpg"]}\n`;
-
   /** The API process's peak resident memory (VmHWM), in MB. */
   function peakRssMb(pid: number): number {
     const match = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
     return Math.round(Number(match![1]) / 1024);
-  }
-
-  /**
-   * Streams `rows` lines to POST /v1/api/imports, written as the socket drains, never held
-   * whole; `onSent(bytes)` after each write may stop it. Resolves with the status and body, or
-   * rejects when the connection breaks.
-   */
-  function upload(
-    baseUrl: string,
-    key: string,
-    rows: number,
-    options: { idempotencyKey?: string; onSent?: (bytes: number) => void } = {},
-  ): Promise<{ status: number; body: string }> {
-    return new Promise((resolve, reject) => {
-      const req = request(`${baseUrl}/v1/api/imports?kind=listings`, {
-        method: 'POST',
-        headers: {
-          authorization: `Bearer ${key}`,
-          'content-type': 'application/x-ndjson',
-          ...(options.idempotencyKey ? { 'idempotency-key': options.idempotencyKey } : {}),
-        },
-      });
-      req.on('response', (res) => {
-        let body = '';
-        res.setEncoding('utf8');
-        res.on('data', (chunk: string) => (body += chunk));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
-      });
-      req.on('error', reject);
-      let n = 0;
-      let sent = 0;
-      const write = () => {
-        while (n < rows) {
-          let chunk = '';
-          for (let i = 0; i < 500 && n < rows; i += 1, n += 1) chunk += line(n);
-          sent += Buffer.byteLength(chunk);
-          const more = req.write(chunk);
-          options.onSent?.(sent);
-          if (!more) {
-            req.once('drain', write);
-            return;
-          }
-        }
-        req.end();
-      };
-      write();
-    });
   }
 
   async function counts(s: FaultScenario) {
@@ -88,7 +37,7 @@ describe('file imports while they are uploaded', () => {
     // just under FILE_IMPORT_MAX_BYTES (100 MiB): 440,000 rows of about 225 bytes
     const rows = 440_000;
     let bytes = 0;
-    const res = await upload(api.baseUrl, scenario.apiKey, rows, { onSent: (sent) => (bytes = sent) });
+    const res = await uploadNdjson(api.baseUrl, scenario.apiKey, rows, { onSent: (sent) => (bytes = sent) });
     expect(bytes).toBeGreaterThan(95 * 1024 * 1024);
     expect(res.status, res.body).toBe(202);
     expect(JSON.parse(res.body)).toMatchObject({ import: { source: 'file', state: 'queued', rows: { received: rows, skipped: 0 } } });
@@ -107,7 +56,7 @@ describe('file imports while they are uploaded', () => {
     const rows = 60_000;
     let killed = false;
     // the API is SIGKILLed once some 4 MB of the file are in
-    const interrupted = upload(api.baseUrl, s.apiKey, rows, {
+    const interrupted = uploadNdjson(api.baseUrl, s.apiKey, rows, {
       idempotencyKey: 'catalogue-1',
       onSent: (bytes) => {
         if (!killed && bytes > 4_000_000) {
@@ -122,7 +71,7 @@ describe('file imports while they are uploaded', () => {
 
     const again = await s.startApi();
     await s.startWorker();
-    const retried = await upload(again.baseUrl, s.apiKey, rows, { idempotencyKey: 'catalogue-1' });
+    const retried = await uploadNdjson(again.baseUrl, s.apiKey, rows, { idempotencyKey: 'catalogue-1' });
     expect(retried.status, retried.body).toBe(202);
     const { import: accepted } = JSON.parse(retried.body) as { import: { id: string } };
     await expect

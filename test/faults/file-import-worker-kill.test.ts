@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createFaultScenario, type FaultScenario } from '../support/fault-scenario.js';
+import { listingLine, uploadNdjson } from '../support/ndjson-upload.js';
 
 /**
  * A whole-file import written by real worker processes, one of them SIGKILLed mid-file: every
@@ -65,6 +66,55 @@ describe('file imports when a worker dies mid-file', () => {
       select count(*)::int as rows, count(distinct title)::int as distinct_titles from listings where import_job_id = ${jobId}`;
     expect(written).toEqual({ rows, distinct_titles: rows });
     expect(await progressOf(s, jobId)).toMatchObject({ state: 'completed', processed: rows, inserted: rows });
+    const [left] = await s.sql<{ n: number }[]>`select count(*)::int as n from import_file_rows where job_id = ${jobId}`;
+    expect(left!.n).toBe(0);
+  }, 120_000);
+
+  it('finishes a file uploaded to a running API after its first worker was SIGKILLed mid-file: every row once, and GET reads it completed with its counts', async () => {
+    scenario = await createFaultScenario();
+    const s = scenario;
+    const api = await s.startApi();
+    const rows = 60_000;
+    // every thousandth line fails (not USD): 60 failed rows, kept beside the staged ones; the even
+    // lines carry an external_id, the odd ones none, so that a row written twice shows twice
+    const failsAt = (n: number) => n % 1_000 === 999;
+    const failed = 60;
+    const valid = rows - failed;
+    const line = (n: number) => listingLine(n, { currency: failsAt(n) ? 'EUR' : 'USD', externalId: n % 2 === 0 });
+    const uploaded = await uploadNdjson(api.baseUrl, s.apiKey, rows, { line });
+    expect(uploaded.status, uploaded.body).toBe(202);
+    const { import: accepted } = JSON.parse(uploaded.body) as { import: { id: string; state: string; rows: Record<string, number> } };
+    expect(accepted).toMatchObject({ state: 'queued', rows: { received: rows, skipped: failed } });
+    const jobId = accepted.id;
+
+    const doomed = await s.startWorker();
+    // bounded: killed once some chunks have committed, and well before the last
+    await expect.poll(async () => (await progressOf(s, jobId)).inserted, { timeout: 30_000, interval: 25 }).toBeGreaterThan(0);
+    doomed.child.kill('SIGKILL');
+    await doomed.exited;
+    const atDeath = await progressOf(s, jobId);
+    expect(atDeath.state).toBe('running');
+    expect(atDeath.inserted).toBeLessThan(valid);
+
+    await s.startWorker();
+    await expect.poll(async () => (await progressOf(s, jobId)).state, { timeout: 60_000, interval: 100 }).toBe('completed');
+
+    const [written] = await s.sql<{ rows: number; with_ids: number; distinct_ids: number; distinct_titles: number; failing: number }[]>`
+      select count(*)::int as rows, count(external_id)::int as with_ids, count(distinct external_id)::int as distinct_ids,
+             count(distinct title)::int as distinct_titles,
+             count(*) filter (where substring(title from 6)::int % 1000 = 999)::int as failing
+      from listings where import_job_id = ${jobId}`;
+    expect(written).toEqual({ rows: valid, with_ids: rows / 2, distinct_ids: rows / 2, distinct_titles: valid, failing: 0 });
+    const read = await fetch(`${api.baseUrl}/v1/api/imports/${jobId}`, { headers: { authorization: `Bearer ${s.apiKey}` } });
+    expect(read.status).toBe(200);
+    expect(await read.json()).toMatchObject({
+      id: jobId,
+      source: 'file',
+      state: 'completed',
+      finished_at: expect.any(String),
+      rows: { received: rows, processed: rows, inserted: valid, updated: 0, unchanged: 0, skipped: failed },
+      error_count: failed,
+    });
     const [left] = await s.sql<{ n: number }[]>`select count(*)::int as n from import_file_rows where job_id = ${jobId}`;
     expect(left!.n).toBe(0);
   }, 120_000);
