@@ -4,13 +4,12 @@ import { FileImportJobDataSchema, type FileImportJobResult } from '../shared/imp
 import type { Sql } from '../shared/infra/db.js';
 import type { Logger } from '../shared/infra/logger.js';
 import { findFileImportRecord } from '../shared/repositories/file-import-record.js';
-import { FILE_CHUNK_ROWS, writeFileChunk } from './write-file-chunk.js';
+import { writeFileChunk } from './write-file-chunk.js';
 
 /** How long a file import's job waits, delayed, when another worker holds its import's record. */
 export const BUSY_RETRY_MS = 1_000;
 
 export interface FileImportProcessorSettings {
-  chunkRows?: number;
   /** counts the rows the chunks create or update (bulk_import_worker_rows_written_total, source `file`) */
   rowsWritten?: Counter<'kind' | 'source'>;
   /** true once the worker is stopping: the job is handed back between two chunks */
@@ -27,8 +26,6 @@ const count = (n: number) => n.toLocaleString('en-US');
  * from the first unwritten row. Progress and one log line per chunk are for Bull Board.
  */
 export function createFileImportProcessor(sql: Sql, log: Logger, settings: FileImportProcessorSettings) {
-  const chunkRows = settings.chunkRows ?? FILE_CHUNK_ROWS;
-
   return async (job: Job<unknown, FileImportJobResult>, token?: string): Promise<FileImportJobResult> => {
     const parsed = FileImportJobDataSchema.safeParse(job.data);
     // note: the id is what deduplicates a file import's job; a job whose data names another
@@ -43,7 +40,7 @@ export function createFileImportProcessor(sql: Sql, log: Logger, settings: FileI
         await job.moveToWait(token);
         throw new WaitingError();
       }
-      const outcome = await writeFileChunk(sql, importId, chunkRows);
+      const outcome = await writeFileChunk(sql, importId);
       switch (outcome.state) {
         case 'written': {
           settings.rowsWritten?.inc({ kind: outcome.kind, source: 'file' }, outcome.changed);

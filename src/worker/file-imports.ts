@@ -10,7 +10,6 @@ import { createFileImportProcessor } from './file-import-processor.js';
 export interface FileImportsSettings {
   /** how long the fallback waits between its looks (file-import-fallback.ts) */
   pollMs?: number;
-  chunkRows?: number;
   /** counts the rows the chunks create or update (bulk_import_worker_rows_written_total, source `file`) */
   rowsWritten?: Counter<'kind' | 'source'>;
 }
@@ -45,7 +44,6 @@ export function startFileImports(
   let stopping = false;
   const processor = createFileImportProcessor(clients.sql, log, {
     stopping: () => stopping,
-    ...(settings.chunkRows === undefined ? {} : { chunkRows: settings.chunkRows }),
     ...(settings.rowsWritten === undefined ? {} : { rowsWritten: settings.rowsWritten }),
   });
   const worker = new Worker<unknown, FileImportJobResult>(FILE_IMPORT_QUEUE_NAME, processor, {

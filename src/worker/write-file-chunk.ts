@@ -3,12 +3,6 @@ import type { ImportKind } from '../shared/import/import-kinds.js';
 import { dropStagedRows, takeFileChunk } from '../shared/repositories/import-files.js';
 import { findImportingAccount, writeRows } from '../shared/repositories/imports.js';
 
-/**
- * Rows a chunk writes. note: a chunk is one transaction; a thousand rows keep it to tens of
- * milliseconds, so a file import never holds a connection (or the rows it locks) for long.
- */
-export const FILE_CHUNK_ROWS = 1_000;
-
 /** What one call of writeFileChunk did. */
 export type ChunkOutcome =
   /** a chunk was written (`rows` of it, `changed` of them created or updated); more may follow */
@@ -29,8 +23,9 @@ interface FileImportRecord {
 
 /**
  * Writes the next chunk of a file import, exactly once: in one transaction it locks the import's
- * record, takes up to `chunkRows` staged rows out of the staging, writes them (matched on
- * `external_id`, as a bulk request's rows are) and adds what they did to the record's counts.
+ * record, takes the next staged chunk out of the staging (a batch of the file's rows, as the upload
+ * staged it: FILE_CHUNK_ROWS at most), writes its rows (matched on `external_id`, as a bulk
+ * request's rows are, when any carries one) and adds what they did to the record's counts.
  * A worker that dies mid-chunk rolls all of it back: the rows are still staged, and the next call
  * (by any worker) writes them. An import that is no longer queued or running (cancelled between
  * two chunks) is left as it is, and what it staged is dropped. The last call finds nothing left
@@ -43,7 +38,6 @@ interface FileImportRecord {
 export async function writeFileChunk(
   sql: Sql,
   jobId: string,
-  chunkRows: number = FILE_CHUNK_ROWS,
   hooks: { beforeCommit?: () => Promise<void> } = {},
 ): Promise<ChunkOutcome> {
   return sql.begin(async (tx): Promise<ChunkOutcome> => {
@@ -61,15 +55,16 @@ export async function writeFileChunk(
     }
     const account = await findImportingAccount(tx, record.accountId);
     if (!account) return { state: 'ended' };
-    const chunk = await takeFileChunk(tx, jobId, chunkRows);
-    if (chunk.count === 0) {
+    const chunk = await takeFileChunk(tx, jobId);
+    if (!chunk) {
       await tx`
         update imports set state = 'completed', started_at = coalesce(started_at, now()), finished_at = clock_timestamp()
         where job_id = ${jobId}`;
+      await dropStagedRows(tx, jobId);
       await hooks.beforeCommit?.();
       return { state: 'completed' };
     }
-    const written = await writeRows(tx, { kind: record.kind, jobId, accountId: record.accountId, account, rows: chunk.rows, matchExternalIds: true });
+    const written = await writeRows(tx, { kind: record.kind, jobId, accountId: record.accountId, account, rows: chunk.rows, matchExternalIds: chunk.withExternalIds });
     const unchanged = written.sent - written.inserted - written.updated;
     await tx`
       update imports set

@@ -2,6 +2,7 @@ import { Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { bearer, validListing, validMachine } from '../support/fixtures.js';
 import { newPartner } from '../support/bulk-endpoint.js';
+import { stagedRowsLeft } from '../support/staged-file.js';
 import { startTestService, type TestService } from '../support/test-service.js';
 
 /**
@@ -22,7 +23,7 @@ describe('POST /v1/api/imports (whole files)', () => {
   const upload = (key: string, kind: string, payload: string | Buffer | Readable, contentType = 'application/x-ndjson', headers: Record<string, string> = {}) =>
     service.request({ method: 'POST', url: `/v1/api/imports?kind=${kind}`, headers: { ...bearer(key), 'content-type': contentType, ...headers }, payload });
   const read = async (key: string, id: string) => (await service.request({ method: 'GET', url: `/v1/api/imports/${id}`, headers: bearer(key) })).json<{ state: string; rows: Record<string, number>; error_count: number }>();
-  const stagedRows = async (id: string) => (await service.sql<{ n: number }[]>`select count(*)::int as n from import_file_rows where job_id = ${id}`)[0]!.n;
+  const stagedRows = (id: string) => stagedRowsLeft(service.sql, id);
   const importsOf = async (accountId: string) => (await service.sql<{ n: number }[]>`select count(*)::int as n from imports where account_id = ${accountId}`)[0]!.n;
 
   it('takes an NDJSON file: 202 with the import, its failed rows by position, then the workers write the rest once', async () => {
@@ -120,7 +121,7 @@ describe('POST /v1/api/imports (whole files)', () => {
     expect(res.statusCode).toBe(413);
     expect(res.json()).toEqual({ error: 'Request body too large', limit_bytes: 200_000 });
     expect(await importsOf(account.id)).toBe(0);
-    const [staged] = await service.sql<{ n: number }[]>`select count(*)::int as n from import_file_rows`;
+    const [staged] = await service.sql<{ n: number }[]>`select count(*)::int as n from import_file_chunks`;
     expect(staged!.n).toBe(0);
   });
 

@@ -1,11 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { cancelFileImport, stageFileRows } from '../../src/shared/repositories/import-files.js';
+import { cancelFileImport } from '../../src/shared/repositories/import-files.js';
 import { ListingRowSchema } from '../../src/shared/rows/listing-row.js';
 import { writeFileChunk } from '../../src/worker/write-file-chunk.js';
 import { newPartner } from '../support/bulk-endpoint.js';
 import { bearer, validListing } from '../support/fixtures.js';
+import { stageInChunks, stagedRowsLeft } from '../support/staged-file.js';
 import { holdChunkInTransaction } from '../support/hold-in-transaction.js';
 import { startTestService, withLateWorker, type TestService } from '../support/test-service.js';
 
@@ -28,19 +29,19 @@ describe('POST /v1/api/imports/{id}/cancel', () => {
   const cancel = (key: string, id: string, query = '') => service.request({ method: 'POST', url: `/v1/api/imports/${id}/cancel${query}`, headers: bearer(key) });
   const read = (key: string, id: string) => service.request({ method: 'GET', url: `/v1/api/imports/${id}`, headers: bearer(key) });
 
-  /** A file import recorded as the upload leaves it: queued, `rows` valid listings staged from position 0. */
+  /** A file import recorded as the upload leaves it: queued, `rows` valid listings staged from position 0, in chunks of 10. */
   async function queuedFile(accountId: string, rows: number): Promise<string> {
     const jobId = randomUUID();
     await service.sql.begin(async (tx) => {
       await tx`
         insert into imports (job_id, account_id, kind, request_id, received, inserted, skipped, errors, state, source, created_at)
         values (${jobId}, ${accountId}, 'listings', 'cancel-test', ${rows}, 0, 0, '[]', 'queued', 'file', now())`;
-      await stageFileRows(tx, jobId, Array.from({ length: rows }, (_, index) => ({ index, row: ListingRowSchema.parse(validListing({ title: `Row ${index}` })) })));
+      await stageInChunks(tx, jobId, Array.from({ length: rows }, (_, index) => ({ index, row: ListingRowSchema.parse(validListing({ title: `Row ${index}` })) })), 10);
     });
     return jobId;
   }
 
-  const stagedLeft = async (jobId: string) => (await service.sql<{ n: number }[]>`select count(*)::int as n from import_file_rows where job_id = ${jobId}`)[0]!.n;
+  const stagedLeft = (jobId: string) => stagedRowsLeft(service.sql, jobId);
   const writtenBy = async (jobId: string) => (await service.sql<{ n: number }[]>`select count(*)::int as n from listings where import_job_id = ${jobId}`)[0]!.n;
   const stateOf = async (jobId: string) => (await service.sql<{ state: string }[]>`select state from imports where job_id = ${jobId}`)[0]!.state;
 
@@ -65,7 +66,7 @@ describe('POST /v1/api/imports/{id}/cancel', () => {
       rows: { received: 30, processed: 0, inserted: 0, updated: 0, unchanged: 0, skipped: 0 },
     });
     expect(await stagedLeft(id)).toBe(0);
-    expect(await writeFileChunk(service.sql, id, 10)).toEqual({ state: 'ended' });
+    expect(await writeFileChunk(service.sql, id)).toEqual({ state: 'ended' });
     expect(await writtenBy(id)).toBe(0);
     // the answer is the import as GET reads it
     expect((await read(key, id)).json()).toEqual(cancelled);
@@ -74,9 +75,9 @@ describe('POST /v1/api/imports/{id}/cancel', () => {
   it('waits for a chunk held inside its transaction, whose rows then stay, counted; no chunk starts after the answer', async () => {
     const { account, key } = await newPartner(service);
     const id = await queuedFile(account.id, 25);
-    expect(await writeFileChunk(service.sql, id, 10)).toMatchObject({ state: 'written', rows: 10 });
+    expect(await writeFileChunk(service.sql, id)).toMatchObject({ state: 'written', rows: 10 });
 
-    const chunk = holdChunkInTransaction(service.sql, id, 10);
+    const chunk = holdChunkInTransaction(service.sql, id);
     try {
       await chunk.started;
       let answered = false;
@@ -108,15 +109,15 @@ describe('POST /v1/api/imports/{id}/cancel', () => {
     }
     expect(await writtenBy(id)).toBe(20);
     expect(await stagedLeft(id)).toBe(0);
-    expect(await writeFileChunk(service.sql, id, 10)).toEqual({ state: 'ended' });
+    expect(await writeFileChunk(service.sql, id)).toEqual({ state: 'ended' });
     expect(await writtenBy(id)).toBe(20);
   });
 
   it('answers an import that had ended as it is: completed stays completed, a cancelled one keeps its first finished_at', async () => {
     const { account, key } = await newPartner(service);
     const done = await queuedFile(account.id, 5);
-    expect(await writeFileChunk(service.sql, done, 10)).toMatchObject({ state: 'written', rows: 5 });
-    expect(await writeFileChunk(service.sql, done, 10)).toEqual({ state: 'completed' });
+    expect(await writeFileChunk(service.sql, done)).toMatchObject({ state: 'written', rows: 5 });
+    expect(await writeFileChunk(service.sql, done)).toEqual({ state: 'completed' });
     const completed = (await read(key, done)).json();
     expect(completed).toMatchObject({ state: 'completed', rows: { inserted: 5, processed: 5 } });
     expect((await cancel(key, done)).json()).toEqual(completed);
@@ -209,10 +210,10 @@ describe('cancelFileImport', () => {
       await tx`
         insert into imports (job_id, account_id, kind, request_id, received, inserted, skipped, errors, state, source, created_at)
         values (${id}, ${account.id}, 'listings', 'cancel-test', 20, 0, 0, '[]', 'queued', 'file', now())`;
-      await stageFileRows(tx, id, Array.from({ length: 20 }, (_, index) => ({ index, row: ListingRowSchema.parse(validListing()) })));
+      await stageInChunks(tx, id, Array.from({ length: 20 }, (_, index) => ({ index, row: ListingRowSchema.parse(validListing()) })), 10);
     });
 
-    const chunk = holdChunkInTransaction(service.sql, id, 10);
+    const chunk = holdChunkInTransaction(service.sql, id);
     try {
       await chunk.started;
       expect(await cancelFileImport(service.sql, account.id, id, { lockTimeoutMs: 100 })).toBe('locked');
@@ -222,7 +223,7 @@ describe('cancelFileImport', () => {
     expect(await chunk.done).toMatchObject({ state: 'written', rows: 10 });
     const [record] = await service.sql<{ state: string; inserted: number }[]>`select state, inserted from imports where job_id = ${id}`;
     expect(record).toEqual({ state: 'running', inserted: 10 });
-    expect((await service.sql<{ n: number }[]>`select count(*)::int as n from import_file_rows where job_id = ${id}`)[0]!.n).toBe(10);
+    expect(await stagedRowsLeft(service.sql, id)).toBe(10);
 
     expect(await cancelFileImport(service.sql, account.id, id)).toBe('cancelled');
     expect(await cancelFileImport(service.sql, account.id, id)).toBe('unchanged');

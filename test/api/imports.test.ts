@@ -8,11 +8,12 @@ import { ImportRowsStore } from '../../src/shared/import/rows-store.js';
 import { createRedis } from '../../src/shared/infra/redis.js';
 import { createImportProcessor } from '../../src/worker/import-processor.js';
 import { purgeEndedImports } from '../../src/shared/repositories/import-retention.js';
-import { recordFileRowErrors, stageFileRows, type StagedRow } from '../../src/shared/repositories/import-files.js';
+import { recordFileRowErrors, type StagedRow } from '../../src/shared/repositories/import-files.js';
 import { ListingRowSchema } from '../../src/shared/rows/listing-row.js';
 import type { RowError } from '../../src/shared/rows/row-errors.js';
 import { writeFileChunk } from '../../src/worker/write-file-chunk.js';
 import { bearer, validListing, validMachine } from '../support/fixtures.js';
+import { stageInChunks } from '../support/staged-file.js';
 import { commitGate } from '../support/hold-in-transaction.js';
 import { newPartner } from '../support/bulk-endpoint.js';
 import { startTestService, type TestService } from '../support/test-service.js';
@@ -360,15 +361,16 @@ describe('GET /v1/api/imports (a file import)', () => {
 
   /**
    * A file import recorded as the upload leaves it: queued, its valid rows staged at their
-   * positions, its failed rows kept (in the order given), `skipped` their number.
+   * positions in chunks of `chunkRows`, its failed rows kept (in the order given), `skipped`
+   * their number.
    */
-  async function queuedFile(accountId: string, staged: StagedRow[], failed: RowError[] = []): Promise<string> {
+  async function queuedFile(accountId: string, staged: StagedRow[], failed: RowError[] = [], chunkRows = 100): Promise<string> {
     const jobId = crypto.randomUUID();
     await service.sql.begin(async (tx) => {
       await tx`
         insert into imports (job_id, account_id, kind, request_id, received, inserted, skipped, errors, state, source, created_at)
         values (${jobId}, ${accountId}, 'listings', 'file-read-test', ${staged.length + failed.length}, 0, ${failed.length}, '[]', 'queued', 'file', now())`;
-      expect(await stageFileRows(tx, jobId, staged)).toEqual([]);
+      expect(await stageInChunks(tx, jobId, staged, chunkRows)).toEqual([]);
       await recordFileRowErrors(tx, jobId, failed);
     });
     return jobId;
@@ -380,11 +382,12 @@ describe('GET /v1/api/imports (a file import)', () => {
     const { account, key } = await newPartner(service);
     // the first file creates L-0 to L-9; the second sends them again, three changed, then ten new rows
     const first = await queuedFile(account.id, listingsAt(0, 10, (n) => validListing({ title: `Lamp ${n}`, external_id: `L-${n}` })));
-    while ((await writeFileChunk(service.sql, first, 100)).state === 'written');
+    while ((await writeFileChunk(service.sql, first)).state === 'written');
     const id = await queuedFile(
       account.id,
       [...listingsAt(0, 10, (n) => validListing({ title: n < 3 ? `Lamp ${n}, new` : `Lamp ${n}`, external_id: `L-${n}` })), ...listingsAt(12, 10)],
       [failedRow(10), failedRow(11)],
+      15,
     );
 
     expect(await read(key, id)).toMatchObject({
@@ -397,7 +400,7 @@ describe('GET /v1/api/imports (a file import)', () => {
     });
 
     // the first chunk: L-0 to L-9 (three changed), and the rows at 12 to 16
-    expect(await writeFileChunk(service.sql, id, 15)).toMatchObject({ state: 'written', rows: 15 });
+    expect(await writeFileChunk(service.sql, id)).toMatchObject({ state: 'written', rows: 15 });
     const running = await read(key, id);
     expect(running).toMatchObject({
       state: 'running',

@@ -48,9 +48,9 @@ export interface HeldChunk {
  * The next chunk of file import `jobId` (writeFileChunk), stopped just before its commit until
  * `release()`: what a worker looks like to the rest of the system while it writes a chunk.
  */
-export function holdChunkInTransaction(sql: Sql, jobId: string, chunkRows?: number): HeldChunk {
+export function holdChunkInTransaction(sql: Sql, jobId: string): HeldChunk {
   const gate = commitGate();
-  const done = writeFileChunk(sql, jobId, chunkRows, { beforeCommit: gate.beforeCommit });
+  const done = writeFileChunk(sql, jobId, { beforeCommit: gate.beforeCommit });
   const endedFirst = done.then((outcome) => {
     throw new Error(`the chunk of ${jobId} ended without reaching its commit: ${JSON.stringify(outcome)}`);
   });

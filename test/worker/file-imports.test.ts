@@ -4,13 +4,13 @@ import { addFileImportJob, createFileImportQueue, type FileImportQueue } from '.
 import { loadConfig } from '../../src/shared/infra/config.js';
 import { createLogger } from '../../src/shared/infra/logger.js';
 import { createRedis, waitForRedis } from '../../src/shared/infra/redis.js';
-import { stageFileRows } from '../../src/shared/repositories/import-files.js';
 import { ListingRowSchema } from '../../src/shared/rows/listing-row.js';
 import { startFileImports, type FileImportsSettings } from '../../src/worker/file-imports.js';
 import { createWorkerMetrics } from '../../src/worker/worker-metrics.js';
 import { sampleValue } from '../support/prometheus.js';
 import { openDatabaseWithAccount, type DatabaseWithAccount } from '../support/database-with-account.js';
 import { validListing } from '../support/fixtures.js';
+import { stageInChunks, stagedRowsLeft } from '../support/staged-file.js';
 import { testRedisPrefix } from '../support/test-database.js';
 import { testRedisEnv } from '../support/test-redis.js';
 
@@ -49,13 +49,14 @@ describe('startFileImports', () => {
     };
   }
 
-  async function stagedFile(rows: number, state = 'queued'): Promise<string> {
+  /** A file import as its upload leaves it: `rows` valid listings staged in chunks of `chunkRows`. */
+  async function stagedFile(rows: number, chunkRows: number, state = 'queued'): Promise<string> {
     const jobId = randomUUID();
     await db.sql.begin(async (tx) => {
       await tx`
         insert into imports (job_id, account_id, kind, request_id, received, inserted, skipped, errors, state, source, created_at)
         values (${jobId}, ${db.accountId}, 'listings', 'file-loop', ${rows}, 0, 0, '[]', ${state}, 'file', now())`;
-      await stageFileRows(tx, jobId, Array.from({ length: rows }, (_, index) => ({ index, row: ListingRowSchema.parse(validListing()) })));
+      await stageInChunks(tx, jobId, Array.from({ length: rows }, (_, index) => ({ index, row: ListingRowSchema.parse(validListing()) })), chunkRows);
     });
     return jobId;
   }
@@ -66,13 +67,13 @@ describe('startFileImports', () => {
   const jobStateOf = (jobId: string) => queue.getJobState(jobId);
 
   it('writes every file import through a job the fallback adds, with two workers, each row once; a file queued later is found by the next look', async () => {
-    const first = await stagedFile(450);
+    const first = await stagedFile(450, 40);
     const metrics = createWorkerMetrics(1);
-    const settings = { pollMs: 20, chunkRows: 40, rowsWritten: metrics.rowsWritten };
+    const settings = { pollMs: 20, rowsWritten: metrics.rowsWritten };
     const workers = [startWorkerFileImports(settings), startWorkerFileImports(settings)];
     try {
       await expect.poll(() => stateOf(first), { timeout: 10_000, interval: 20 }).toBe('completed');
-      const later = await stagedFile(90);
+      const later = await stagedFile(90, 40);
       await expect.poll(() => stateOf(later), { timeout: 10_000, interval: 20 }).toBe('completed');
       expect(await writtenBy(first)).toBe(450);
       expect(await writtenBy(later)).toBe(90);
@@ -84,8 +85,8 @@ describe('startFileImports', () => {
   });
 
   it('ends the job completed, named by its kind, with its progress and one log line per chunk', async () => {
-    const jobId = await stagedFile(95);
-    const worker = startWorkerFileImports({ pollMs: 20, chunkRows: 40 });
+    const jobId = await stagedFile(95, 40);
+    const worker = startWorkerFileImports({ pollMs: 20 });
     try {
       await expect.poll(() => jobStateOf(jobId), { timeout: 10_000, interval: 20 }).toBe('completed');
       const job = (await queue.getJob(jobId))!;
@@ -105,18 +106,17 @@ describe('startFileImports', () => {
   });
 
   it('stops between chunks when asked, hands the job back to wait, and leaves the rest for the next worker', async () => {
-    const jobId = await stagedFile(2_000);
-    const worker = startWorkerFileImports({ pollMs: 20, chunkRows: 10 });
+    const jobId = await stagedFile(2_000, 10);
+    const worker = startWorkerFileImports({ pollMs: 20 });
     await expect.poll(() => writtenBy(jobId), { timeout: 10_000, interval: 5 }).toBeGreaterThan(0);
     await worker.stop();
     const atStop = await writtenBy(jobId);
     expect(atStop).toBeLessThan(2_000);
-    const [left] = await db.sql<{ n: number }[]>`select count(*)::int as n from import_file_rows where job_id = ${jobId}`;
-    expect(atStop + left!.n).toBe(2_000);
+    expect(atStop + (await stagedRowsLeft(db.sql, jobId))).toBe(2_000);
     expect(await jobStateOf(jobId)).toBe('waiting');
     expect(await logsOf(jobId)).toContain('handed back: this worker is stopping');
 
-    const next = startWorkerFileImports({ pollMs: 20, chunkRows: 500 });
+    const next = startWorkerFileImports({ pollMs: 20 });
     try {
       await expect.poll(() => stateOf(jobId), { timeout: 10_000, interval: 20 }).toBe('completed');
       expect(await writtenBy(jobId)).toBe(2_000);
@@ -126,7 +126,7 @@ describe('startFileImports', () => {
   });
 
   it('delays the job while another holds the import\'s record, then writes it', async () => {
-    const jobId = await stagedFile(30);
+    const jobId = await stagedFile(30, 10);
     let release!: () => void;
     const released = new Promise<void>((resolve) => (release = resolve));
     let locked!: () => void;
@@ -137,7 +137,7 @@ describe('startFileImports', () => {
       await released;
     });
     await lockTaken;
-    const worker = startWorkerFileImports({ pollMs: 20, chunkRows: 10 });
+    const worker = startWorkerFileImports({ pollMs: 20 });
     try {
       await expect.poll(async () => (await logsOf(jobId)).some((line) => line.startsWith('busy:')), { timeout: 10_000, interval: 20 }).toBe(true);
       expect(await writtenBy(jobId)).toBe(0);
@@ -155,15 +155,15 @@ describe('startFileImports', () => {
   it('retries a job that finished while its import is still queued, and the import is written', async () => {
     // a job that ran when its import had ended, then an import queued again under its id: as a
     // job completed by a worker that handed its import on would leave it
-    const jobId = await stagedFile(0, 'cancelled');
+    const jobId = await stagedFile(0, 10, 'cancelled');
     await addFileImportJob(queue, jobId, 'listings');
-    const worker = startWorkerFileImports({ pollMs: 20, chunkRows: 10 });
+    const worker = startWorkerFileImports({ pollMs: 20 });
     try {
       await expect.poll(() => jobStateOf(jobId), { timeout: 10_000, interval: 20 }).toBe('completed');
       expect((await queue.getJob(jobId))!.returnvalue).toEqual({ state: 'ended' });
       await db.sql.begin(async (tx) => {
         await tx`update imports set state = 'queued', finished_at = null, received = 25 where job_id = ${jobId}`;
-        await stageFileRows(tx, jobId, Array.from({ length: 25 }, (_, index) => ({ index, row: ListingRowSchema.parse(validListing()) })));
+        await stageInChunks(tx, jobId, Array.from({ length: 25 }, (_, index) => ({ index, row: ListingRowSchema.parse(validListing()) })), 10);
       });
       await expect.poll(() => stateOf(jobId), { timeout: 10_000, interval: 20 }).toBe('completed');
       expect(await writtenBy(jobId)).toBe(25);

@@ -60,12 +60,12 @@ async function stateOf(sql: Sql, jobId: string): Promise<{ state: string; finish
 }
 
 /**
- * Stages `rows` valid listings and `failed` failed rows for a file import, as its upload does:
- * the rows from position 0, the failed ones after them.
+ * Stages `rows` valid listings, each with an external_id, and `failed` failed rows for a file
+ * import, as its upload does: the rows from position 0, the failed ones after them.
  */
 async function stageFile(sql: Sql, jobId: string, files: { rows: number; failed: number }): Promise<void> {
   await sql.begin(async (tx) => {
-    await stageFileRows(tx, jobId, Array.from({ length: files.rows }, (_, index) => ({ index, row: ListingRowSchema.parse(validListing()) })));
+    await stageFileRows(tx, jobId, Array.from({ length: files.rows }, (_, index) => ({ index, row: ListingRowSchema.parse(validListing({ external_id: `R-${index}` })) })));
     await recordFileRowErrors(
       tx,
       jobId,
@@ -74,16 +74,18 @@ async function stageFile(sql: Sql, jobId: string, files: { rows: number; failed:
   });
 }
 
-/** What each import has in the file imports' tables, as `{ [jobId]: { staged, errors } }`, imports with nothing left out. */
-async function fileStaging(sql: Sql): Promise<Record<string, { staged: number; errors: number }>> {
-  const rows = await sql<{ job_id: string; staged: number; errors: number }[]>`
-    select job_id, sum(staged)::int as staged, sum(errors)::int as errors from (
-      select job_id, 1 as staged, 0 as errors from import_file_rows
+/** What each import has in the file imports' tables, as `{ [jobId]: { staged, ids, errors } }`, imports with nothing left out. */
+async function fileStaging(sql: Sql): Promise<Record<string, { staged: number; ids: number; errors: number }>> {
+  const rows = await sql<{ job_id: string; staged: number; ids: number; errors: number }[]>`
+    select job_id, sum(staged)::int as staged, sum(ids)::int as ids, sum(errors)::int as errors from (
+      select job_id, rows as staged, 0 as ids, 0 as errors from import_file_chunks
       union all
-      select job_id, 0, 1 from import_file_errors
+      select job_id, 0, 1, 0 from import_file_external_ids
+      union all
+      select job_id, 0, 0, 1 from import_file_errors
     ) as file_rows
     group by job_id`;
-  return Object.fromEntries(rows.map((row) => [row.job_id, { staged: row.staged, errors: row.errors }]));
+  return Object.fromEntries(rows.map((row) => [row.job_id, { staged: row.staged, ids: row.ids, errors: row.errors }]));
 }
 
 const silentLog: Logger = createLogger({ logLevel: 'silent' }, 'test');
@@ -144,7 +146,7 @@ describe('the purge of ended imports (purgeEndedImports, runImportRetention)', (
     expect(await writtenByJob(db.sql, write.jobId)).toEqual({ listings: 2, imports: 0 });
   });
 
-  it('deletes what a purged file import left in import_file_rows and import_file_errors with it, and keeps the staging of unfinished and younger ones', async () => {
+  it('deletes what a purged file import left in import_file_chunks, import_file_external_ids and import_file_errors with it, and keeps the staging of unfinished and younger ones', async () => {
     const past = (RETENTION_DAYS + 1) * DAY_MS;
     const within = (RETENTION_DAYS - 1) * DAY_MS;
     // note: rows can stay staged under an ended import until a chunk next looks at it
@@ -167,9 +169,9 @@ describe('the purge of ended imports (purgeEndedImports, runImportRetention)', (
     expect(await purgeEndedImports(db.sql, { retentionDays: RETENTION_DAYS, limit: 1_000 })).toBe(3);
     expect(await recordedIds(db.sql)).toEqual([young, queued, running].sort());
     expect(await fileStaging(db.sql)).toEqual({
-      [young]: { staged: 0, errors: 2 },
-      [queued]: { staged: 6, errors: 1 },
-      [running]: { staged: 3, errors: 2 },
+      [young]: { staged: 0, ids: 0, errors: 2 },
+      [queued]: { staged: 6, ids: 6, errors: 1 },
+      [running]: { staged: 3, ids: 3, errors: 2 },
     });
   });
 

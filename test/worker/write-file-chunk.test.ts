@@ -5,11 +5,12 @@ import { ListingRowSchema } from '../../src/shared/rows/listing-row.js';
 import { writeFileChunk, type ChunkOutcome } from '../../src/worker/write-file-chunk.js';
 import { openDatabaseWithAccount, type DatabaseWithAccount } from '../support/database-with-account.js';
 import { validListing } from '../support/fixtures.js';
+import { stageInChunks, stagedRowsLeft } from '../support/staged-file.js';
 
 /**
- * The core of a whole-file import (migration 0009): rows staged in PostgreSQL, written a chunk
- * at a time, each chunk one transaction that moves its rows out of the staging, so that every
- * row is written exactly once whatever happens to the worker.
+ * The core of a whole-file import (migrations 0009, 0010): rows staged in PostgreSQL a chunk at a
+ * time, written a chunk at a time, each chunk one transaction that moves its rows out of the
+ * staging, so that every row is written exactly once whatever happens to the worker.
  */
 describe('file imports: staging and chunks (stageFileRows, writeFileChunk)', () => {
   let db: DatabaseWithAccount;
@@ -21,23 +22,23 @@ describe('file imports: staging and chunks (stageFileRows, writeFileChunk)', () 
     await db?.close();
   });
 
-  /** A file import recorded as the upload leaves it: queued, with `rows` staged from position 0; returns its id and the positions refused as repeats. */
-  async function stagedFile(rows: Record<string, unknown>[], failed = 0): Promise<{ jobId: string; repeats: number[] }> {
+  /** A file import recorded as the upload leaves it: queued, with `rows` staged from position 0 in chunks of `chunkRows`; returns its id and the positions refused as repeats. */
+  async function stagedFile(rows: Record<string, unknown>[], chunkRows: number, failed = 0): Promise<{ jobId: string; repeats: number[] }> {
     const jobId = randomUUID();
     return db.sql.begin(async (tx) => {
       await tx`
         insert into imports (job_id, account_id, kind, request_id, received, inserted, skipped, errors, state, source, created_at)
         values (${jobId}, ${db.accountId}, 'listings', 'file-test', ${rows.length + failed}, 0, ${failed}, '[]', 'queued', 'file', now())`;
       const staged: StagedRow[] = rows.map((row, index) => ({ index, row: ListingRowSchema.parse(row) }));
-      const repeats = await stageFileRows(tx, jobId, staged);
+      const repeats = await stageInChunks(tx, jobId, staged, chunkRows);
       return { jobId, repeats };
     });
   }
 
-  async function writeAll(jobId: string, chunkRows: number): Promise<ChunkOutcome[]> {
+  async function writeAll(jobId: string): Promise<ChunkOutcome[]> {
     const outcomes: ChunkOutcome[] = [];
     for (let calls = 0; calls < 100; calls += 1) {
-      const outcome = await writeFileChunk(db.sql, jobId, chunkRows);
+      const outcome = await writeFileChunk(db.sql, jobId);
       outcomes.push(outcome);
       if (outcome.state !== 'written') return outcomes;
     }
@@ -50,11 +51,12 @@ describe('file imports: staging and chunks (stageFileRows, writeFileChunk)', () 
     return record!;
   }
   const writtenBy = async (jobId: string) => (await db.sql<{ n: number }[]>`select count(*)::int as n from listings where import_job_id = ${jobId}`)[0]!.n;
-  const stagedLeft = async (jobId: string) => (await db.sql<{ n: number }[]>`select count(*)::int as n from import_file_rows where job_id = ${jobId}`)[0]!.n;
+  const stagedLeft = (jobId: string) => stagedRowsLeft(db.sql, jobId);
+  const idsClaimed = async (jobId: string) => (await db.sql<{ n: number }[]>`select count(*)::int as n from import_file_external_ids where job_id = ${jobId}`)[0]!.n;
 
   it('refuses a later row whose external_id an earlier row of the file carries, within one batch and across batches', async () => {
     const rows = [validListing({ external_id: 'A' }), validListing({ external_id: ' A ' }), validListing({ external_id: 'B' }), validListing()];
-    const { jobId, repeats } = await stagedFile(rows);
+    const { jobId, repeats } = await stagedFile(rows, 10);
     expect(repeats).toEqual([1]);
     const later = await db.sql.begin((tx) => stageFileRows(tx, jobId, [{ index: 4, row: ListingRowSchema.parse(validListing({ external_id: 'B' })) }]));
     expect(later).toEqual([4]);
@@ -63,19 +65,21 @@ describe('file imports: staging and chunks (stageFileRows, writeFileChunk)', () 
 
   it('writes a file a chunk at a time, in file order, each row once, then records the import completed with its counts', async () => {
     const rows = Array.from({ length: 2_500 }, (_, n) => validListing({ title: `Row ${n}`, ...(n % 2 === 0 ? { external_id: `SKU-${n}` } : {}) }));
-    const { jobId } = await stagedFile(rows, 3);
+    const { jobId } = await stagedFile(rows, 1_000, 3);
     await db.sql.begin((tx) => recordFileRowErrors(tx, jobId, [{ index: 2_500, reason: 'title: required', details: [{ field: 'title', code: 'required', message: 'required' }] }]));
 
     // file order: the first chunk holds the first thousand rows of the file
-    expect(await writeFileChunk(db.sql, jobId, 1_000)).toMatchObject({ state: 'written', rows: 1_000 });
+    expect(await writeFileChunk(db.sql, jobId)).toMatchObject({ state: 'written', rows: 1_000 });
     const titles = await db.sql<{ title: string }[]>`select title from listings where import_job_id = ${jobId}`;
     expect(new Set(titles.map((row) => row.title))).toEqual(new Set(rows.slice(0, 1_000).map((row) => row['title'])));
     expect((await recordOf(jobId)).state).toBe('running');
 
-    const outcomes = await writeAll(jobId, 1_000);
+    const outcomes = await writeAll(jobId);
     expect(outcomes).toMatchObject([{ state: 'written', rows: 1_000 }, { state: 'written', rows: 500 }, { state: 'completed' }]);
     expect(await writtenBy(jobId)).toBe(2_500);
     expect(await stagedLeft(jobId)).toBe(0);
+    // the ids its rows claimed go with the staging when it ends
+    expect(await idsClaimed(jobId)).toBe(0);
     const record = await recordOf(jobId);
     expect(record).toMatchObject({ state: 'completed', inserted: 2_500, updated: 0, unchanged: 0, processed: 2_503 });
     expect(record.finished_at!.getTime()).toBeGreaterThanOrEqual(record.started_at!.getTime());
@@ -84,9 +88,9 @@ describe('file imports: staging and chunks (stageFileRows, writeFileChunk)', () 
   });
 
   it('loses nothing and writes nothing twice when a chunk dies before its commit: the next one writes those rows', async () => {
-    const { jobId } = await stagedFile(Array.from({ length: 30 }, () => validListing()));
+    const { jobId } = await stagedFile(Array.from({ length: 30 }, () => validListing()), 10);
     await expect(
-      writeFileChunk(db.sql, jobId, 10, {
+      writeFileChunk(db.sql, jobId, {
         beforeCommit: async () => {
           throw new Error('worker killed before commit');
         },
@@ -96,34 +100,46 @@ describe('file imports: staging and chunks (stageFileRows, writeFileChunk)', () 
     expect(await stagedLeft(jobId)).toBe(30);
     expect((await recordOf(jobId)).state).toBe('queued');
 
-    await writeAll(jobId, 10);
+    await writeAll(jobId);
     expect(await writtenBy(jobId)).toBe(30);
     expect(await recordOf(jobId)).toMatchObject({ state: 'completed', inserted: 30, processed: 30 });
   });
 
   it('writes each row once when several workers write chunks of one import at the same time', async () => {
-    const { jobId } = await stagedFile(Array.from({ length: 600 }, (_, n) => validListing({ external_id: `P-${n}` })));
-    await Promise.all(Array.from({ length: 4 }, () => writeAll(jobId, 50)));
+    const { jobId } = await stagedFile(Array.from({ length: 600 }, (_, n) => validListing({ external_id: `P-${n}` })), 50);
+    await Promise.all(Array.from({ length: 4 }, () => writeAll(jobId)));
     expect(await writtenBy(jobId)).toBe(600);
     expect(await recordOf(jobId)).toMatchObject({ state: 'completed', inserted: 600, updated: 0, unchanged: 0, processed: 600 });
   });
 
   it('matches rows on external_id: a file sent again updates what changed and leaves the rest', async () => {
     const rows = Array.from({ length: 20 }, (_, n) => validListing({ title: `Lamp ${n}`, external_id: `L-${n}` }));
-    const first = await stagedFile(rows);
-    await writeAll(first.jobId, 7);
-    const again = await stagedFile(rows.map((row, n) => (n < 5 ? { ...row, title: `Lamp ${n}, new` } : row)));
-    await writeAll(again.jobId, 7);
+    const first = await stagedFile(rows, 7);
+    await writeAll(first.jobId);
+    const again = await stagedFile(rows.map((row, n) => (n < 5 ? { ...row, title: `Lamp ${n}, new` } : row)), 7);
+    await writeAll(again.jobId);
     expect(await recordOf(again.jobId)).toMatchObject({ state: 'completed', inserted: 0, updated: 5, unchanged: 15, processed: 20 });
     const [total] = await db.sql<{ n: number }[]>`select count(*)::int as n from listings where external_id like 'L-%'`;
     expect(total!.n).toBe(20);
   });
 
+  it('inserts a chunk whose rows carry no external_id and matches the ids of a chunk whose rows do, in one file', async () => {
+    const known = await stagedFile([validListing({ title: 'Old', external_id: 'K-1' })], 10);
+    await writeAll(known.jobId);
+    const rows = [validListing({ title: 'New 1' }), validListing({ title: 'New 2' }), validListing({ title: 'Changed', external_id: 'K-1' }), validListing({ title: 'New 3', external_id: 'K-2' })];
+    const { jobId } = await stagedFile(rows, 2);
+    expect(await writeAll(jobId)).toMatchObject([{ state: 'written', rows: 2, changed: 2 }, { state: 'written', rows: 2, changed: 2 }, { state: 'completed' }]);
+    expect(await recordOf(jobId)).toMatchObject({ state: 'completed', inserted: 3, updated: 1, unchanged: 0, processed: 4 });
+    const [matched] = await db.sql<{ n: number; title: string }[]>`select count(*)::int as n, max(title) as title from listings where external_id = 'K-1'`;
+    expect(matched).toEqual({ n: 1, title: 'Changed' });
+  });
+
   it('stops a cancelled import between chunks: what was written stays, nothing more is, and its staging is dropped', async () => {
-    const { jobId } = await stagedFile(Array.from({ length: 25 }, () => validListing()));
-    expect(await writeFileChunk(db.sql, jobId, 10)).toMatchObject({ state: 'written', rows: 10 });
+    const { jobId } = await stagedFile(Array.from({ length: 25 }, (_, n) => validListing({ external_id: `C-${n}` })), 10);
+    expect(await writeFileChunk(db.sql, jobId)).toMatchObject({ state: 'written', rows: 10 });
     await db.sql`update imports set state = 'cancelled', finished_at = now() where job_id = ${jobId}`;
-    expect(await writeFileChunk(db.sql, jobId, 10)).toEqual({ state: 'ended' });
+    expect(await writeFileChunk(db.sql, jobId)).toEqual({ state: 'ended' });
+    expect(await idsClaimed(jobId)).toBe(0);
     expect(await writtenBy(jobId)).toBe(10);
     expect(await stagedLeft(jobId)).toBe(0);
     expect(await recordOf(jobId)).toMatchObject({ state: 'cancelled', inserted: 10 });

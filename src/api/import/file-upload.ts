@@ -17,8 +17,13 @@ import { validateRows } from '../../shared/rows/validate-rows.js';
 /** Rows a file may hold (docs/imports.md#whole-files). */
 export const FILE_MAX_ROWS = 1_000_000;
 
-/** Rows checked and staged at a time: what the upload holds in memory besides the stream's buffers. */
-const BATCH_ROWS = 1_000;
+/**
+ * Rows checked and staged at a time: what the upload holds in memory besides the stream's buffers,
+ * and the most a worker's chunk writes (the batch's valid rows are staged as one chunk). note: a
+ * thousand rows make a chunk of tens of milliseconds, which a cancel waits for and which leaves the
+ * database to bulk requests between two chunks; chunks of 5,000 and 10,000 rows wrote no faster.
+ */
+export const FILE_CHUNK_ROWS = 1_000;
 
 /** Failed rows a `no valid rows` answer lists; the rest are not kept (nothing is). */
 const REFUSAL_ERRORS = 100;
@@ -164,7 +169,7 @@ export async function receiveFile(
       if (received > FILE_MAX_ROWS) throw new FileRefusedError(apiErrors.fileTooManyRows(FILE_MAX_ROWS));
       if ('error' in row) batchErrors.push(unreadable(index, row.error));
       else batch.push({ index, value: row.value });
-      if (batch.length + batchErrors.length >= BATCH_ROWS) await flush();
+      if (batch.length + batchErrors.length >= FILE_CHUNK_ROWS) await flush();
     }
     await flowing;
   } catch (error) {

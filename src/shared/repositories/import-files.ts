@@ -5,9 +5,11 @@ import type { MachineRow } from '../rows/machine-row.js';
 import type { RowError } from '../rows/row-errors.js';
 
 /**
- * The statements of a whole-file import's staging (migration 0009): its valid rows wait in
- * `import_file_rows` until a chunk writes them; its failed rows are kept in `import_file_errors`.
- * note: statements only; the upload's transaction and the chunk's are their callers'.
+ * The statements of a whole-file import's staging (migrations 0009, 0010): its valid rows wait in
+ * `import_file_chunks`, a batch of rows to a chunk, until a worker's chunk writes them; the ids its
+ * rows carry are claimed in `import_file_external_ids`; its failed rows are kept in
+ * `import_file_errors`. note: statements only; the upload's transaction and the chunk's are their
+ * callers'.
  */
 
 /** A valid row of a file, normalised, at its position in the file. */
@@ -16,23 +18,40 @@ export interface StagedRow {
   row: ListingRow | MachineRow;
 }
 
+const hasExternalId = (staged: StagedRow): boolean => typeof staged.row.external_id === 'string';
+
 /**
- * Stages valid rows of a file; returns the positions of those refused because an earlier row of
- * the same file carries their `external_id` (in this call or an earlier one). note: the rows go
- * in position order, and `on conflict do nothing` keeps the first of two with one id, within one
- * statement as across statements (import_file_rows_external_id_key).
+ * Stages a batch of valid rows of a file, in position order, as one chunk: the rows a worker
+ * writes in one transaction. Returns the positions refused because an earlier row of the file
+ * carries their `external_id` (in this batch or an earlier one); those are not staged.
+ *
+ * note: ids are claimed in position order, and `on conflict do nothing` keeps the first claim of
+ * an id, within one statement as across statements, so the first row of the file with an id keeps
+ * it. A batch without ids costs one insert.
  */
 export async function stageFileRows(tx: TransactionSql, jobId: string, rows: readonly StagedRow[]): Promise<number[]> {
-  if (rows.length === 0) return [];
-  const staged = await tx<{ index: number }[]>`
-    insert into import_file_rows (job_id, index, external_id, row)
-    select ${jobId}, r.index, r.row->>'external_id', r.row
-    from jsonb_to_recordset(${JSON.stringify(rows)}::text::jsonb) as r(index integer, row jsonb)
-    order by r.index
-    on conflict (job_id, external_id) where external_id is not null do nothing
-    returning index`;
-  const kept = new Set(staged.map((row) => row.index));
-  return rows.filter((row) => !kept.has(row.index)).map((row) => row.index);
+  const withIds = rows.filter(hasExternalId);
+  let repeats: number[] = [];
+  if (withIds.length > 0) {
+    const claims = withIds.map((staged) => ({ index: staged.index, external_id: staged.row.external_id }));
+    const claimed = await tx<{ index: number }[]>`
+      insert into import_file_external_ids (job_id, external_id, index)
+      select ${jobId}, c.external_id, c.index
+      from jsonb_to_recordset(${JSON.stringify(claims)}::text::jsonb) as c(index integer, external_id text)
+      order by c.index
+      on conflict (job_id, external_id) do nothing
+      returning index`;
+    const kept = new Set(claimed.map((claim) => claim.index));
+    repeats = withIds.filter((staged) => !kept.has(staged.index)).map((staged) => staged.index);
+  }
+  const refused = new Set(repeats);
+  const chunk = rows.filter((staged) => !refused.has(staged.index));
+  if (chunk.length > 0) {
+    await tx`
+      insert into import_file_chunks (job_id, first_index, rows, body, with_external_ids)
+      values (${jobId}, ${chunk[0]!.index}, ${chunk.length}, ${JSON.stringify(chunk.map((staged) => staged.row))}, ${chunk.some(hasExternalId)})`;
+  }
+  return repeats;
 }
 
 /** Keeps failed rows of a file, by position (each once: a position already kept stays as it is). */
@@ -48,31 +67,28 @@ export async function recordFileRowErrors(tx: TransactionSql, jobId: string, err
 export interface FileChunk {
   rows: string;
   count: number;
+  /** whether a row of it carries an external_id: only then must the insert match rows by id */
+  withExternalIds: boolean;
 }
 
 /**
- * Takes the next `limit` staged rows of an import, in position order, out of the staging: deleted
- * here, so that they are written by the transaction that took them or, when it rolls back, stay
- * for the next one. note: the caller holds the import's record locked, so two chunks of one
- * import never run at once.
+ * Takes the next staged chunk of an import, in file order, out of the staging: deleted here, so
+ * that its rows are written by the transaction that took them or, when it rolls back, stay for the
+ * next one. Undefined when nothing is left. note: the caller holds the import's record locked, so
+ * two chunks of one import never run at once.
  */
-export async function takeFileChunk(tx: TransactionSql, jobId: string, limit: number): Promise<FileChunk> {
+export async function takeFileChunk(tx: TransactionSql, jobId: string): Promise<FileChunk | undefined> {
   const [chunk] = await tx<FileChunk[]>`
-    with taken as (
-      delete from import_file_rows
-      where job_id = ${jobId} and index = any(array(
-        select index from import_file_rows where job_id = ${jobId} order by index limit ${limit}
-      ))
-      returning index, row
-    )
-    select coalesce(json_agg(row order by index), '[]')::text as rows, count(*)::int as count from taken`;
-  return chunk!;
+    delete from import_file_chunks
+    where job_id = ${jobId} and first_index = (select min(first_index) from import_file_chunks where job_id = ${jobId})
+    returning body as rows, rows as count, with_external_ids as "withExternalIds"`;
+  return chunk;
 }
 
-/** Deletes what is left staged of an import (it ended, was cancelled or failed); returns how many rows. */
-export async function dropStagedRows(tx: TransactionSql, jobId: string): Promise<number> {
-  const dropped = await tx`delete from import_file_rows where job_id = ${jobId}`;
-  return dropped.count;
+/** Deletes what is left staged of an import (it ended, was cancelled or failed): its chunks and the ids its rows claimed. */
+export async function dropStagedRows(tx: TransactionSql, jobId: string): Promise<void> {
+  await tx`delete from import_file_chunks where job_id = ${jobId}`;
+  await tx`delete from import_file_external_ids where job_id = ${jobId}`;
 }
 
 /** Up to `limit` file imports still queued or running, oldest first (imports_file_unfinished_idx). */

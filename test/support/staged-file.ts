@@ -1,0 +1,19 @@
+import type { Sql, TransactionSql } from '../../src/shared/infra/db.js';
+import { stageFileRows, type StagedRow } from '../../src/shared/repositories/import-files.js';
+
+/**
+ * Stages a file's valid rows as the upload does: a chunk of `chunkRows` at a time, in file order
+ * (each chunk is what a worker writes in one transaction). Returns the positions refused because an
+ * earlier row of the file carries their external_id.
+ */
+export async function stageInChunks(tx: TransactionSql, jobId: string, rows: readonly StagedRow[], chunkRows: number): Promise<number[]> {
+  const repeats: number[] = [];
+  for (let start = 0; start < rows.length; start += chunkRows) repeats.push(...(await stageFileRows(tx, jobId, rows.slice(start, start + chunkRows))));
+  return repeats;
+}
+
+/** How many rows of an import are still staged. */
+export async function stagedRowsLeft(sql: Sql, jobId: string): Promise<number> {
+  const [left] = await sql<{ n: number }[]>`select coalesce(sum(rows), 0)::int as n from import_file_chunks where job_id = ${jobId}`;
+  return left!.n;
+}
