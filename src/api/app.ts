@@ -6,6 +6,7 @@ import { registerApiDocs } from './plugins/api-docs.js';
 import { registerCors } from './plugins/cors.js';
 import { registerErrorHandling } from './plugins/error-handler.js';
 import { registerExpectContinue } from './plugins/expect-continue.js';
+import { registerBodyDeadline, serverRequestTimeoutMs } from './plugins/body-deadline.js';
 import { clientErrorHandler, frameworkErrors } from './plugins/framework-errors.js';
 import { registerGracefulClose } from './plugins/graceful-close.js';
 import { registerJsonBodyParser } from './plugins/json-body.js';
@@ -41,10 +42,11 @@ export async function buildApp(deps: ApiDeps): Promise<FastifyInstance> {
     bodyLimit: 64 * 1024,
     return503OnClosing: true,
     // note: bounds how long headers and body may take to arrive, not the wait for an import's
-    // result (IMPORT_TIMEOUT_MS); Node checks open requests against it every second. The headers
-    // timeout must not exceed it: Node swaps the two when it does, and a trickling body would
-    // then get the headers' 60 s.
-    requestTimeout: deps.config.requestTimeoutMs,
+    // result (IMPORT_TIMEOUT_MS); Node checks open requests against it every second. It is the
+    // longer of REQUEST_TIMEOUT_MS and FILE_UPLOAD_TIMEOUT_MS; the shorter is applied per request
+    // (registerBodyDeadline). The headers timeout must not exceed it: Node swaps the two when it
+    // does, and a trickling body would then get the headers' 60 s.
+    requestTimeout: serverRequestTimeoutMs(deps.config),
     http: { connectionsCheckingInterval: 1_000, headersTimeout: Math.min(60_000, deps.config.requestTimeoutMs) },
     frameworkErrors,
     clientErrorHandler,
@@ -58,6 +60,7 @@ export async function buildApp(deps: ApiDeps): Promise<FastifyInstance> {
     done();
   });
   registerErrorHandling(app);
+  registerBodyDeadline(app, deps.config);
   registerGracefulClose(app);
   registerJsonBodyParser(app);
   registerExpectContinue(app);

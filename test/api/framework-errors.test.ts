@@ -59,13 +59,13 @@ describe('errors raised by the framework, in the service\'s shape', () => {
   });
 });
 
-describe('REQUEST_TIMEOUT_MS and refusals before the body is read', () => {
+describe('REQUEST_TIMEOUT_MS, FILE_UPLOAD_TIMEOUT_MS and refusals before the body is read', () => {
   let service: TestService;
   let port: number;
   let apiKey: string;
 
   beforeAll(async () => {
-    service = await startTestService({ worker: false, env: { REQUEST_TIMEOUT_MS: '1500' } });
+    service = await startTestService({ worker: false, env: { REQUEST_TIMEOUT_MS: '1500', FILE_UPLOAD_TIMEOUT_MS: '5000' } });
     port = await listening(service);
     const account = await service.createAccount();
     apiKey = await service.createKey(account, ['listings:write']);
@@ -87,6 +87,36 @@ describe('REQUEST_TIMEOUT_MS and refusals before the body is read', () => {
     expect(JSON.parse(reply.body)).toEqual({ error: 'Request timeout' });
     expect(reply.headers['x-request-id']).toMatch(REQUEST_ID);
     expect(reply.closedAfterMs).toBeDefined();
+  });
+
+  /** A file of `rows` listings sent a line every `everyMs`, to the file-import route. */
+  const trickledFile = (rows: number, everyMs: number, waitMs: number) => {
+    const lines = Array.from({ length: rows }, (_, n) => `${JSON.stringify(validListing({ title: `Slow ${n}` }))}\n`);
+    return rawRequest(port, {
+      text: requestHead('POST', '/v1/api/imports?kind=listings', { authorization: `Bearer ${apiKey}`, 'content-type': 'application/x-ndjson', connection: 'close' }, lines.join('').length),
+      trickle: lines,
+      trickleEveryMs: everyMs,
+      waitMs,
+    });
+  };
+
+  it('gives a file upload FILE_UPLOAD_TIMEOUT_MS instead: a file that takes twice REQUEST_TIMEOUT_MS to arrive is taken', async () => {
+    // 15 lines, one every 200 ms: some 3 s, twice REQUEST_TIMEOUT_MS and within FILE_UPLOAD_TIMEOUT_MS
+    const reply = await trickledFile(15, 200, 8_000);
+    expect(reply.status).toBe(202);
+    expect(JSON.parse(reply.body)).toMatchObject({ import: { state: 'queued', rows: { received: 15 } } });
+  });
+
+  it('answers a file that trickles in past FILE_UPLOAD_TIMEOUT_MS with 408 and keeps nothing of it', async () => {
+    const before = await service.sql<{ n: number }[]>`select count(*)::int as n from imports`;
+    // 60 lines, one every 200 ms: 12 s, past the 5 s
+    const reply = await trickledFile(60, 200, 10_000);
+    expect(reply.status).toBe(408);
+    expect(JSON.parse(reply.body)).toEqual({ error: 'Request timeout' });
+    expect(reply.closedAfterMs).toBeDefined();
+    expect(reply.closedAfterMs!).toBeLessThan(8_000);
+    const after = await service.sql<{ n: number }[]>`select count(*)::int as n from imports`;
+    expect(after[0]!.n).toBe(before[0]!.n);
   });
 
   it('answers headers that trickle in with 408 too', async () => {

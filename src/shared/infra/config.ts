@@ -72,6 +72,10 @@ const EnvSchema = z.object({
   FILE_IMPORT_MAX_BYTES: intFromEnv(104_857_600),
   /** file imports of one account queued or running at once */
   ACCOUNT_MAX_FILE_IMPORTS: intFromEnv(2),
+  // note: how long a file's body may take to arrive, in place of REQUEST_TIMEOUT_MS: 100 MB in 10
+  // minutes is some 170 KB a second. At most a day: Node's timers hold 24.8 days at most, and an
+  // upload that slow holds a database connection and its transaction open all the while.
+  FILE_UPLOAD_TIMEOUT_MS: z.coerce.number().int().min(1_000).max(86_400_000).default(600_000),
 });
 
 export class ConfigError extends Error {
@@ -146,6 +150,7 @@ const ConfigSchema = EnvSchema.transform((e, ctx) => {
     importRetentionDays: e.IMPORT_RETENTION_DAYS,
     fileImportMaxBytes: e.FILE_IMPORT_MAX_BYTES,
     accountMaxFileImports: e.ACCOUNT_MAX_FILE_IMPORTS,
+    fileUploadTimeoutMs: e.FILE_UPLOAD_TIMEOUT_MS,
   };
 });
 

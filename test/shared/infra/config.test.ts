@@ -152,3 +152,16 @@ describe('loadConfig: IMPORT_RETENTION_DAYS', () => {
     expect(() => loadConfig({ IMPORT_RETENTION_DAYS: raw })).toThrow(/IMPORT_RETENTION_DAYS: /);
   });
 });
+
+describe('loadConfig: FILE_UPLOAD_TIMEOUT_MS', () => {
+  it('defaults to ten minutes, and reads a value from a second to a day', () => {
+    expect(loadConfig({}).fileUploadTimeoutMs).toBe(600_000);
+    expect(loadConfig({ FILE_UPLOAD_TIMEOUT_MS: '1000' }).fileUploadTimeoutMs).toBe(1_000);
+    expect(loadConfig({ FILE_UPLOAD_TIMEOUT_MS: '86400000' }).fileUploadTimeoutMs).toBe(86_400_000);
+  });
+
+  it.each([['0'], ['999'], ['86400001'], ['1.5'], ['ten'], ['']])('refuses FILE_UPLOAD_TIMEOUT_MS=%j at start, naming the variable', (raw) => {
+    expect(() => loadConfig({ FILE_UPLOAD_TIMEOUT_MS: raw })).toThrow(ConfigError);
+    expect(() => loadConfig({ FILE_UPLOAD_TIMEOUT_MS: raw })).toThrow(/FILE_UPLOAD_TIMEOUT_MS: /);
+  });
+});

@@ -1,0 +1,44 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { IMPORTS_PATH } from '../../shared/import/import-location.js';
+import { clientErrorHandler } from './framework-errors.js';
+
+export interface BodyDeadlines {
+  /** REQUEST_TIMEOUT_MS: every request but a file upload */
+  requestTimeoutMs: number;
+  /** FILE_UPLOAD_TIMEOUT_MS: `POST /v1/api/imports`, whose body is a whole file */
+  fileUploadTimeoutMs: number;
+}
+
+/** What Node's HTTP server itself must allow: the longer of the two, since it applies one to every request. */
+export function serverRequestTimeoutMs(deadlines: BodyDeadlines): number {
+  return Math.max(deadlines.requestTimeoutMs, deadlines.fileUploadTimeoutMs);
+}
+
+const isFileUpload = (request: FastifyRequest): boolean => request.method === 'POST' && request.routeOptions.url === IMPORTS_PATH;
+
+/**
+ * Gives a file upload its own time to arrive. note: Node bounds how long a request may take to
+ * arrive with one server-wide setting, so the server gets the longer of the two deadlines and the
+ * requests with the shorter one are bounded here: one whose body has not all arrived when its
+ * deadline passes (counted from its headers) is answered 408 and its connection closed, as Node
+ * answers one past its own deadline (clientErrorHandler). A request whose reply has gone needs no
+ * deadline: the timer is cleared then.
+ */
+export function registerBodyDeadline(app: FastifyInstance, deadlines: BodyDeadlines): void {
+  const longest = serverRequestTimeoutMs(deadlines);
+  app.addHook('onRequest', (request, reply, done) => {
+    const deadline = isFileUpload(request) ? deadlines.fileUploadTimeoutMs : deadlines.requestTimeoutMs;
+    if (deadline < longest && !request.raw.complete) {
+      const timer = setTimeout(() => {
+        if (request.raw.complete) return;
+        const late: NodeJS.ErrnoException = new Error('the request did not arrive in time');
+        late.code = 'ERR_HTTP_REQUEST_TIMEOUT';
+        request.log.info({ deadlineMs: deadline }, 'request body did not arrive in time');
+        clientErrorHandler(late, request.raw.socket);
+      }, deadline);
+      timer.unref();
+      reply.raw.once('close', () => clearTimeout(timer));
+    }
+    done();
+  });
+}
