@@ -1,6 +1,6 @@
 import type { Sql } from '../shared/infra/db.js';
 import type { ImportKind } from '../shared/import/import-kinds.js';
-import { dropStagedRows, takeFileChunk } from '../shared/repositories/import-files.js';
+import { dropStagedRows, nextFileChunk } from '../shared/repositories/import-files.js';
 import { findImportingAccount, writeRows } from '../shared/repositories/imports.js';
 
 /** What one call of writeFileChunk did. */
@@ -55,7 +55,7 @@ export async function writeFileChunk(
     }
     const account = await findImportingAccount(tx, record.accountId);
     if (!account) return { state: 'ended' };
-    const chunk = await takeFileChunk(tx, jobId);
+    const chunk = await nextFileChunk(tx, jobId);
     if (!chunk) {
       await tx`
         update imports set state = 'completed', started_at = coalesce(started_at, now()), finished_at = clock_timestamp()
@@ -64,7 +64,7 @@ export async function writeFileChunk(
       await hooks.beforeCommit?.();
       return { state: 'completed' };
     }
-    const written = await writeRows(tx, { kind: record.kind, jobId, accountId: record.accountId, account, rows: chunk.rows, matchExternalIds: chunk.withExternalIds });
+    const written = await writeRows(tx, { kind: record.kind, jobId, accountId: record.accountId, account, rows: { firstIndex: chunk.firstIndex }, matchExternalIds: chunk.withExternalIds });
     const unchanged = written.sent - written.inserted - written.updated;
     await tx`
       update imports set

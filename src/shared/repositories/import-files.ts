@@ -63,25 +63,25 @@ export async function recordFileRowErrors(tx: TransactionSql, jobId: string, err
     on conflict (job_id, index) do nothing`;
 }
 
-/** A chunk taken from the staging: its rows as one JSON array, as the insert reads them (writeRows). */
+/** The next staged chunk of a file import, without its rows. */
 export interface FileChunk {
-  rows: string;
+  /** the file position of its first row: what names it (writeRows reads and deletes it by it) */
+  firstIndex: number;
   count: number;
   /** whether a row of it carries an external_id: only then must the insert match rows by id */
   withExternalIds: boolean;
 }
 
 /**
- * Takes the next staged chunk of an import, in file order, out of the staging: deleted here, so
- * that its rows are written by the transaction that took them or, when it rolls back, stay for the
- * next one. Undefined when nothing is left. note: the caller holds the import's record locked, so
- * two chunks of one import never run at once.
+ * The next staged chunk of an import, in file order; undefined when nothing is left. note: the
+ * statement that writes its rows deletes it (writeRows), so that they are written by the
+ * transaction that took them or, when it rolls back, stay for the next one; the caller holds the
+ * import's record locked, so two chunks of one import never run at once.
  */
-export async function takeFileChunk(tx: TransactionSql, jobId: string): Promise<FileChunk | undefined> {
+export async function nextFileChunk(tx: TransactionSql, jobId: string): Promise<FileChunk | undefined> {
   const [chunk] = await tx<FileChunk[]>`
-    delete from import_file_chunks
-    where job_id = ${jobId} and first_index = (select min(first_index) from import_file_chunks where job_id = ${jobId})
-    returning body as rows, rows as count, with_external_ids as "withExternalIds"`;
+    select first_index as "firstIndex", rows as count, with_external_ids as "withExternalIds"
+    from import_file_chunks where job_id = ${jobId} order by first_index limit 1`;
   return chunk;
 }
 

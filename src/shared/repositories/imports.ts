@@ -110,6 +110,11 @@ function rowTarget(kind: ImportKind, jobId: string, account: ImportingAccount): 
   };
 }
 
+/** The rows of a file import's staged chunk (import_file_chunks) that starts at `firstIndex`. */
+export interface StagedChunkRows {
+  firstIndex: number;
+}
+
 /** How the rows of one import landed. */
 export interface RowsWritten {
   /** rows in the JSON the statement read */
@@ -134,23 +139,35 @@ export interface RowsWritten {
  */
 export async function writeRows(
   tx: TransactionSql,
-  input: { kind: ImportKind; jobId: string; accountId: string; account: ImportingAccount; rows: string; matchExternalIds: boolean },
+  input: { kind: ImportKind; jobId: string; accountId: string; account: ImportingAccount; rows: string | StagedChunkRows; matchExternalIds: boolean },
 ): Promise<RowsWritten> {
   const { kind, jobId, accountId, account, rows, matchExternalIds } = input;
   const { table, record, fixed, onUpdate } = rowTarget(kind, jobId, account);
   const fixedNames = Object.keys(fixed);
   const columns = tx.unsafe(['account_id', ...fixedNames, record.names].join(', '));
   const values = Object.values(fixed).reduce<ReturnType<TransactionSql>>((list, value) => tx`${list}, ${value as string}`, tx`${accountId}`);
-  const recordset = tx`json_to_recordset(${rows}::text::json) as r(${tx.unsafe(record.definition)})`;
+  const definition = tx.unsafe(record.definition);
+  // note: a staged chunk is deleted by the statement that writes its rows (import-files.ts), so
+  // its rows never travel to the worker and back.
+  const taken =
+    typeof rows === 'string'
+      ? tx``
+      : tx`taken as (delete from import_file_chunks where job_id = ${jobId} and first_index = ${rows.firstIndex} returning body),`;
+  const recordset =
+    typeof rows === 'string'
+      ? tx`json_to_recordset(${rows}::text::json) as r(${definition})`
+      : tx`taken cross join lateral json_to_recordset(taken.body::json) as r(${definition})`;
   if (!matchExternalIds) {
-    const written = await tx`insert into ${tx(table)} (${columns}) select ${values}, ${tx.unsafe(record.fromRecord)} from ${recordset}`;
+    const written = await tx`
+      with ${taken} input as (select r.* from ${recordset})
+      insert into ${tx(table)} (${columns}) select ${values}, ${tx.unsafe(record.fromRecord)} from input as r`;
     return { sent: written.count, inserted: written.count, updated: 0 };
   }
   // note: import_job_id names the import that last wrote the row; verification_status is set by onUpdate.
   const replaced = [...fixedNames.filter((name) => name !== 'verification_status'), ...record.replaced];
   const compared = replaced.filter((name) => name !== 'import_job_id');
   const [counts] = await tx<RowsWritten[]>`
-    with input as (select r.* from ${recordset}),
+    with ${taken} input as (select r.* from ${recordset}),
     written as (
       insert into ${tx(table)} as t (${columns})
       select ${values}, ${tx.unsafe(record.fromRecord)} from input as r
