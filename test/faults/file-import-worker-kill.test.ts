@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createFaultScenario, type FaultScenario } from '../support/fault-scenario.js';
 import { listingLine, uploadNdjson } from '../support/ndjson-upload.js';
+import { stagedRowsLeft } from '../support/staged-file.js';
 
 /**
  * A whole-file import written by real worker processes, one of them SIGKILLed mid-file: every
@@ -22,18 +23,22 @@ describe('file imports when a worker dies mid-file', () => {
       await tx`
         insert into imports (job_id, account_id, kind, request_id, received, inserted, skipped, errors, state, source, created_at)
         values (${jobId}, ${s.accountId}, 'listings', 'file-kill', ${rows}, 0, 0, '[]', 'queued', 'file', now())`;
-      // note: staged in SQL, as the upload would leave them, half of them with an external_id
+      // note: staged in SQL, as the upload would leave them (chunks of a thousand rows, and the ids
+      // they claim), half of them with an external_id
       await tx`
-        insert into import_file_rows (job_id, index, external_id, row)
-        select ${jobId}, n, case when n % 2 = 0 then 'SKU-' || n end,
-               jsonb_build_object(
+        insert into import_file_chunks (job_id, first_index, rows, body, with_external_ids)
+        select ${jobId}, min(n), count(*), json_agg(json_build_object(
                  'title', 'Lamp ' || n, 'description', 'A lamp', 'price_cents', 1200, 'currency', 'USD',
                  'category', 'home_decor', 'material', 'PLA',
-                 'photo_urls', jsonb_build_array('https://cdn.example.test/' || n || '.jpg'),
+                 'photo_urls', json_build_array('https://cdn.example.test/' || n || '.jpg'),
                  'thumbnail_url', 'https://cdn.example.test/' || n || '.jpg',
-                 'tags', '[]'::jsonb, 'is_available', true, 'allows_custom_orders', false,
-                 'external_id', case when n % 2 = 0 then 'SKU-' || n end)
-        from generate_series(0, ${rows - 1}) as n`;
+                 'tags', '[]'::json, 'is_available', true, 'allows_custom_orders', false,
+                 'external_id', case when n % 2 = 0 then 'SKU-' || n end) order by n)::text, true
+        from generate_series(0, ${rows - 1}) as n
+        group by n / 1000`;
+      await tx`
+        insert into import_file_external_ids (job_id, external_id, index)
+        select ${jobId}, 'SKU-' || n, n from generate_series(0, ${rows - 1}, 2) as n`;
     });
     return jobId;
   }
@@ -66,8 +71,7 @@ describe('file imports when a worker dies mid-file', () => {
       select count(*)::int as rows, count(distinct title)::int as distinct_titles from listings where import_job_id = ${jobId}`;
     expect(written).toEqual({ rows, distinct_titles: rows });
     expect(await progressOf(s, jobId)).toMatchObject({ state: 'completed', processed: rows, inserted: rows });
-    const [left] = await s.sql<{ n: number }[]>`select count(*)::int as n from import_file_rows where job_id = ${jobId}`;
-    expect(left!.n).toBe(0);
+    expect(await stagedRowsLeft(s.sql, jobId)).toBe(0);
   }, 120_000);
 
   it('finishes a file uploaded to a running API after its first worker was SIGKILLed mid-file: every row once, and GET reads it completed with its counts', async () => {
@@ -115,7 +119,6 @@ describe('file imports when a worker dies mid-file', () => {
       rows: { received: rows, processed: rows, inserted: valid, updated: 0, unchanged: 0, skipped: failed },
       error_count: failed,
     });
-    const [left] = await s.sql<{ n: number }[]>`select count(*)::int as n from import_file_rows where job_id = ${jobId}`;
-    expect(left!.n).toBe(0);
+    expect(await stagedRowsLeft(s.sql, jobId)).toBe(0);
   }, 120_000);
 });
