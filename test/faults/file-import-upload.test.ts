@@ -1,7 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createFaultScenario, type FaultScenario } from '../support/fault-scenario.js';
-import { uploadNdjson } from '../support/ndjson-upload.js';
+import { listingLine, uploadNdjson } from '../support/ndjson-upload.js';
+import { rawRequest, requestHead } from '../support/raw-http.js';
 
 /**
  * Uploading a whole file to a real API process (docs/imports.md#whole-files): the API never holds the file
@@ -83,4 +84,25 @@ describe('file imports while they are uploaded', () => {
     expect(written).toEqual({ rows, distinct_ids: rows });
     expect(await counts(s)).toMatchObject({ imports: 1, staged: 0 });
   }, 240_000);
+
+  it('gives a file upload FILE_UPLOAD_TIMEOUT_MS and every other request REQUEST_TIMEOUT_MS, as set in the API process\'s environment', async () => {
+    scenario = await createFaultScenario();
+    const api = await scenario.startApi({ REQUEST_TIMEOUT_MS: '1000', FILE_UPLOAD_TIMEOUT_MS: '8000' });
+    const port = Number(new URL(api.baseUrl).port);
+    const head = (path: string, type: string, length: number) =>
+      requestHead('POST', path, { authorization: `Bearer ${scenario!.apiKey}`, 'content-type': type, connection: 'close' }, length);
+
+    // a file whose 20 lines come one every 150 ms: 3 s, three times REQUEST_TIMEOUT_MS
+    const lines = Array.from({ length: 20 }, (_, n) => listingLine(n));
+    const file = await rawRequest(port, { text: head('/v1/api/imports?kind=listings', 'application/x-ndjson', lines.join('').length), trickle: lines, trickleEveryMs: 150, waitMs: 10_000 });
+    expect(file.status, file.body).toBe(202);
+    expect(JSON.parse(file.body)).toMatchObject({ import: { source: 'file', rows: { received: 20 } } });
+
+    // a bulk request's body coming as slowly: 408 once REQUEST_TIMEOUT_MS has passed
+    const body = JSON.stringify({ listings: [JSON.parse(listingLine(0)) as unknown] });
+    const bulk = await rawRequest(port, { text: head('/v1/api/listings/bulk', 'application/json', body.length), trickle: body.match(/.{1,10}/g)!, trickleEveryMs: 150, waitMs: 6_000 });
+    expect(bulk.status).toBe(408);
+    expect(JSON.parse(bulk.body)).toEqual({ error: 'Request timeout' });
+    expect(bulk.closedAfterMs!).toBeLessThan(4_000);
+  }, 60_000);
 });
