@@ -32,11 +32,12 @@ export interface FileImports {
  * Writes the file imports, in every worker process: a BullMQ worker on `file-imports` runs each
  * import's job (file-import-processor.ts), and a fallback gives a job to any import left without
  * a live one (file-import-fallback.ts). note: concurrency 1, apart from the imports worker: a file
- * import takes one database connection and never a bulk request's job slot, so bulk requests are
- * not held up behind a million rows, and several workers write several files at once.
+ * import takes FILE_IMPORT_WRITERS database connections and never a bulk request's job slot, so
+ * bulk requests are not held up behind a million rows, and several workers write several files
+ * at once.
  */
 export function startFileImports(
-  config: Pick<Config, 'redisPrefix' | 'workerLockDurationMs'>,
+  config: Pick<Config, 'redisPrefix' | 'workerLockDurationMs' | 'fileImportWriters'>,
   clients: FileImportsClients,
   log: Logger,
   settings: FileImportsSettings = {},
@@ -44,6 +45,7 @@ export function startFileImports(
   let stopping = false;
   const processor = createFileImportProcessor(clients.sql, log, {
     stopping: () => stopping,
+    writers: config.fileImportWriters,
     ...(settings.rowsWritten === undefined ? {} : { rowsWritten: settings.rowsWritten }),
   });
   const worker = new Worker<unknown, FileImportJobResult>(FILE_IMPORT_QUEUE_NAME, processor, {

@@ -1,6 +1,6 @@
-import type { Sql } from '../shared/infra/db.js';
+import type { Sql, TransactionSql } from '../shared/infra/db.js';
 import type { ImportKind } from '../shared/import/import-kinds.js';
-import { dropStagedRows, nextFileChunk } from '../shared/repositories/import-files.js';
+import { dropStagedRows, hasStagedChunks, holdFileImportWriting, shareFileImportWriting, takeNextFileChunk } from '../shared/repositories/import-files.js';
 import { findImportingAccount, writeRows } from '../shared/repositories/imports.js';
 
 /** What one call of writeFileChunk did. */
@@ -11,7 +11,7 @@ export type ChunkOutcome =
   | { state: 'completed' }
   /** the import had ended (cancelled, failed, completed) or is gone: nothing was written */
   | { state: 'ended' }
-  /** another worker is writing a chunk of it right now: nothing was written */
+  /** the import is being completed or cancelled, or its last chunks are still being written elsewhere: nothing was written */
   | { state: 'busy' };
 
 interface FileImportRecord {
@@ -21,51 +21,52 @@ interface FileImportRecord {
   source: string;
 }
 
+type Hooks = { beforeCommit?: () => Promise<void> };
+
+const isUnfinished = (state: string) => state === 'queued' || state === 'running';
+
 /**
- * Writes the next chunk of a file import, exactly once: in one transaction it locks the import's
- * record, takes the next staged chunk out of the staging (a batch of the file's rows, as the upload
- * staged it: FILE_CHUNK_ROWS at most), writes its rows (matched on `external_id`, as a bulk
- * request's rows are, when any carries one) and adds what they did to the record's counts.
- * A worker that dies mid-chunk rolls all of it back: the rows are still staged, and the next call
- * (by any worker) writes them. An import that is no longer queued or running (cancelled between
- * two chunks) is left as it is, and what it staged is dropped. The last call finds nothing left
- * and records the import completed.
+ * Writes the next chunk of a file import, exactly once: in one transaction it takes the import's
+ * write lock shared, takes the next staged chunk no other transaction holds (a batch of the file's
+ * rows, as the upload staged it: FILE_CHUNK_ROWS at most), writes its rows (matched on
+ * `external_id`, as a bulk request's rows are, when any carries one) and deletes the chunk in the
+ * same statement, and adds what they did to the record's counts. A worker that dies mid-chunk
+ * rolls all of it back: the chunk is still staged, and the next call (by any worker) writes it.
+ * An import that is no longer queued or running (cancelled) gets nothing more, and what it staged
+ * is dropped. When no chunk is
+ * left to take, it completes the import (completeFileImport).
  *
- * note: the record's lock makes the chunks of one import run one after another, whichever
- * workers run them; a worker that finds it locked is told `busy` at once rather than wait.
- * `hooks.beforeCommit` lets tests stop a chunk inside its transaction.
+ * note: chunks of one import run side by side, each in its own transaction on its own connection
+ * (`for update skip locked` hands each a different chunk): a file is written by as many
+ * connections as its job gives it. The shared lock keeps a cancel or a completion waiting until
+ * the chunks under way commit. `hooks.beforeCommit` lets tests stop a chunk inside its transaction.
  */
-export async function writeFileChunk(
-  sql: Sql,
-  jobId: string,
-  hooks: { beforeCommit?: () => Promise<void> } = {},
-): Promise<ChunkOutcome> {
-  return sql.begin(async (tx): Promise<ChunkOutcome> => {
-    const [locked] = await tx<FileImportRecord[]>`
-      select account_id as "accountId", kind, state, source from imports where job_id = ${jobId} for update skip locked`;
-    if (!locked) {
-      const [exists] = await tx`select 1 from imports where job_id = ${jobId}`;
-      return exists ? { state: 'busy' } : { state: 'ended' };
-    }
-    const record = locked;
-    if (record.source !== 'file') return { state: 'ended' };
-    if (record.state !== 'queued' && record.state !== 'running') {
+export async function writeFileChunk(sql: Sql, jobId: string, hooks: Hooks = {}): Promise<ChunkOutcome> {
+  const outcome = await sql.begin(async (tx): Promise<ChunkOutcome | { state: 'nothing to take' }> => {
+    if (!(await shareFileImportWriting(tx, jobId))) return { state: 'busy' };
+    const [record] = await tx<FileImportRecord[]>`
+      select account_id as "accountId", kind, state, source from imports where job_id = ${jobId}`;
+    if (!record || record.source !== 'file') return { state: 'ended' };
+    if (!isUnfinished(record.state)) {
+      // note: a cancel drops the staging itself; this is for an import ended any other way.
       await dropStagedRows(tx, jobId);
       return { state: 'ended' };
     }
     const account = await findImportingAccount(tx, record.accountId);
     if (!account) return { state: 'ended' };
-    const chunk = await nextFileChunk(tx, jobId);
-    if (!chunk) {
-      await tx`
-        update imports set state = 'completed', started_at = coalesce(started_at, now()), finished_at = clock_timestamp()
-        where job_id = ${jobId}`;
-      await dropStagedRows(tx, jobId);
-      await hooks.beforeCommit?.();
-      return { state: 'completed' };
-    }
-    const written = await writeRows(tx, { kind: record.kind, jobId, accountId: record.accountId, account, rows: { firstIndex: chunk.firstIndex }, matchExternalIds: chunk.withExternalIds });
+    const chunk = await takeNextFileChunk(tx, jobId);
+    if (!chunk) return { state: 'nothing to take' };
+    const written = await writeRows(tx, {
+      kind: record.kind,
+      jobId,
+      accountId: record.accountId,
+      account,
+      rows: { firstIndex: chunk.firstIndex },
+      matchExternalIds: chunk.withExternalIds,
+    });
     const unchanged = written.sent - written.inserted - written.updated;
+    // note: the record's row lock is taken here, at the end: chunks side by side wait for each
+    // other only between this update and their commit.
     await tx`
       update imports set
         state = 'running',
@@ -78,4 +79,25 @@ export async function writeFileChunk(
     await hooks.beforeCommit?.();
     return { state: 'written', kind: record.kind, rows: written.sent, changed: written.inserted + written.updated };
   });
+  if (outcome.state !== 'nothing to take') return outcome;
+  return sql.begin((tx) => completeFileImport(tx, jobId, hooks));
+}
+
+/**
+ * Records a file import completed once nothing of it is staged, and drops the ids its rows
+ * claimed. note: it holds the write lock exclusively, so it waits for the chunks under way and
+ * then sees what they left: a chunk another transaction still held (or rolled back) is `busy`,
+ * to be written by whoever takes it next.
+ */
+async function completeFileImport(tx: TransactionSql, jobId: string, hooks: Hooks): Promise<ChunkOutcome> {
+  await holdFileImportWriting(tx, jobId);
+  const [record] = await tx<{ state: string }[]>`select state from imports where job_id = ${jobId}`;
+  if (!record || !isUnfinished(record.state)) return { state: 'ended' };
+  if (await hasStagedChunks(tx, jobId)) return { state: 'busy' };
+  await tx`
+    update imports set state = 'completed', started_at = coalesce(started_at, now()), finished_at = clock_timestamp()
+    where job_id = ${jobId}`;
+  await dropStagedRows(tx, jobId);
+  await hooks.beforeCommit?.();
+  return { state: 'completed' };
 }

@@ -82,12 +82,12 @@ describe('POST /v1/api/imports/{id}/cancel', () => {
       await chunk.started;
       let answered = false;
       const cancelling = cancel(key, id).finally(() => (answered = true));
-      // the cancel is queued behind the chunk's lock on the import's record
+      // the cancel is queued behind the chunk's hold on the import's write lock
       await vi.waitFor(
         async () => {
           const [waiting] = await service.sql<{ n: number }[]>`
             select count(*)::int as n from pg_stat_activity
-            where datname = current_database() and wait_event_type = 'Lock' and query like '%update imports set state = ''cancelled''%'`;
+            where datname = current_database() and wait_event_type = 'Lock' and wait_event = 'advisory' and query like '%pg_advisory_xact_lock%'`;
           expect(waiting!.n).toBe(1);
         },
         { timeout: 5_000, interval: 20 },

@@ -4,6 +4,7 @@ import { addFileImportJob, createFileImportQueue, type FileImportQueue } from '.
 import { loadConfig } from '../../src/shared/infra/config.js';
 import { createLogger } from '../../src/shared/infra/logger.js';
 import { createRedis, waitForRedis } from '../../src/shared/infra/redis.js';
+import { holdFileImportWriting } from '../../src/shared/repositories/import-files.js';
 import { ListingRowSchema } from '../../src/shared/rows/listing-row.js';
 import { startFileImports, type FileImportsSettings } from '../../src/worker/file-imports.js';
 import { createWorkerMetrics } from '../../src/worker/worker-metrics.js';
@@ -38,9 +39,9 @@ describe('startFileImports', () => {
   });
 
   /** A worker's file imports, on a Redis connection of its own, as startWorker runs them. */
-  function startWorkerFileImports(settings: FileImportsSettings) {
+  function startWorkerFileImports(settings: FileImportsSettings, writers = config.fileImportWriters) {
     const connection = createRedis(config, 'blocking');
-    const running = startFileImports(config, { sql: db.sql, connection, queue }, log, settings);
+    const running = startFileImports({ ...config, fileImportWriters: writers }, { sql: db.sql, connection, queue }, log, settings);
     return {
       async stop() {
         await running.stop();
@@ -84,9 +85,9 @@ describe('startFileImports', () => {
     }
   });
 
-  it('ends the job completed, named by its kind, with its progress and one log line per chunk', async () => {
+  it('ends the job completed, named by its kind, with its progress and one log line per chunk (one writer)', async () => {
     const jobId = await stagedFile(95, 40);
-    const worker = startWorkerFileImports({ pollMs: 20 });
+    const worker = startWorkerFileImports({ pollMs: 20 }, 1);
     try {
       await expect.poll(() => jobStateOf(jobId), { timeout: 10_000, interval: 20 }).toBe('completed');
       const job = (await queue.getJob(jobId))!;
@@ -100,6 +101,25 @@ describe('startFileImports', () => {
         'chunk: 15 rows written (95 of 95)',
         'completed: no row left to write',
       ]);
+    } finally {
+      await worker.stop();
+    }
+  });
+
+  it('writes a file with several writers: each chunk once, one log line each, and the progress of the whole at the end', async () => {
+    expect(config.fileImportWriters).toBe(2);
+    const jobId = await stagedFile(1_000, 40);
+    const worker = startWorkerFileImports({ pollMs: 20 }, 3);
+    try {
+      await expect.poll(() => jobStateOf(jobId), { timeout: 10_000, interval: 20 }).toBe('completed');
+      expect(await writtenBy(jobId)).toBe(1_000);
+      const job = (await queue.getJob(jobId))!;
+      expect(job.progress).toEqual({ processed: 1_000, total: 1_000 });
+      const logs = await logsOf(jobId);
+      const chunks = logs.filter((line) => line.startsWith('chunk: '));
+      expect(chunks).toHaveLength(25);
+      expect(chunks.every((line) => line.startsWith('chunk: 40 rows written ('))).toBe(true);
+      expect(logs.at(-1)).toBe('completed: no row left to write');
     } finally {
       await worker.stop();
     }
@@ -125,14 +145,14 @@ describe('startFileImports', () => {
     }
   });
 
-  it('delays the job while another holds the import\'s record, then writes it', async () => {
+  it('delays the job while another holds the import\'s write lock (a cancel or a completion under way), then writes it', async () => {
     const jobId = await stagedFile(30, 10);
     let release!: () => void;
     const released = new Promise<void>((resolve) => (release = resolve));
     let locked!: () => void;
     const lockTaken = new Promise<void>((resolve) => (locked = resolve));
     const holder = db.sql.begin(async (tx) => {
-      await tx`select 1 from imports where job_id = ${jobId} for update`;
+      await holdFileImportWriting(tx, jobId);
       locked();
       await released;
     });

@@ -5,6 +5,7 @@ import { ListingRowSchema } from '../../src/shared/rows/listing-row.js';
 import { writeFileChunk, type ChunkOutcome } from '../../src/worker/write-file-chunk.js';
 import { openDatabaseWithAccount, type DatabaseWithAccount } from '../support/database-with-account.js';
 import { validListing } from '../support/fixtures.js';
+import { holdChunkInTransaction } from '../support/hold-in-transaction.js';
 import { stageInChunks, stagedRowsLeft } from '../support/staged-file.js';
 
 /**
@@ -110,6 +111,64 @@ describe('file imports: staging and chunks (stageFileRows, writeFileChunk)', () 
     await Promise.all(Array.from({ length: 4 }, () => writeAll(jobId)));
     expect(await writtenBy(jobId)).toBe(600);
     expect(await recordOf(jobId)).toMatchObject({ state: 'completed', inserted: 600, updated: 0, unchanged: 0, processed: 600 });
+  });
+
+  /** Waits until a session of this database waits on a lock of `kind` (pg_locks' locktype) while running `query`. */
+  async function waitingOn(kind: string, query: string): Promise<void> {
+    await expect
+      .poll(
+        async () => {
+          const [row] = await db.sql<{ n: number }[]>`
+            select count(*)::int as n from pg_stat_activity a join pg_locks l on l.pid = a.pid and not l.granted
+            where a.datname = current_database() and l.locktype = ${kind} and a.query like ${`%${query}%`}`;
+          return row!.n;
+        },
+        { timeout: 5_000, interval: 20 },
+      )
+      .toBe(1);
+  }
+
+  it('writes chunks of one import side by side: a second chunk writes its rows while the first is inside its transaction', async () => {
+    const { jobId } = await stagedFile(Array.from({ length: 20 }, (_, n) => validListing({ title: `Side ${n}` })), 10);
+    const held = holdChunkInTransaction(db.sql, jobId);
+    try {
+      await held.started;
+      const second = writeFileChunk(db.sql, jobId);
+      // its rows are in (not yet committed); it waits only to add its counts to the record the first holds
+      await waitingOn('transactionid', 'update imports set');
+      held.release();
+      expect(await held.done).toMatchObject({ state: 'written', rows: 10 });
+      expect(await second).toMatchObject({ state: 'written', rows: 10 });
+    } finally {
+      held.release();
+      await held.done.catch(() => undefined);
+    }
+    expect(await writeFileChunk(db.sql, jobId)).toEqual({ state: 'completed' });
+    expect(await writtenBy(jobId)).toBe(20);
+    expect(await recordOf(jobId)).toMatchObject({ state: 'completed', inserted: 20, processed: 20 });
+  });
+
+  it('completes an import only once its last chunk under way has committed; a chunk rolled back meanwhile is written next', async () => {
+    const { jobId } = await stagedFile(Array.from({ length: 10 }, () => validListing()), 10);
+    const held = holdChunkInTransaction(db.sql, jobId);
+    await held.started;
+    // nothing is left to take: the completion waits for the import's write lock
+    const completing = writeFileChunk(db.sql, jobId);
+    await waitingOn('advisory', 'pg_advisory_xact_lock');
+    expect((await recordOf(jobId)).state).toBe('queued');
+    held.release(new Error('worker lost its connection'));
+    await expect(held.done).rejects.toThrow('worker lost its connection');
+    expect(await completing).toEqual({ state: 'busy' });
+    expect(await writtenBy(jobId)).toBe(0);
+
+    const again = holdChunkInTransaction(db.sql, jobId);
+    await again.started;
+    const completed = writeFileChunk(db.sql, jobId);
+    await waitingOn('advisory', 'pg_advisory_xact_lock');
+    again.release();
+    expect(await again.done).toMatchObject({ state: 'written', rows: 10 });
+    expect(await completed).toEqual({ state: 'completed' });
+    expect(await writtenBy(jobId)).toBe(10);
   });
 
   it('matches rows on external_id: a file sent again updates what changed and leaves the rest', async () => {

@@ -75,6 +75,10 @@ const EnvSchema = z.object({
   // note: how long a file's body may take to arrive, in place of REQUEST_TIMEOUT_MS: 100 MB in 10
   // minutes is some 170 KB a second. At most a day: Node's timers hold 24.8 days at most, and an
   // upload that slow holds a database connection and its transaction open all the while.
+  // note: chunks of one file import a worker writes at once, each on its own connection of the
+  // worker's pool (DATABASE_POOL_MAX) beside the bulk requests' WORKER_CONCURRENCY. Two let a file
+  // use a second core; more take from the bulk requests (docs/operators.md#file-imports).
+  FILE_IMPORT_WRITERS: z.coerce.number().int().min(1).max(16).default(2),
   FILE_UPLOAD_TIMEOUT_MS: z.coerce.number().int().min(1_000).max(86_400_000).default(600_000),
 });
 
@@ -151,6 +155,7 @@ const ConfigSchema = EnvSchema.transform((e, ctx) => {
     fileImportMaxBytes: e.FILE_IMPORT_MAX_BYTES,
     accountMaxFileImports: e.ACCOUNT_MAX_FILE_IMPORTS,
     fileUploadTimeoutMs: e.FILE_UPLOAD_TIMEOUT_MS,
+    fileImportWriters: e.FILE_IMPORT_WRITERS,
   };
 });
 

@@ -63,7 +63,7 @@ export async function recordFileRowErrors(tx: TransactionSql, jobId: string, err
     on conflict (job_id, index) do nothing`;
 }
 
-/** The next staged chunk of a file import, without its rows. */
+/** A staged chunk of a file import, without its rows. */
 export interface FileChunk {
   /** the file position of its first row: what names it (writeRows reads and deletes it by it) */
   firstIndex: number;
@@ -73,16 +73,43 @@ export interface FileChunk {
 }
 
 /**
- * The next staged chunk of an import, in file order; undefined when nothing is left. note: the
- * statement that writes its rows deletes it (writeRows), so that they are written by the
- * transaction that took them or, when it rolls back, stay for the next one; the caller holds the
- * import's record locked, so two chunks of one import never run at once.
+ * The advisory lock of a file import's writing: each chunk holds it shared, so chunks of one
+ * import run side by side; completing and cancelling hold it exclusively, so they wait for the
+ * chunks under way and no chunk starts meanwhile. note: transaction-scoped (it goes with the
+ * commit, and works through PgBouncer's transaction pooling); the class keeps it apart from the
+ * other advisory locks, and two imports whose ids hash alike only wait for each other.
  */
-export async function nextFileChunk(tx: TransactionSql, jobId: string): Promise<FileChunk | undefined> {
+const FILE_WRITE_LOCK_CLASS = 727_411_010;
+
+/** Takes the import's write lock shared, unless its completion or cancel holds it: whether it was taken. */
+export async function shareFileImportWriting(tx: TransactionSql, jobId: string): Promise<boolean> {
+  const [lock] = await tx<{ taken: boolean }[]>`select pg_try_advisory_xact_lock_shared(${FILE_WRITE_LOCK_CLASS}, hashtext(${jobId})) as taken`;
+  return lock!.taken;
+}
+
+/** Takes the import's write lock exclusively, waiting for the chunks under way (bounded by the transaction's lock_timeout). */
+export async function holdFileImportWriting(tx: TransactionSql, jobId: string): Promise<void> {
+  await tx`select pg_advisory_xact_lock(${FILE_WRITE_LOCK_CLASS}, hashtext(${jobId}))`;
+}
+
+/**
+ * The next staged chunk of an import no other transaction has taken, in file order, locked for
+ * this transaction; undefined when none is left to take. note: the statement that writes its rows
+ * deletes it (writeRows), so that they are written by the transaction that took them or, when it
+ * rolls back, stay for the next one; `skip locked` lets chunks of one import be written side by
+ * side, each by its own transaction.
+ */
+export async function takeNextFileChunk(tx: TransactionSql, jobId: string): Promise<FileChunk | undefined> {
   const [chunk] = await tx<FileChunk[]>`
     select first_index as "firstIndex", rows as count, with_external_ids as "withExternalIds"
-    from import_file_chunks where job_id = ${jobId} order by first_index limit 1`;
+    from import_file_chunks where job_id = ${jobId} order by first_index limit 1 for update skip locked`;
   return chunk;
+}
+
+/** Whether anything of the import is still staged. */
+export async function hasStagedChunks(tx: TransactionSql, jobId: string): Promise<boolean> {
+  const [left] = await tx`select 1 from import_file_chunks where job_id = ${jobId} limit 1`;
+  return left !== undefined;
 }
 
 /** Deletes what is left staged of an import (it ended, was cancelled or failed): its chunks and the ids its rows claimed. */
@@ -107,13 +134,13 @@ export type FileImportCancel =
   | 'cancelled'
   /** nothing: it had ended, it is a request's import, or it is none of the account's */
   | 'unchanged'
-  /** nothing: a chunk held its record for longer than the wait allows */
+  /** nothing: a chunk under way held the import for longer than the wait allows */
   | 'locked';
 
 /**
- * How long a cancel waits for the chunk that holds the import's record. note: a chunk takes tens
- * of milliseconds; a longer hold is a worker frozen inside its transaction, and the caller is
- * better told to try again than held.
+ * How long a cancel waits for the chunks under way. note: a chunk takes tens of milliseconds; a
+ * longer hold is a worker frozen inside its transaction, and the caller is better told to try
+ * again than held.
  */
 const CANCEL_LOCK_TIMEOUT_MS = 5_000;
 
@@ -121,10 +148,11 @@ const PG_LOCK_NOT_AVAILABLE = '55P03';
 
 /**
  * Cancels a file import of the account that is queued or running, and drops what it has staged,
- * in one transaction. note: the update takes the record's row lock, which every chunk holds
- * (writeFileChunk), so it waits for a chunk under way, which then counts; PostgreSQL re-reads the
- * record the chunk committed, so an import that chunk completed stays completed. Once cancelled,
- * every later chunk finds it ended and writes nothing: no chunk starts after this returns.
+ * in one transaction. note: it holds the import's write lock exclusively, so it waits for the
+ * chunks under way, which then count, and reads the state they and a completion left: an import
+ * completed meanwhile stays completed. Once cancelled, every later chunk finds it ended and writes
+ * nothing: no chunk starts after this returns. Another account's import is left without waiting
+ * for its chunks.
  */
 export async function cancelFileImport(
   sql: Sql,
@@ -134,7 +162,10 @@ export async function cancelFileImport(
 ): Promise<FileImportCancel> {
   try {
     return await sql.begin(async (tx): Promise<FileImportCancel> => {
+      const [own] = await tx`select 1 from imports where job_id = ${importId} and account_id = ${accountId} and source = 'file'`;
+      if (!own) return 'unchanged';
       await tx`select set_config('lock_timeout', ${`${lockTimeoutMs}ms`}, true)`;
+      await holdFileImportWriting(tx, importId);
       const cancelled = await tx`
         update imports set state = 'cancelled', finished_at = clock_timestamp()
         where job_id = ${importId} and account_id = ${accountId} and source = 'file' and state in ('queued', 'running')

@@ -165,3 +165,16 @@ describe('loadConfig: FILE_UPLOAD_TIMEOUT_MS', () => {
     expect(() => loadConfig({ FILE_UPLOAD_TIMEOUT_MS: raw })).toThrow(/FILE_UPLOAD_TIMEOUT_MS: /);
   });
 });
+
+describe('loadConfig: FILE_IMPORT_WRITERS', () => {
+  it('defaults to 2, and reads 1 to 16', () => {
+    expect(loadConfig({}).fileImportWriters).toBe(2);
+    expect(loadConfig({ FILE_IMPORT_WRITERS: '1' }).fileImportWriters).toBe(1);
+    expect(loadConfig({ FILE_IMPORT_WRITERS: '16' }).fileImportWriters).toBe(16);
+  });
+
+  it.each([['0'], ['17'], ['1.5'], ['two'], ['']])('refuses FILE_IMPORT_WRITERS=%j at start, naming the variable', (raw) => {
+    expect(() => loadConfig({ FILE_IMPORT_WRITERS: raw })).toThrow(ConfigError);
+    expect(() => loadConfig({ FILE_IMPORT_WRITERS: raw })).toThrow(/FILE_IMPORT_WRITERS: /);
+  });
+});
