@@ -400,8 +400,12 @@ async function main(): Promise<void> {
     if (!sameAsValidated([0, 1, rows - 1])) throw new Error('bench: the COPY\'s rows differ from the file\'s');
     const limit = Math.max(100 * 2 ** 20, Math.ceil(bytes / 2 ** 24 + 1) * 2 ** 24);
     const apiEnv: Record<string, string> = limit > 100 * 2 ** 20 ? { FILE_IMPORT_MAX_BYTES: String(limit) } : {};
-    console.log(`files: ${rows.toLocaleString('en')} listings, ${round(bytes / 2 ** 20, 1)} MiB; API with ${JSON.stringify(apiEnv)}`);
-    const fileStack = await startStack({ workers: 1, accounts: 9, keysPerAccount: 1, apiEnv });
+    // note: BENCH_FILE_IMPORT_WRITERS sets the worker's FILE_IMPORT_WRITERS (2 by default), to
+    // weigh a file's speed against the bulk imports' latency.
+    const writers = process.env.BENCH_FILE_IMPORT_WRITERS;
+    const workerEnv: Record<string, string> = writers === undefined ? {} : { FILE_IMPORT_WRITERS: writers };
+    console.log(`files: ${rows.toLocaleString('en')} listings, ${round(bytes / 2 ** 20, 1)} MiB; API with ${JSON.stringify(apiEnv)}, worker with ${JSON.stringify(workerEnv)}`);
+    const fileStack = await startStack({ workers: 1, accounts: 9, keysPerAccount: 1, apiEnv, workerEnv });
     try {
       const rounds: FileRound[] = [];
       for (let i = 0; i < N(2, 1); i += 1) rounds.push(await fileRound(fileStack, rows, N(100, 30)));

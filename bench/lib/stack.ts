@@ -59,6 +59,8 @@ export interface StackOptions {
   nodeArgs?: string[];
   /** extra environment of the API process (e.g. ACCOUNT_MAX_IN_FLIGHT) */
   apiEnv?: Record<string, string>;
+  /** extra environment of the worker processes (e.g. FILE_IMPORT_WRITERS) */
+  workerEnv?: Record<string, string>;
 }
 
 export async function startStack(options: StackOptions): Promise<BenchStack> {
@@ -103,7 +105,7 @@ export async function startStack(options: StackOptions): Promise<BenchStack> {
   const workers: ServiceProcess[] = [];
   // note: workers log one line per job at info, as in production; the API logs two per request,
   // so the bench runs it at warn to measure the service rather than the log pipe.
-  const workerEnv = { ...env, LOG_LEVEL: 'info' };
+  const workerEnv = { ...env, LOG_LEVEL: 'info', ...options.workerEnv };
   for (let w = 0; w < options.workers; w += 1) workers.push(await startWorkerProcess(workerEnv, { runtime, nodeArgs }));
   const extra: ServiceProcess[] = [];
 
