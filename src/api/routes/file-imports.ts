@@ -91,7 +91,7 @@ const schema = (maxBytes: number) => ({
   operationId: 'importFile',
   summary: 'Import a whole file in the background',
   description:
-    'The file is the body: NDJSON (`application/x-ndjson`, one row object per line) or CSV (`text/csv`, a header line of field names; array cells separated by `|`), up to 1,000,000 rows. Every row is checked as it arrives with the bulk endpoints\' rules; once the whole file is stored, 202 with the import, which workers then write a chunk at a time (`GET /v1/api/imports/{id}` shows `rows.processed` grow). Scope `listings:write`; charged to the day quota as the bulk requests it replaces.',
+    'The file is the body: NDJSON (`application/x-ndjson`, one row object per line) or CSV (`text/csv`, a header line of field names; array cells separated by `|`), up to 1,000,000 rows, arriving within 10 minutes (the operator\'s `FILE_UPLOAD_TIMEOUT_MS`; 408 `Request timeout` beyond, and nothing is kept). Every row is checked as it arrives with the bulk endpoints\' rules; once the whole file is stored, 202 with the import, which workers then write a chunk at a time (`GET /v1/api/imports/{id}` shows `rows.processed` grow). Scope `listings:write`; charged to the day quota as the bulk requests it replaces.',
   tags: ['Imports'],
   security: [{ apiKey: [] }],
   headers: IdempotencyHeadersSchema,
