@@ -12,6 +12,9 @@ import { validateRows } from '../src/shared/rows/validate-rows.js';
 import { copyImport } from './lib/copy-insert.js';
 import { fileRound, type FileRound } from './lib/file-round.js';
 import { fileBytes, sameAsValidated } from './lib/file-rows.js';
+import { compareInRounds, type ComparedSide } from './lib/compare-in-rounds.js';
+import { startDirectInsertServer } from './lib/direct-insert-process.js';
+import { loadableGetTarget, type GetTarget } from './lib/get-target.js';
 import { runLoad } from './lib/load.js';
 import { listingRows, machineRows } from './lib/rows.js';
 import { peakRssMb, startStack, type BenchAccount, type BenchStack } from './lib/stack.js';
@@ -26,7 +29,7 @@ import { runFlood, statusCounts } from '../test/support/flood.js';
 
 const quick = process.argv.includes('--quick');
 const only = process.argv.find((arg) => arg.startsWith('--only='))?.slice('--only='.length).split(',');
-/** `--only=auth,imports` runs just those sections (auth, imports (with the floor; `floor` is the same section), upsert, growth, scale-out, memory, table, fairness, files). */
+/** `--only=auth,imports` runs just those sections (auth, imports (with the floor; `floor` is the same section), upsert, growth, scale-out, memory, table, fairness, files, direct). */
 const want = (section: string) => only === undefined || only.includes(section);
 const N = (full: number, small: number) => (quick ? small : full);
 /**
@@ -119,18 +122,7 @@ async function main(): Promise<void> {
           withKey: true,
           expected: 404,
         },
-      ].map((target) => {
-        const pool = new Pool(target.baseUrl, { connections: 32 });
-        const run = async (index: number) => {
-          const accountIndex = index % target.accounts.length;
-          const account = target.accounts[accountIndex]!;
-          const headers = target.withKey ? { authorization: `Bearer ${account.keys[Math.floor(index / 100) % account.keys.length]}` } : {};
-          const { statusCode, body } = await pool.request({ path: target.path(accountIndex), method: 'GET', headers });
-          await body.dump();
-          return statusCode;
-        };
-        return { ...target, pool, run, ok: (status: number) => status === target.expected, rounds: [] as LoadResult[] };
-      });
+      ].map(loadableGetTarget);
       for (const target of targets) await runLoad({ concurrency: 32, operations: 2_000, rowsPerOperation: 0, run: target.run, ok: target.ok }); // warm-up
       // note: the two alternate in rounds, so a swing of the shared machine's speed lands on
       // both; the ratio reported is the median of the rounds' ratios.
@@ -224,6 +216,60 @@ async function main(): Promise<void> {
     }
     const r = results as Record<string, LoadResult>;
     if (Object.keys(ratios).length > 0) record('ratios', ratios);
+
+    // --- 9. against a direct-insert service: issue 24's three ratios ----------------------------
+    // note: the reference (bench/direct-insert-server.ts: Fastify, our row schema, one COPY per
+    // request, no queue) takes the same bodies with the same keys into the same table, on the
+    // same machine; /me is read with the auth section's accounts, beside its bare route.
+    if (want('direct')) {
+      const direct = await startDirectInsertServer(stack.env);
+      const bare = await stack.startBareServer();
+      const pools: Pool[] = [];
+      const imports = (name: string, baseUrl: string, concurrency: number): ComparedSide => {
+        const pool = new Pool(baseUrl, { connections: concurrency });
+        pools.push(pool);
+        const run = httpImports(stack, pool, 'listings', listingBodies);
+        return { name, load: (operations) => runLoad({ concurrency, operations, rowsPerOperation: 200, run }) };
+      };
+      const read = (target: GetTarget): ComparedSide => {
+        const { pool, run, ok } = loadableGetTarget(target);
+        pools.push(pool);
+        return { name: target.name, load: (operations) => runLoad({ concurrency: 32, operations, rowsPerOperation: 0, run, ok }) };
+      };
+      const importsAt = (concurrency: number) => ({
+        operations: N(150, 40),
+        warmUpOperations: Math.max(8, concurrency),
+        ours: imports(`direct: ours, 200 listings c=${concurrency}`, stack.api.baseUrl, concurrency),
+        reference: imports(`direct: direct insert, 200 listings c=${concurrency}`, direct.baseUrl, concurrency),
+      });
+      // note: all 400 accounts with three keys each (1,200 keys; the auth section's /me has 100
+      // accounts with ten): with the auth section's 100 alone, `--only=auth,direct` would spend
+      // their per-minute quota and measure 429s.
+      const meAccounts = stack.accounts.map((account) => ({ ...account, keys: account.keys.slice(0, 3) }));
+      try {
+        const { sides, ratios: directRatios } = await compareInRounds(
+          [
+            { ratio: 'c=1 p50 ours/direct', field: 'p50Ms', target: '<= 1.3', ...importsAt(1) },
+            { ratio: 'c=8 rows/s ours/direct', field: 'rowsPerSec', target: '>= 0.9', ...importsAt(8) },
+            {
+              ratio: 'c=32 /me req/s to bare',
+              field: 'requestsPerSec',
+              target: '>= 0.5',
+              operations: N(15_000, 8_000),
+              warmUpOperations: 2_000,
+              ours: read({ name: 'direct: GET /v1/api/me c=32', baseUrl: stack.api.baseUrl, accounts: meAccounts, path: () => '/v1/api/me', withKey: true, expected: 200 }),
+              reference: read({ name: 'direct: bare Fastify route c=32', baseUrl: bare.baseUrl, accounts: meAccounts, path: () => '/bare', withKey: false, expected: 200 }),
+            },
+          ],
+          ROUNDS,
+        );
+        for (const [name, result] of sides) record(name, result);
+        record('direct: ratios', directRatios);
+      } finally {
+        await Promise.all(pools.map((pool) => pool.close()));
+        await Promise.all([direct.stop(), bare.stop()]);
+      }
+    }
 
     // --- 7. upsert: a nightly sync of 200 listings that all exist, half of them changed ---------
     // note: next to plain inserts of 200 new listings, alternating in rounds as above. Each sync

@@ -40,17 +40,20 @@ async function copyTransaction(
   });
 }
 
+/** One COPY of `rows`, each with the columns the service adds to it (`added`). */
+export async function copyRows(sql: postgres.Sql | postgres.TransactionSql, rows: ListingRow[], added: Record<string, unknown>): Promise<void> {
+  const lines = rows.map((row) => copyLine(row, added)).join('\n');
+  const writable = await sql.unsafe(`copy listings (${COLUMNS.join(', ')}) from stdin`).writable();
+  await new Promise<void>((resolve, reject) => {
+    writable.on('error', reject);
+    writable.on('finish', resolve);
+    writable.end(`${lines}\n`);
+  });
+}
+
 /** The comparison point of the set-based insert: the same transaction, rows sent with COPY. */
 export async function copyImport(sql: postgres.Sql, accountId: string, rows: ListingRow[]): Promise<void> {
-  await copyTransaction(sql, accountId, rows.length, async (tx, added) => {
-    const lines = rows.map((row) => copyLine(row, added)).join('\n');
-    const writable = await tx.unsafe(`copy listings (${COLUMNS.join(', ')}) from stdin`).writable();
-    await new Promise<void>((resolve, reject) => {
-      writable.on('error', reject);
-      writable.on('finish', resolve);
-      writable.end(`${lines}\n`);
-    });
-  });
+  await copyTransaction(sql, accountId, rows.length, (tx, added) => copyRows(tx, rows, added));
 }
 
 /**
