@@ -1,19 +1,28 @@
-import type { Sql, TransactionSql } from '../shared/infra/db.js';
+import type { Sql } from '../shared/infra/db.js';
 import type { ImportResult, ImportJob } from '../shared/import/import-job.js';
 import { markImportStep } from '../shared/import/import-steps.js';
-import { findImportRecord } from '../shared/repositories/import-records.js';
-import { findImportingAccount, insertImportRecord, recordMatchedCounts, writeRows } from '../shared/repositories/imports.js';
+import { findImportRecord, type ImportRecord } from '../shared/repositories/import-records.js';
+import {
+  findImportingAccount,
+  insertImportRecord,
+  isImportRecordTaken,
+  recordImportWithRows,
+  type ImportStatementOutcome,
+  type RowsWritten,
+} from '../shared/repositories/imports.js';
 import { AccountGoneError, ImportAbandonedError, ImportRowCountError, ImportRowsGoneError } from './write-errors.js';
 
 /** An import job as the worker writes it; the write fails unless exactly `rowCount` rows are inserted. */
 export interface ImportWrite extends Omit<ImportJob, 'matchExternalIds' | 'dryRun'>, Partial<Pick<ImportJob, 'matchExternalIds' | 'dryRun'>> {
   jobId: string;
   /**
-   * the normalised rows as encodeImportRows wrote them, or their fetch: it is awaited only once
-   * the import is recorded, so it overlaps the statements before; null when they are gone
+   * the normalised rows as encodeImportRows wrote them, or their fetch still under way (it runs
+   * while the job is checked and the write gets a connection); null when they are gone
    */
   rowsJson: string | Promise<string | null>;
 }
+
+type Hooks = { beforeCommit?: () => Promise<void> };
 
 /** Rolls a dry run's transaction back once its result is known. */
 class DryRunRollback extends Error {
@@ -24,68 +33,102 @@ class DryRunRollback extends Error {
 }
 
 /**
- * Writes one import in one transaction: its record in `imports` and all its rows with one
- * set-based statement (writeRows). Idempotent by job id: when the record already exists (the
- * job ran before, or runs twice at once), nothing is written and the recorded result is
- * returned; a record of a failed import (the API answered that it wrote nothing) throws
- * ImportAbandonedError. The table constraints check every row (types, lengths, categories, counts); a row
- * that breaks one, or a row count that differs from `rowCount`, rolls the whole import back, and
- * so do rows that turn out to be gone (ImportRowsGoneError). A dry run does all of it, then rolls
- * back and returns the result it would have had.
+ * Writes one import: its record in `imports` and all its rows, in one statement
+ * (recordImportWithRows), which is one round trip to PostgreSQL and its own transaction.
+ * Idempotent by job id: when the record already exists (the job ran before, or runs twice at
+ * once), nothing is written and the recorded result is returned; a record of a failed import (the
+ * API answered that it wrote nothing) throws ImportAbandonedError. The table constraints check
+ * every row (types, lengths, categories, counts); a row that breaks one, or a row count that
+ * differs from `rowCount` (ImportRowCountError), leaves nothing written, and so do rows that turn
+ * out to be gone (ImportRowsGoneError). A dry run does all of it, then rolls back and returns the
+ * result it would have had.
+ *
+ * note: the statement needs the rows, so it waits for their fetch; nothing goes to PostgreSQL
+ * before, as every statement sent ahead of the rows would be a round trip more. A dry run and a
+ * write given `hooks.beforeCommit` (tests stop a write there) send the same statement in a
+ * transaction, BEGIN and COMMIT around it.
  */
-export async function writeImport(
-  sql: Sql,
-  input: ImportWrite,
-  hooks: { beforeCommit?: () => Promise<void> } = {},
-): Promise<ImportResult> {
+export async function writeImport(sql: Sql, input: ImportWrite, hooks: Hooks = {}): Promise<ImportResult> {
+  const rows = await input.rowsJson;
+  if (rows === null) return resultWithoutRows(sql, input);
+  // note: the record and the rows are one statement: this step marks the rows at hand, the next
+  // the import written.
+  markImportStep(input.requestId, 'write.recorded');
+  const statement = {
+    jobId: input.jobId,
+    accountId: input.accountId,
+    kind: input.kind,
+    requestId: input.requestId,
+    total: input.total,
+    rowCount: input.rowCount,
+    errors: input.errors,
+    createdAt: input.createdAt,
+    rows,
+    matchExternalIds: input.matchExternalIds === true,
+  };
+  let outcome: ImportStatementOutcome;
   try {
-    return await sql.begin(async (tx) => {
-      const result = await writeInTransaction(tx, input, hooks);
-      if (input.dryRun === true) throw new DryRunRollback(result);
-      return result;
-    });
+    outcome =
+      input.dryRun === true || hooks.beforeCommit !== undefined
+        ? await sql.begin(async (tx) => {
+            const written = await recordImportWithRows(tx, statement);
+            if (!written.recorded) return written; // note: it wrote nothing, so its commit commits nothing
+            await hooks.beforeCommit?.();
+            if (input.dryRun === true) throw new DryRunRollback(resultOf(input, written));
+            return written;
+          })
+        : await recordImportWithRows(sql, statement);
   } catch (error) {
     if (error instanceof DryRunRollback) return error.result;
+    // note: a run of the same job committed while this one's statement ran; its rows went with it.
+    if (isImportRecordTaken(error)) return recordedResult(input.jobId, await findImportRecord(sql, input.jobId));
     throw error;
   }
+  if (!outcome.recorded) return resultOfNothingWritten(sql, input, outcome);
+  markImportStep(input.requestId, 'write.inserted');
+  return resultOf(input, outcome);
 }
 
-async function writeInTransaction(
-  tx: TransactionSql,
-  input: ImportWrite,
-  hooks: { beforeCommit?: () => Promise<void> },
-): Promise<ImportResult> {
-  const account = await findImportingAccount(tx, input.accountId);
-  if (!account) throw new AccountGoneError(`account ${input.accountId} no longer exists`);
+function resultOf(input: ImportWrite, written: RowsWritten): ImportResult {
+  const { errors } = input;
+  const skipped = errors.length;
+  if (input.matchExternalIds !== true) return { inserted: written.inserted, skipped, errors };
+  const unchanged = written.sent - written.inserted - written.updated;
+  return { inserted: written.inserted, updated: written.updated, unchanged, skipped, errors };
+}
 
-  const matchExternalIds = input.matchExternalIds === true;
-  const skipped = input.errors.length;
-  // note: a concurrent duplicate blocks on the primary key here until the first commits, then
-  // finds the record; so a job's rows are written at most once. With external ids the counts are
-  // known only once the rows are written, and the record is completed then.
+/** Why the statement wrote nothing: the account is gone, the import was recorded before, or its rows are not `rowCount`. */
+async function resultOfNothingWritten(sql: Sql, input: ImportWrite, outcome: ImportStatementOutcome): Promise<ImportResult> {
+  const { jobId, rowCount } = input;
+  if (!outcome.accountFound) throw new AccountGoneError(`account ${input.accountId} no longer exists`);
+  // note: a recorded import answers with its record whatever rows its job now holds.
+  const previous = await findImportRecord(sql, jobId);
+  if (previous) return recordedResult(jobId, previous);
+  if (outcome.sent !== rowCount) throw new ImportRowCountError(`import ${jobId} holds ${outcome.sent} rows, not the ${rowCount} it announced`);
+  throw new Error(`import ${jobId} is recorded but its result cannot be read`);
+}
+
+function recordedResult(jobId: string, previous: ImportRecord | undefined): ImportResult {
+  if (!previous) throw new Error(`import ${jobId} is recorded but its result cannot be read`);
+  if (previous.state === 'failed') throw new ImportAbandonedError(`import ${jobId} was answered "nothing was written"; it writes nothing`);
+  if (previous.state === 'running') throw new Error(`import ${jobId} is recorded as an import not ended, not a bulk request's`);
+  return previous.result;
+}
+
+/**
+ * A job whose rows are gone: the recorded result when a run of it wrote it (and died before its
+ * acknowledgement), else ImportRowsGoneError, having written nothing. note: rare (a rerun, a
+ * withdrawn or expired job), so it takes a transaction of several statements: the record's
+ * insert waits for a run of the same job still under way and then finds its record; when it
+ * records the import instead, the error rolls that back.
+ */
+async function resultWithoutRows(sql: Sql, input: ImportWrite): Promise<ImportResult> {
   const { jobId, accountId, kind, requestId, total, rowCount, errors, createdAt } = input;
-  if (!(await insertImportRecord(tx, { jobId, accountId, kind, requestId, total, rowCount, errors, createdAt }))) {
-    const previous = await findImportRecord(tx, jobId);
-    if (!previous) throw new Error(`import ${jobId} is recorded but its result cannot be read`);
-    if (previous.state === 'failed') throw new ImportAbandonedError(`import ${jobId} was answered "nothing was written"; it writes nothing`);
-    if (previous.state === 'running') throw new Error(`import ${jobId} is recorded as an import not ended, not a bulk request's`);
-    return previous.result;
-  }
-
-  markImportStep(requestId, 'write.recorded');
-  const rows = await input.rowsJson;
-  if (rows === null) throw new ImportRowsGoneError(`the rows of import ${jobId} are gone; nothing was written`);
-  const written = await writeRows(tx, { kind, jobId, accountId, account, rows, matchExternalIds });
-  if (written.sent !== rowCount) {
-    throw new ImportRowCountError(`import ${jobId} holds ${written.sent} rows, not the ${rowCount} it announced`);
-  }
-  markImportStep(requestId, 'write.inserted');
-  let result: ImportResult = { inserted: written.inserted, skipped, errors };
-  if (matchExternalIds) {
-    const unchanged = written.sent - written.inserted - written.updated;
-    result = { inserted: written.inserted, updated: written.updated, unchanged, skipped, errors };
-    await recordMatchedCounts(tx, jobId, { inserted: written.inserted, updated: written.updated, unchanged });
-  }
-  await hooks.beforeCommit?.();
-  return result;
+  return sql.begin(async (tx) => {
+    if (!(await findImportingAccount(tx, accountId))) throw new AccountGoneError(`account ${accountId} no longer exists`);
+    if (await insertImportRecord(tx, { jobId, accountId, kind, requestId, total, rowCount, errors, createdAt })) {
+      throw new ImportRowsGoneError(`the rows of import ${jobId} are gone; nothing was written`);
+    }
+    return recordedResult(jobId, await findImportRecord(tx, jobId));
+  });
 }

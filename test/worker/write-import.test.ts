@@ -1,17 +1,22 @@
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ImportRowsGoneError } from '../../src/worker/write-errors.js';
+import postgres from 'postgres';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import type { Sql } from '../../src/shared/infra/db.js';
+import { AccountGoneError, ImportRowCountError, ImportRowsGoneError } from '../../src/worker/write-errors.js';
 import { writeImport, type ImportWrite } from '../../src/worker/write-import.js';
 import { encodeImportRows } from '../../src/shared/import/rows-hand-over.js';
 import { ListingRowSchema } from '../../src/shared/rows/listing-row.js';
 import { validListing } from '../support/fixtures.js';
 import { openDatabaseWithAccount, type DatabaseWithAccount } from '../support/database-with-account.js';
+import { commitGate } from '../support/hold-in-transaction.js';
+import { databaseUrl } from '../support/services.js';
 import { writtenByJob } from '../support/written-by-job.js';
 
 /**
  * writeImport takes the rows as a string or as their fetch still under way (the worker reads
- * them from Redis while the transaction begins): the import is recorded before the rows are
- * needed, and rows that turn out to be gone or unreadable leave nothing behind.
+ * them from Redis while it checks the job), and writes the import's record and its rows in one
+ * statement, one round trip; rows that turn out to be gone or unreadable leave nothing behind,
+ * and so does everything that stops the statement from recording the import.
  */
 describe('writeImport', () => {
   let db: DatabaseWithAccount;
@@ -29,38 +34,98 @@ describe('writeImport', () => {
     return { jobId: randomUUID(), kind: 'listings', accountId: db.accountId, requestId: 'write-import-test', total: 2, errors: [], rowCount: 2, rowsJson };
   }
 
-  /**
-   * Whether a transaction still open holds the import's record. note: another session's insert
-   * of the same job id waits on the uncommitted record, and a lock timeout turns that wait into
-   * an answer; the probe's own insert is always rolled back.
-   */
-  async function recordedInOpenTransaction(jobId: string): Promise<boolean> {
-    try {
-      await db.sql.begin(async (tx) => {
-        await tx`set local lock_timeout = '200ms'`;
-        await tx`insert into imports (job_id, account_id, kind, inserted, skipped) values (${jobId}, ${db.accountId}, 'listings', 0, 0)`;
-        throw new Error('rolled back on purpose');
-      });
-    } catch (error) {
-      return (error as { code?: string }).code === '55P03';
-    }
-    return false;
-  }
-
   it('writes rows given as a string', async () => {
     const input = importOf(twoListings());
     expect(await writeImport(db.sql, input)).toEqual({ inserted: 2, skipped: 0, errors: [] });
     expect(await writtenByJob(db.sql, input.jobId)).toEqual({ listings: 2, imports: 1 });
   });
 
-  it('records the import before the rows arrive, then writes them', async () => {
+  /** A pool of one connection on the test's database that lists every statement it sends. */
+  async function countingPool(): Promise<{ sql: Sql; sent: string[] }> {
+    const sent: string[] = [];
+    const url = databaseUrl(inject('postgresUrl'), db.sql.options.database);
+    const sql = postgres(url, { max: 1, onnotice: () => {}, transform: { undefined: null }, debug: (_connection, query) => sent.push(query) });
+    await sql`select 1`; // note: the connection's own first queries (its types) are not the write's
+    sent.length = 0;
+    return { sql: sql as unknown as Sql, sent };
+  }
+
+  it('sends nothing before the rows arrive, then the record and the rows in one statement', async () => {
+    const counting = await countingPool();
     let deliver!: (rows: string) => void;
-    const input = importOf(new Promise<string>((resolve) => (deliver = resolve)));
-    const writing = writeImport(db.sql, input);
-    await expect.poll(() => recordedInOpenTransaction(input.jobId), { timeout: 5_000 }).toBe(true);
-    deliver(twoListings());
-    expect(await writing).toEqual({ inserted: 2, skipped: 0, errors: [] });
-    expect(await writtenByJob(db.sql, input.jobId)).toEqual({ listings: 2, imports: 1 });
+    try {
+      const input = importOf(new Promise<string>((resolve) => (deliver = resolve)));
+      const writing = writeImport(counting.sql, input);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      expect(counting.sent).toEqual([]);
+      deliver(twoListings());
+      expect(await writing).toEqual({ inserted: 2, skipped: 0, errors: [] });
+      expect(counting.sent).toHaveLength(1);
+      expect(await writtenByJob(db.sql, input.jobId)).toEqual({ listings: 2, imports: 1 });
+    } finally {
+      deliver(twoListings()); // note: a write still waiting for its rows would hold the pool open
+      await counting.sql.end();
+    }
+  });
+
+  it('writes nothing, not even the record, when the rows are not as many as announced', async () => {
+    const input = { ...importOf(twoListings()), rowCount: 3, total: 3 };
+    await expect(writeImport(db.sql, input)).rejects.toBeInstanceOf(ImportRowCountError);
+    expect(await writtenByJob(db.sql, input.jobId)).toEqual({ listings: 0, imports: 0 });
+  });
+
+  it('writes nothing when the account is gone', async () => {
+    const [gone] = await db.sql<{ id: string }[]>`insert into accounts (display_name, subscription_tier) values ('Gone', 'global') returning id`;
+    await db.sql`delete from accounts where id = ${gone!.id}`;
+    const input = { ...importOf(twoListings()), accountId: gone!.id };
+    await expect(writeImport(db.sql, input)).rejects.toBeInstanceOf(AccountGoneError);
+    expect(await writtenByJob(db.sql, input.jobId)).toEqual({ listings: 0, imports: 0 });
+  });
+
+  it('answers a job that ran before with its record, whatever rows it holds now, and inserts none of them', async () => {
+    const first = importOf(twoListings());
+    const written = await writeImport(db.sql, first);
+    const broken = twoListings().replace('"USD"', '"EUR"'); // note: breaks a table constraint if ever inserted
+    expect(await writeImport(db.sql, { ...first, rowsJson: broken })).toEqual(written);
+    expect(await writtenByJob(db.sql, first.jobId)).toEqual({ listings: 2, imports: 1 });
+  });
+
+  /** Whether a statement of this database waits for a lock (the record another transaction holds). */
+  async function waitsForALock(): Promise<boolean> {
+    const [waiting] = await db.sql<{ n: number }[]>`
+      select count(*)::int as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'`;
+    return waiting!.n > 0;
+  }
+
+  /**
+   * Two runs of one job at once (a stalled job run again while its first run still writes): the
+   * first is held before its commit, its record and rows in; the second's statement writes its
+   * rows, then waits on the record's primary key.
+   */
+  async function twoRunsAtOnce() {
+    const first = importOf(twoListings());
+    const gate = commitGate();
+    const firstWriting = writeImport(db.sql, first, { beforeCommit: gate.beforeCommit });
+    await gate.reached;
+    const secondWriting = writeImport(db.sql, { ...first, rowsJson: twoListings() });
+    await expect.poll(waitsForALock, { timeout: 5_000 }).toBe(true);
+    return { jobId: first.jobId, firstWriting, secondWriting, release: gate.release };
+  }
+
+  it('lets a second run of a job that runs twice at once wait for the first, then answer its result, having written nothing', async () => {
+    const { jobId, firstWriting, secondWriting, release } = await twoRunsAtOnce();
+    release();
+    const written = await firstWriting;
+    expect(await secondWriting).toEqual(written);
+    expect(await writtenByJob(db.sql, jobId)).toEqual({ listings: 2, imports: 1 });
+  });
+
+  it('lets a second run of a job that runs twice at once write it when the first rolls back', async () => {
+    const { jobId, firstWriting, secondWriting, release } = await twoRunsAtOnce();
+    release(new Error('connection lost before commit'));
+    await expect(firstWriting).rejects.toThrow('connection lost before commit');
+    expect(await secondWriting).toEqual({ inserted: 2, skipped: 0, errors: [] });
+    expect(await writtenByJob(db.sql, jobId)).toEqual({ listings: 2, imports: 1 });
   });
 
   it('writes nothing, not even the record, when the rows are gone', async () => {

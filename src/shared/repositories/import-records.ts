@@ -33,9 +33,11 @@ export function createdAtOf(input: { createdAt?: number }): Date {
 
 /**
  * How long the fence waits for a worker's transaction that holds the job's record. note: the
- * worker inserts the record first thing in its transaction, so a wait means a transaction is
- * writing that job right now (or is frozen): its outcome is not known, and the caller says so
- * rather than hold a request for as long as the transaction may last.
+ * worker inserts the record in the statement that writes its rows, once they are in
+ * (recordImportWithRows), so a wait means a transaction is writing that job right now (or is
+ * frozen before its commit): its outcome is not known, and the caller says so rather than hold a
+ * request for as long as the transaction may last. A fence that comes first, while the worker's
+ * statement is still writing the rows, makes that statement fail on the record, rows and all.
  */
 const FENCE_LOCK_TIMEOUT_MS = 2_000;
 

@@ -1,4 +1,5 @@
-import type { TransactionSql } from '../infra/db.js';
+import postgres from 'postgres';
+import { PG_UNIQUE_VIOLATION, type Sql, type TransactionSql } from '../infra/db.js';
 import type { ImportKind } from '../import/import-kinds.js';
 import { createdAtOf, type ImportOfRequest } from './import-records.js';
 import type { ListingRow } from '../rows/listing-row.js';
@@ -26,7 +27,9 @@ export interface ImportingAccount {
  * Records the import of `jobId` as completed with its request's counts and errors, unless it is
  * recorded already; true when this call recorded it. `started_at` is the transaction's start,
  * `finished_at` now. note: a concurrent insert of the same job id waits on the primary key until
- * the first transaction ends, then finds the record.
+ * the first transaction ends, then finds the record. The worker uses it only for a job whose rows
+ * are gone, to learn (waiting for a transaction under way) whether an earlier run wrote it; an
+ * import with its rows is recorded by recordImportWithRows.
  */
 export async function insertImportRecord(
   tx: TransactionSql,
@@ -39,13 +42,6 @@ export async function insertImportRecord(
     on conflict (job_id) do nothing
     returning job_id`;
   return recorded !== undefined;
-}
-
-/** The counts of an import that matched rows on `external_id`, known only once its rows are written. */
-export async function recordMatchedCounts(tx: TransactionSql, jobId: string, counts: { inserted: number; updated: number; unchanged: number }): Promise<void> {
-  await tx`
-    update imports set inserted = ${counts.inserted}, updated = ${counts.updated}, unchanged = ${counts.unchanged}, finished_at = clock_timestamp()
-    where job_id = ${jobId}`;
 }
 
 /**
@@ -83,31 +79,80 @@ function changes(columns: readonly string[]): string {
   return `(${columns.map((c) => `t.${c}`).join(', ')}) is distinct from (${columns.map((c) => `excluded.${c}`).join(', ')})`;
 }
 
+/** A piece of a statement: postgres.js nests fragments, their parameters included. */
+type Fragment = postgres.PendingQuery<postgres.Row[]>;
+
+/** Where a statement takes the maker's name and photo from: values sent with it, or columns it reads itself. */
+interface MakerSource {
+  displayName: Fragment;
+  avatarUrl: Fragment;
+}
+
 /** What one kind's statement needs: its table, the columns it fills beside the row's own, and their values. */
 interface RowTarget {
   table: 'listings' | 'machines';
   record: ReturnType<typeof sqlColumns>;
   /** columns set from the account or the import, not from the row */
-  fixed: Record<string, unknown>;
+  fixed: Record<string, Fragment>;
   /** extra `set` assignments of an update, beside the replaced columns */
   onUpdate: string;
 }
 
-function rowTarget(kind: ImportKind, jobId: string, account: ImportingAccount): RowTarget {
+function rowTarget(sql: Sql | TransactionSql, kind: ImportKind, jobId: string, maker: MakerSource): RowTarget {
   if (kind === 'listings') {
     return {
       table: 'listings',
       record: LISTING_RECORD,
-      fixed: { import_job_id: jobId, maker_name: account.displayName, maker_photo_url: account.avatarUrl },
+      fixed: { import_job_id: sql`${jobId}`, maker_name: maker.displayName, maker_photo_url: maker.avatarUrl },
       onUpdate: '',
     };
   }
   return {
     table: 'machines',
     record: MACHINE_RECORD,
-    fixed: { import_job_id: jobId, verification_status: 'pending' },
+    fixed: { import_job_id: sql`${jobId}`, verification_status: sql`${'pending'}` },
     onUpdate: `, verification_status = case when ${changes(MACHINE_IDENTITY)} then 'pending' else t.verification_status end`,
   };
+}
+
+/**
+ * The insert of an import's rows, taken from `from` (which names them `r`), as `t`; the caller
+ * adds what it returns. With `matchExternalIds`, a row whose `external_id` the account already
+ * has in that table updates it instead, and only when something would change (`where
+ * <changed>`): a row left as it was is neither returned nor counted.
+ *
+ * note: the rows are taken in `external_id` order, so two imports of one account that share ids
+ * lock them in the same order: the later one waits for the first to commit, then updates, and
+ * neither meets a deadlock or a unique violation. `t.xmax = 0` in a RETURNING tells a new row
+ * from an updated one. The column lists are constants of this file, never input, so sql.unsafe
+ * is safe here.
+ */
+function rowsInsert(sql: Sql | TransactionSql, accountId: string, target: RowTarget, from: Fragment, matchExternalIds: boolean): Fragment {
+  const { table, record, fixed, onUpdate } = target;
+  const fixedNames = Object.keys(fixed);
+  const columns = sql.unsafe(['account_id', ...fixedNames, record.names].join(', '));
+  const values = Object.values(fixed).reduce<Fragment>((list, value) => sql`${list}, ${value}`, sql`${accountId}`);
+  const insert = sql`insert into ${sql(table)} as t (${columns}) select ${values}, ${sql.unsafe(record.fromRecord)} from ${from}`;
+  if (!matchExternalIds) return insert;
+  // note: import_job_id names the import that last wrote the row; verification_status is set by onUpdate.
+  const replaced = [...fixedNames.filter((name) => name !== 'verification_status'), ...record.replaced];
+  const compared = replaced.filter((name) => name !== 'import_job_id');
+  return sql`
+    ${insert}
+    order by r.external_id
+    on conflict (account_id, external_id) where external_id is not null
+    do update set ${sql.unsafe(replaced.map((name) => `${name} = excluded.${name}`).join(', '))}, updated_at = now()${sql.unsafe(onUpdate)}
+    where ${sql.unsafe(changes(compared))}`;
+}
+
+/**
+ * The rows as `json_to_recordset` reads them, named `r`. note: they go as text cast to json: a
+ * parameter PostgreSQL types as json would make postgres.js serialise the string again, as a
+ * JSON string. json, not jsonb: the rows are read once, and json_to_recordset reads text a fifth
+ * faster than jsonb is built from it.
+ */
+function rowsOf(sql: Sql | TransactionSql, rowsJson: string, record: RowTarget['record']): Fragment {
+  return sql`json_to_recordset(${rowsJson}::text::json) as r(${sql.unsafe(record.definition)})`;
 }
 
 /** The rows of a file import's staged chunk (import_file_chunks) that starts at `firstIndex`. */
@@ -124,29 +169,16 @@ export interface RowsWritten {
 }
 
 /**
- * Inserts every row with one set-based statement. With `matchExternalIds`, a row whose
- * `external_id` the account already has in that table updates it instead, and only when
- * something would change (`where <changed>`): a row left as it was is neither returned nor
- * counted, so `sent - inserted - updated` were unchanged.
- *
- * note: the rows are taken in `external_id` order, so two imports of one account that share ids
- * lock them in the same order: the later one waits for the first to commit, then updates, and
- * neither meets a deadlock or a unique violation. `xmax = 0` tells a new row from an updated one.
- * The column lists are constants of this file, never input, so tx.unsafe is safe here. The rows
- * go as text cast to json: a parameter PostgreSQL types as json would make postgres.js serialise
- * the string again, as a JSON string. json, not jsonb: the rows are read once, and json_to_recordset
- * reads text a fifth faster than jsonb is built from it.
+ * Inserts every row with one set-based statement (rowsInsert). With `matchExternalIds`, rows
+ * matched on `external_id` are updated when something changes, so `sent - inserted - updated`
+ * were unchanged.
  */
 export async function writeRows(
   tx: TransactionSql,
   input: { kind: ImportKind; jobId: string; accountId: string; account: ImportingAccount; rows: string | StagedChunkRows; matchExternalIds: boolean },
 ): Promise<RowsWritten> {
   const { kind, jobId, accountId, account, rows, matchExternalIds } = input;
-  const { table, record, fixed, onUpdate } = rowTarget(kind, jobId, account);
-  const fixedNames = Object.keys(fixed);
-  const columns = tx.unsafe(['account_id', ...fixedNames, record.names].join(', '));
-  const values = Object.values(fixed).reduce<ReturnType<TransactionSql>>((list, value) => tx`${list}, ${value as string}`, tx`${accountId}`);
-  const definition = tx.unsafe(record.definition);
+  const target = rowTarget(tx, kind, jobId, { displayName: tx`${account.displayName}`, avatarUrl: tx`${account.avatarUrl}` });
   // note: a staged chunk is deleted by the statement that writes its rows (import-files.ts), so
   // its rows never travel to the worker and back.
   const taken =
@@ -155,31 +187,79 @@ export async function writeRows(
       : tx`taken as (delete from import_file_chunks where job_id = ${jobId} and first_index = ${rows.firstIndex} returning body),`;
   const recordset =
     typeof rows === 'string'
-      ? tx`json_to_recordset(${rows}::text::json) as r(${definition})`
-      : tx`taken cross join lateral json_to_recordset(taken.body::json) as r(${definition})`;
+      ? rowsOf(tx, rows, target.record)
+      : tx`taken cross join lateral json_to_recordset(taken.body::json) as r(${tx.unsafe(target.record.definition)})`;
+  const insert = rowsInsert(tx, accountId, target, tx`input as r`, matchExternalIds);
   if (!matchExternalIds) {
-    const written = await tx`
-      with ${taken} input as (select r.* from ${recordset})
-      insert into ${tx(table)} (${columns}) select ${values}, ${tx.unsafe(record.fromRecord)} from input as r`;
+    const written = await tx`with ${taken} input as (select r.* from ${recordset}) ${insert}`;
     return { sent: written.count, inserted: written.count, updated: 0 };
   }
-  // note: import_job_id names the import that last wrote the row; verification_status is set by onUpdate.
-  const replaced = [...fixedNames.filter((name) => name !== 'verification_status'), ...record.replaced];
-  const compared = replaced.filter((name) => name !== 'import_job_id');
   const [counts] = await tx<RowsWritten[]>`
     with ${taken} input as (select r.* from ${recordset}),
-    written as (
-      insert into ${tx(table)} as t (${columns})
-      select ${values}, ${tx.unsafe(record.fromRecord)} from input as r
-      order by r.external_id
-      on conflict (account_id, external_id) where external_id is not null
-      do update set ${tx.unsafe(replaced.map((name) => `${name} = excluded.${name}`).join(', '))}, updated_at = now()${tx.unsafe(onUpdate)}
-      where ${tx.unsafe(changes(compared))}
-      returning (t.xmax = 0) as created
-    )
+    written as (${insert} returning (t.xmax = 0) as created)
     select (select count(*) from input)::int as sent,
            (count(*) filter (where created))::int as inserted,
            (count(*) filter (where not created))::int as updated
     from written`;
   return counts!;
+}
+
+/** What recordImportWithRows did. */
+export interface ImportStatementOutcome extends RowsWritten {
+  /** false when the account is gone */
+  accountFound: boolean;
+  /** true when this statement recorded the import, and so wrote its rows; otherwise it wrote nothing */
+  recorded: boolean;
+}
+
+/**
+ * Records the import of `jobId` completed and writes all its rows (rowsInsert), in one statement,
+ * or writes nothing at all: not when the account is gone, nor when the rows are not exactly
+ * `rowCount`, nor when the import is recorded already. It reads the account's name and photo
+ * itself. `started_at` is the statement's start (or its transaction's), `finished_at` the moment
+ * the record is written; an import matched on `external_id` records its counts.
+ *
+ * note: one statement is one round trip, and on its own (autocommit) it is its own transaction:
+ * the record and the rows commit together or not at all. The record is inserted last, once the
+ * rows are written: its counts come from them. Exactly once rests on its primary key: an import
+ * recorded before this statement began is seen (`admitted` is empty), and one whose transaction
+ * commits while this statement runs makes the record's insert wait for it, then fail with a
+ * unique violation on imports_pkey (isImportRecordTaken), which undoes the rows; either way the
+ * caller then reads the record (findImportRecord).
+ */
+export async function recordImportWithRows(
+  sql: Sql | TransactionSql,
+  input: ImportOfRequest & { rowCount: number; rows: string; matchExternalIds: boolean },
+): Promise<ImportStatementOutcome> {
+  const { kind, jobId, accountId, rowCount, rows, matchExternalIds } = input;
+  const target = rowTarget(sql, kind, jobId, { displayName: sql`account.display_name`, avatarUrl: sql`account.avatar_url` });
+  const insert = rowsInsert(sql, accountId, target, sql`input as r, admitted, account`, matchExternalIds);
+  const matchedCounts = matchExternalIds
+    ? sql`counted.updated, sent.n - counted.inserted - counted.updated`
+    : sql`null::int, null::int`;
+  const [outcome] = await sql<ImportStatementOutcome[]>`
+    with account as (select display_name, avatar_url from accounts where id = ${accountId}),
+    input as (select r.* from ${rowsOf(sql, rows, target.record)}),
+    sent as (select count(*)::int as n from input),
+    admitted as (
+      select from account, sent
+      where sent.n = ${rowCount} and not exists (select from imports where job_id = ${jobId})),
+    written as (${insert} returning (t.xmax = 0) as created),
+    counted as (
+      select (count(*) filter (where created))::int as inserted, (count(*) filter (where not created))::int as updated from written),
+    recorded as (
+      insert into imports (job_id, account_id, kind, request_id, received, inserted, updated, unchanged, skipped, errors, state, created_at, started_at, finished_at)
+      select ${jobId}, ${accountId}, ${kind}, ${input.requestId}, ${input.total}, counted.inserted, ${matchedCounts},
+             ${input.errors.length}, ${sql.json(input.errors)}, 'completed', ${createdAtOf(input)}, now(), clock_timestamp()
+      from admitted, counted, sent
+      returning job_id)
+    select exists (select from account) as "accountFound", exists (select from recorded) as recorded,
+           sent.n as sent, counted.inserted, counted.updated
+    from sent, counted`;
+  return outcome!;
+}
+
+/** Whether `error` is recordImportWithRows meeting a record another transaction committed meanwhile. */
+export function isImportRecordTaken(error: unknown): boolean {
+  return error instanceof postgres.PostgresError && error.code === PG_UNIQUE_VIOLATION && error.constraint_name === 'imports_pkey';
 }
