@@ -15,6 +15,7 @@ import { KeyCache } from './auth/key-cache.js';
 import { onRedisReconnect } from './auth/redis-reconnect.js';
 import { ImportPreparer, defaultPrepareThreads } from './import/import-preparer.js';
 import { ImportRunner, WATCH_AFTER_TIMEOUT_MS } from './import/import-runner.js';
+import { ImportReplyListener } from './import/import-reply-listener.js';
 import { AccountQuota } from './limits/account-quota.js';
 import { AuthLockout } from './limits/auth-lockout.js';
 import { AccountInFlight } from './limits/in-flight-slots.js';
@@ -62,6 +63,8 @@ export async function createApiDeps(config: Config, log: Logger): Promise<ApiDep
   });
   events.on('error', (err) => log.warn({ err: err.message }, 'queue events error'));
   await events.waitUntilReady();
+  // note: the workers' replies to this process; the queue's events above remain the fallback.
+  const importReplies = new ImportReplyListener(config, log);
 
   const inFlight = new AccountInFlight(redis, config.redisPrefix, config.accountMaxInFlight, log, {
     // note: the longest a request can hold its slot: its headers and body, the import's pickup and
@@ -81,6 +84,7 @@ export async function createApiDeps(config: Config, log: Logger): Promise<ApiDep
     events,
     { pickupMs: config.importPickupTimeoutMs, finishMs: config.importTimeoutMs },
     log,
+    importReplies,
   );
   const importPreparer = new ImportPreparer(config.importPrepareThreads ?? defaultPrepareThreads());
 
@@ -106,6 +110,7 @@ export async function createApiDeps(config: Config, log: Logger): Promise<ApiDep
       await importPreparer.close();
       await authChanges.stop();
       await listenSql.end({ timeout: 5 });
+      await importReplies.close();
       await events.close();
       await queue.close();
       await fileImportQueue.close();

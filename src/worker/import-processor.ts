@@ -3,6 +3,7 @@ import postgres from 'postgres';
 import type { Sql } from '../shared/infra/db.js';
 import { ImportJobDataSchema, type ImportResult, type ImportJobData } from '../shared/import/import-job.js';
 import type { ImportRowsStore } from '../shared/import/rows-store.js';
+import type { ImportReplySender } from '../shared/import/import-reply.js';
 import type { Logger } from '../shared/infra/logger.js';
 import { markImportStep } from '../shared/import/import-steps.js';
 import { AccountGoneError, ImportAbandonedError, ImportRowCountError, ImportRowsGoneError } from './write-errors.js';
@@ -26,7 +27,7 @@ function isPermanent(error: unknown): boolean {
  * add a job): the envelope is checked here, and the rows are checked by the table constraints
  * as they are inserted, so a forged or corrupted job fails and writes nothing.
  */
-export function createImportProcessor(sql: Sql, rowsStore: ImportRowsStore, log: Logger, faults: FaultHooks = {}) {
+export function createImportProcessor(sql: Sql, rowsStore: ImportRowsStore, log: Logger, faults: FaultHooks = {}, replies?: ImportReplySender) {
   const forgetRows = (jobId: string, jobLog: Logger) =>
     rowsStore.delete(jobId).catch((err: unknown) => jobLog.warn({ err }, 'could not delete the rows of a finished import; they expire'));
   return async function processImport(job: Job<ImportJobData, ImportResult>): Promise<ImportResult> {
@@ -77,6 +78,12 @@ export function createImportProcessor(sql: Sql, rowsStore: ImportRowsStore, log:
       },
       data.dryRun ? 'dry run checked and rolled back' : 'import written',
     );
+    // note: the answer goes to the waiting API once the transaction committed, before BullMQ
+    // marks the job completed (one round trip and a script later): the commit is what the 201
+    // promises, and a job that runs again returns this same recorded result. After the fault
+    // hook, so a worker that dies after its commit has told no one, as the fault tests assume,
+    // and after the log line, so the answer never comes before the worker says what it wrote.
+    replies?.send(data.replyTo, { jobId, state: 'completed', result });
     return result;
   };
 }

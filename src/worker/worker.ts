@@ -5,6 +5,7 @@ import { IMPORT_QUEUE_NAME } from '../shared/import/import-queue.js';
 import { createFileImportQueue } from '../shared/import/file-import-queue.js';
 import type { ImportResult, ImportJobData } from '../shared/import/import-job.js';
 import { ImportRowsStore } from '../shared/import/rows-store.js';
+import { ImportReplySender } from '../shared/import/import-reply.js';
 import type { Logger } from '../shared/infra/logger.js';
 import { createRedis } from '../shared/infra/redis.js';
 import { deleteExpiredIdempotencyKeys } from '../shared/repositories/idempotency-keys.js';
@@ -41,7 +42,9 @@ export async function startWorker(config: Config, log: Logger, options: WorkerOp
   const metrics = createWorkerMetrics(config.workerConcurrency);
   // note: the worker's own commands (the rows of its jobs) share BullMQ's non-blocking client.
   const rowsStore = new ImportRowsStore(connection, config.redisPrefix);
-  const processor = measureJobs(createImportProcessor(sql, rowsStore, log, faultHooks(config, log)), metrics);
+  // note: the replies to the waiting API processes share that client too; they are never awaited.
+  const replies = new ImportReplySender(connection, config.redisPrefix, log);
+  const processor = measureJobs(createImportProcessor(sql, rowsStore, log, faultHooks(config, log), replies), metrics);
   // note: before the worker takes jobs, so a port already in use stops the start cleanly.
   const metricsServer: MetricsServer | undefined =
     config.metricsPort === undefined ? undefined : await startMetricsServer(metrics.registry, config.host, config.metricsPort, log);
@@ -67,6 +70,9 @@ export async function startWorker(config: Config, log: Logger, options: WorkerOp
   worker.on('failed', (job, error) => {
     log.warn({ jobId: job?.id, requestId: job?.data?.requestId, err: error, attemptsMade: job?.attemptsMade }, 'import job failed');
     if (job === undefined || !failedForGood(job)) return;
+    // note: only a job failed for good, as the queue's own 'failed' event: a retried attempt may
+    // still write, and the API would fence it out. Sent after BullMQ recorded the failure.
+    if (job.id !== undefined) replies.send(job.data?.replyTo, { jobId: job.id, state: 'failed', reason: job.failedReason });
     const fenced = recordFailedForGood(sql, job, log).finally(() => fencing.delete(fenced));
     fencing.add(fenced);
   });

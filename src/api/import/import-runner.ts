@@ -8,6 +8,7 @@ import type { Sql } from '../../shared/infra/db.js';
 import type { Logger } from '../../shared/infra/logger.js';
 import { recordImportNotWritten, recordImportUnsettled } from '../../shared/repositories/import-records.js';
 import { ImportNotWrittenError, ImportOutcomeUnknownError } from './import-errors.js';
+import type { ImportReplies } from './import-reply-listener.js';
 import { JobWatch, type JobOutcome } from './job-watch.js';
 
 // note: QueueEvents delivery is best effort; polling the job bounds the cost of a lost event.
@@ -37,6 +38,8 @@ export interface ImportTimeouts {
   finishMs: number;
   /** how long a job whose outcome was answered unknown is still watched (WATCH_AFTER_TIMEOUT_MS) */
   watchAfterTimeoutMs?: number;
+  /** how often a waiter polls its job (POLL_INTERVAL_MS); tests lengthen it to see the other paths alone */
+  pollIntervalMs?: number;
 }
 
 function timeout(ms: number): { promise: Promise<'timeout'>; cancel(): void } {
@@ -48,9 +51,11 @@ function timeout(ms: number): { promise: Promise<'timeout'>; cancel(): void } {
 }
 
 /**
- * Enqueues an import and waits for its outcome. One QueueEvents subscription serves every
- * request in flight; each waiter also polls its job, so a lost event delays a reply by at most
- * POLL_INTERVAL_MS instead of hanging it. Every exit is one the partner can act on: the result
+ * Enqueues an import and waits for its outcome. The worker sends the outcome straight to this
+ * process (`replies`, when given: the job names it as `replyTo`); one QueueEvents subscription
+ * serves every request in flight as well, and each waiter also polls its job, so a lost reply
+ * and a lost event delay an answer by at most POLL_INTERVAL_MS instead of hanging it. The first
+ * news wins (JobWatch). Every exit is one the partner can act on: the result
  * (rows in exactly once), ImportNotWrittenError (safe to retry: thrown only once the import's
  * record proves that it wrote nothing and never will), or ImportOutcomeUnknownError (still
  * running: resolved by retrying with the Idempotency-Key).
@@ -69,8 +74,14 @@ export class ImportRunner {
     events: QueueEvents,
     private readonly timeouts: ImportTimeouts,
     private readonly log: Logger,
+    private readonly replies?: ImportReplies,
   ) {
     this.closed = new Promise((resolve) => (this.markClosed = resolve));
+    // note: a reply is news of the same weight as the queue's event: a result sent only once the
+    // import committed, a failure only once the job failed for good (the worker's side).
+    replies?.onReply((reply) =>
+      this.watches.get(reply.jobId)?.watch.finish(reply.state === 'completed' ? { state: 'completed', result: reply.result } : { state: 'failed', reason: reply.reason }),
+    );
     events.on('active', ({ jobId }) => this.watches.get(jobId)?.watch.markPickedUp());
     events.on('completed', ({ jobId, returnvalue }) => this.watches.get(jobId)?.watch.finish({ state: 'completed', result: returnvalue }));
     events.on('failed', ({ jobId, failedReason }) => this.watches.get(jobId)?.watch.finish({ state: 'failed', reason: failedReason }));
@@ -212,7 +223,7 @@ export class ImportRunner {
       shared.waiters += 1;
       return shared.watch;
     }
-    const watch: JobWatch = new JobWatch((): Promise<void> => this.poll(jobId, watch), POLL_INTERVAL_MS);
+    const watch: JobWatch = new JobWatch((): Promise<void> => this.poll(jobId, watch), this.timeouts.pollIntervalMs ?? POLL_INTERVAL_MS);
     this.watches.set(jobId, { watch, waiters: 1 });
     return watch;
   }
@@ -232,14 +243,15 @@ export class ImportRunner {
    * yet. note: on one connection both go on the queue's own client, which carries commands in
    * order, so the add need not wait a round trip for the store; on a cluster it waits (see
    * ImportRowsStore.keepsSendOrder). Re-storing the rows of a job that exists (a repeat) is
-   * harmless: they are the same rows.
+   * harmless: they are the same rows. note: a repeat's add changes nothing, so the job keeps the
+   * `replyTo` of the process that added it first; another process waiting on it hears the event.
    */
   private async enqueue({ rows, ...data }: NewImport, jobId: string, watch: JobWatch): Promise<void> {
     const stored = this.rowsStore.put(jobId, rows.take());
     let added: Promise<unknown> | undefined;
     try {
       if (!this.rowsStore.keepsSendOrder) await stored;
-      added = this.queue.add(data.kind, data, { jobId });
+      added = this.queue.add(data.kind, { ...data, replyTo: this.replies?.replyTo }, { jobId });
       await Promise.all([stored, added]);
       watch.markAdded();
     } catch (error) {
