@@ -9,6 +9,7 @@ import { markImportStep } from '../shared/import/import-steps.js';
 import { AccountGoneError, ImportAbandonedError, ImportRowCountError, ImportRowsGoneError } from './write-errors.js';
 import { writeImport } from './write-import.js';
 import type { FaultHooks } from './fault-injection.js';
+import { failedForGood } from './final-failure.js';
 
 /**
  * SQLSTATE classes of errors the same rows would meet again: cardinality violations (one
@@ -20,6 +21,17 @@ const PERMANENT_SQLSTATE_CLASSES = ['21', '22', '23'];
 function isPermanent(error: unknown): boolean {
   if (error instanceof AccountGoneError || error instanceof ImportRowCountError || error instanceof ImportAbandonedError) return true;
   return error instanceof postgres.PostgresError && PERMANENT_SQLSTATE_CLASSES.includes(error.code.slice(0, 2));
+}
+
+/**
+ * Tells the waiting API that a job failed, once it failed for good, as the queue's own 'failed'
+ * event does. note: never after an attempt that is retried: the retry may still write, and the
+ * API, told "failed", would fence the import out. Called from the worker's 'failed' event, after
+ * BullMQ recorded the failure.
+ */
+export function replyIfFailedForGood(job: Job<ImportJobData, ImportResult> | undefined, replies: ImportReplySender): void {
+  if (job?.id === undefined || !failedForGood(job)) return;
+  replies.send(job.data?.replyTo, { jobId: job.id, state: 'failed', reason: job.failedReason });
 }
 
 /**

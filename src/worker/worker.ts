@@ -11,7 +11,7 @@ import { createRedis } from '../shared/infra/redis.js';
 import { deleteExpiredIdempotencyKeys } from '../shared/repositories/idempotency-keys.js';
 import { failedForGood, recordFailedForGood } from './final-failure.js';
 import { faultHooks } from './fault-injection.js';
-import { createImportProcessor } from './import-processor.js';
+import { createImportProcessor, replyIfFailedForGood } from './import-processor.js';
 import { startImportRetention } from './import-retention.js';
 import { startFileImports } from './file-imports.js';
 import { createWorkerMetrics, measureJobs, startMetricsServer, type MetricsServer, type WorkerMetrics } from './worker-metrics.js';
@@ -69,10 +69,8 @@ export async function startWorker(config: Config, log: Logger, options: WorkerOp
   const fencing = new Set<Promise<void>>();
   worker.on('failed', (job, error) => {
     log.warn({ jobId: job?.id, requestId: job?.data?.requestId, err: error, attemptsMade: job?.attemptsMade }, 'import job failed');
+    replyIfFailedForGood(job, replies);
     if (job === undefined || !failedForGood(job)) return;
-    // note: only a job failed for good, as the queue's own 'failed' event: a retried attempt may
-    // still write, and the API would fence it out. Sent after BullMQ recorded the failure.
-    if (job.id !== undefined) replies.send(job.data?.replyTo, { jobId: job.id, state: 'failed', reason: job.failedReason });
     const fenced = recordFailedForGood(sql, job, log).finally(() => fencing.delete(fenced));
     fencing.add(fenced);
   });

@@ -1,13 +1,15 @@
 import { randomUUID } from 'node:crypto';
+import { Queue, Worker } from 'bullmq';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ImportJobDataSchema } from '../../../src/shared/import/import-job.js';
+import { ImportJobDataSchema, type ImportJobData, type ImportResult } from '../../../src/shared/import/import-job.js';
 import { ImportReplySender, REPLY_TTL_MS, importReplyKey } from '../../../src/shared/import/import-reply.js';
 import { createLogger } from '../../../src/shared/infra/logger.js';
 import { waitForRedis, type RedisClient } from '../../../src/shared/infra/redis.js';
 import { testRedisPrefix } from '../../support/test-database.js';
+import { replyIfFailedForGood } from '../../../src/worker/import-processor.js';
 import { keysMatching, testRedisClient } from '../../support/test-redis.js';
 
-const job = { kind: 'listings', accountId: randomUUID(), requestId: 'req-1', total: 1, rowCount: 1, errors: [] };
+const job = { kind: 'listings' as const, accountId: randomUUID(), requestId: 'req-1', total: 1, rowCount: 1, errors: [] };
 
 /** The worker's side of a reply: the job data names the API process; the queue is a trust boundary. */
 describe('ImportReplySender', () => {
@@ -59,5 +61,48 @@ describe('ImportReplySender', () => {
     expect(ImportJobDataSchema.parse(job).replyTo).toBeUndefined();
     const replyTo = randomUUID();
     expect(ImportJobDataSchema.parse({ ...job, replyTo }).replyTo).toBe(replyTo);
+  });
+});
+
+/**
+ * A failure is news for the API only once the job failed for good: told of a failed attempt that
+ * BullMQ then retries, the API would fence out an import the retry could still write.
+ */
+describe('replyIfFailedForGood', () => {
+  it('sends nothing after an attempt that is retried, and one reply once the last attempt fails', async () => {
+    const redis = testRedisClient();
+    await waitForRedis(redis);
+    const prefix = testRedisPrefix();
+    const sender = new ImportReplySender(redis, prefix, createLogger({ logLevel: 'silent', logFormat: 'json' }, 'test'));
+    const connection = testRedisClient();
+    const queue = new Queue<ImportJobData, ImportResult>('reply-on-failure', { connection, prefix });
+    const repliesAfter: number[] = [];
+    const replyTo = randomUUID();
+    const key = importReplyKey(prefix, replyTo);
+    const worker = new Worker<ImportJobData, ImportResult>(
+      'reply-on-failure',
+      async (job) => {
+        throw new Error(`attempt ${job.attemptsMade + 1} fails`);
+      },
+      { connection, prefix },
+    );
+    worker.on('failed', (job) => {
+      replyIfFailedForGood(job, sender);
+      // note: the reply, when sent, is queued on `redis` before this read: one connection, in order.
+      void redis.llen(key).then((length) => repliesAfter.push(length));
+    });
+    try {
+      await queue.add('listings', { ...job, replyTo }, { attempts: 2, backoff: { type: 'fixed', delay: 50 } });
+      await expect.poll(() => repliesAfter.length, { timeout: 10_000 }).toBe(2);
+      expect(repliesAfter).toEqual([0, 1]);
+      const [, raw] = (await redis.brpop(key, 1)) ?? [];
+      expect(JSON.parse(raw!)).toEqual({ jobId: expect.any(String), state: 'failed', reason: 'attempt 2 fails' });
+    } finally {
+      await worker.close();
+      await queue.obliterate({ force: true });
+      await queue.close();
+      connection.disconnect();
+      redis.disconnect();
+    }
   });
 });
