@@ -65,6 +65,7 @@ export async function createApiDeps(config: Config, log: Logger): Promise<ApiDep
   await events.waitUntilReady();
   // note: the workers' replies to this process; the queue's events above remain the fallback.
   const importReplies = new ImportReplyListener(config, log);
+  await importReplies.subscribed;
 
   const inFlight = new AccountInFlight(redis, config.redisPrefix, config.accountMaxInFlight, log, {
     // note: the longest a request can hold its slot: its headers and body, the import's pickup and

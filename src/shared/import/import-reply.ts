@@ -21,24 +21,24 @@ export const ImportReplySchema = z.discriminatedUnion('state', [
 export type ImportReply = z.infer<typeof ImportReplySchema>;
 
 /**
- * How long a reply list outlives its last reply. note: the API's listener takes a reply within
- * a round trip; this only bounds what waits for an API process that stopped (its id dies with
- * it), and a reply that waited this long is moot: the queue's event or the poll answered.
+ * One channel per API process, named under the prefix. note: pub/sub rather than a list the API
+ * pops: Redis pushes each reply to the subscriber as it is published, so replies that arrive
+ * together reach the API in one read, where a blocking pop (BRPOP, BLMPOP, or QueueEvents'
+ * XREAD) costs a round trip after each batch. A reply published while nobody listens is simply
+ * lost, which the queue's event and the poll cover. On a Redis Cluster a PUBLISH goes to every
+ * node (a few hundred bytes per import). With Redis ACLs the user needs the channels too
+ * (`&<prefix>:import-replies:*`): without them PUBLISH and SUBSCRIBE are refused and every
+ * answer comes the slower way.
  */
-export const REPLY_TTL_MS = 60_000;
-
-/**
- * One list per API process, under the prefix: on a Redis Cluster it shares the prefix's hash
- * tag, hence the slot (and the master) of the queue. note: a list rather than pub/sub: a key
- * under the prefix needs no ACL beyond the queue's (Redis 7 grants a new user no channel), a
- * cluster does not broadcast it to every node, and a reply waits out a listener's reconnect.
- */
-export function importReplyKey(prefix: string, replyTo: string): string {
+export function importReplyChannel(prefix: string, replyTo: string): string {
   return `${prefix}:import-replies:${replyTo}`;
 }
 
 /** The worker's side: sends a job's outcome to the API process waiting for it. */
 export class ImportReplySender {
+  /** note: a refusal (no channel permission) would repeat for every job: logged once */
+  private warned = false;
+
   constructor(
     private readonly redis: RedisClient,
     private readonly prefix: string,
@@ -53,13 +53,10 @@ export class ImportReplySender {
   send(replyTo: unknown, reply: ImportReply): void {
     const target = ReplyToSchema.safeParse(replyTo);
     if (!target.success) return;
-    const key = importReplyKey(this.prefix, target.data);
-    // note: MULTI, so the list never exists without its expiry.
-    this.redis
-      .multi()
-      .lpush(key, JSON.stringify(reply))
-      .pexpire(key, REPLY_TTL_MS)
-      .exec()
-      .catch((err: unknown) => this.log.warn({ err, jobId: reply.jobId }, 'could not send an import reply; the API falls back to the queue event'));
+    this.redis.publish(importReplyChannel(this.prefix, target.data), JSON.stringify(reply)).catch((err: unknown) => {
+      if (this.warned) return;
+      this.warned = true;
+      this.log.warn({ err, jobId: reply.jobId }, 'could not send an import reply; the API falls back to the queue event (logged once)');
+    });
   }
 }

@@ -2,42 +2,52 @@ import { randomUUID } from 'node:crypto';
 import { Queue, Worker } from 'bullmq';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ImportJobDataSchema, type ImportJobData, type ImportResult } from '../../../src/shared/import/import-job.js';
-import { ImportReplySender, REPLY_TTL_MS, importReplyKey } from '../../../src/shared/import/import-reply.js';
+import { ImportReplySender, importReplyChannel } from '../../../src/shared/import/import-reply.js';
 import { createLogger } from '../../../src/shared/infra/logger.js';
 import { waitForRedis, type RedisClient } from '../../../src/shared/infra/redis.js';
-import { testRedisPrefix } from '../../support/test-database.js';
 import { replyIfFailedForGood } from '../../../src/worker/import-processor.js';
-import { keysMatching, testRedisClient } from '../../support/test-redis.js';
+import { testRedisPrefix } from '../../support/test-database.js';
+import { testRedisClient } from '../../support/test-redis.js';
 
 const job = { kind: 'listings' as const, accountId: randomUUID(), requestId: 'req-1', total: 1, rowCount: 1, errors: [] };
+const silentLog = () => createLogger({ logLevel: 'silent', logFormat: 'json' }, 'test');
+
+/** Every message published on the prefix's reply channels, as a subscriber of all of them hears it. */
+async function hearReplies(prefix: string): Promise<{ heard: { channel: string; message: unknown }[]; close(): void }> {
+  const subscriber = testRedisClient();
+  const heard: { channel: string; message: unknown }[] = [];
+  subscriber.on('pmessage', (_pattern: string, channel: string, message: string) => heard.push({ channel, message: JSON.parse(message) }));
+  await subscriber.psubscribe(`${importReplyChannel(prefix, '')}*`);
+  return { heard, close: () => subscriber.disconnect() };
+}
 
 /** The worker's side of a reply: the job data names the API process; the queue is a trust boundary. */
 describe('ImportReplySender', () => {
   let redis: RedisClient;
   let prefix: string;
   let sender: ImportReplySender;
+  let listening: Awaited<ReturnType<typeof hearReplies>>;
 
   beforeAll(async () => {
     redis = testRedisClient();
-    // note: a cluster client sends a MULTI queued before it is ready after other queued commands.
     await waitForRedis(redis);
     prefix = testRedisPrefix();
-    sender = new ImportReplySender(redis, prefix, createLogger({ logLevel: 'silent', logFormat: 'json' }, 'test'));
+    sender = new ImportReplySender(redis, prefix, silentLog());
+    listening = await hearReplies(prefix);
   });
   afterAll(() => {
+    listening?.close();
     redis?.disconnect();
   });
 
-  it('pushes the reply onto the list of the process named, under the prefix, with an expiry', async () => {
+  it('publishes the reply on the channel of the process named, under the prefix', async () => {
     const replyTo = randomUUID();
     sender.send(replyTo, { jobId: 'job-1', state: 'completed', result: { inserted: 1, skipped: 0, errors: [] } });
-    const key = importReplyKey(prefix, replyTo);
-    const [, raw] = (await redis.brpop(key, 2)) ?? [];
-    expect(JSON.parse(raw!)).toEqual({ jobId: 'job-1', state: 'completed', result: { inserted: 1, skipped: 0, errors: [] } });
-    sender.send(replyTo, { jobId: 'job-2', state: 'failed', reason: 'no' });
-    await expect.poll(() => redis.pttl(key)).toBeGreaterThan(0);
-    expect(await redis.pttl(key)).toBeLessThanOrEqual(REPLY_TTL_MS);
-    await redis.del(key);
+    await expect.poll(() => listening.heard.length).toBe(1);
+    expect(listening.heard).toEqual([
+      { channel: importReplyChannel(prefix, replyTo), message: { jobId: 'job-1', state: 'completed', result: { inserted: 1, skipped: 0, errors: [] } } },
+    ]);
+    listening.heard.length = 0;
   });
 
   it.each([
@@ -51,10 +61,13 @@ describe('ImportReplySender', () => {
   ])('a job whose replyTo is %s still runs (the field is dropped) and sends no reply', async (_case, replyTo) => {
     expect(ImportJobDataSchema.parse({ ...job, replyTo }).replyTo).toBeUndefined();
     sender.send(replyTo, { jobId: 'job-3', state: 'failed', reason: 'no' });
-    // note: a command to the prefix's slot after the send (one connection, in order), so a reply
-    // sent would be there by now.
-    await redis.get(`${prefix}:none`);
-    expect(await keysMatching(redis, `${prefix}:*`)).toEqual([]);
+    // note: a valid reply sent after it, and a moment more, so a forged one sent would be heard.
+    const marker = randomUUID();
+    sender.send(marker, { jobId: 'marker', state: 'failed', reason: 'no' });
+    await expect.poll(() => listening.heard.length).toBe(1);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(listening.heard.map(({ channel }) => channel)).toEqual([importReplyChannel(prefix, marker)]);
+    listening.heard.length = 0;
   });
 
   it('a job from an older API has no replyTo, and one from this API keeps it', () => {
@@ -70,15 +83,12 @@ describe('ImportReplySender', () => {
  */
 describe('replyIfFailedForGood', () => {
   it('sends nothing after an attempt that is retried, and one reply once the last attempt fails', async () => {
-    const redis = testRedisClient();
-    await waitForRedis(redis);
     const prefix = testRedisPrefix();
-    const sender = new ImportReplySender(redis, prefix, createLogger({ logLevel: 'silent', logFormat: 'json' }, 'test'));
+    const listening = await hearReplies(prefix);
     const connection = testRedisClient();
+    const sender = new ImportReplySender(connection, prefix, silentLog());
     const queue = new Queue<ImportJobData, ImportResult>('reply-on-failure', { connection, prefix });
-    const repliesAfter: number[] = [];
-    const replyTo = randomUUID();
-    const key = importReplyKey(prefix, replyTo);
+    const failures: number[] = [];
     const worker = new Worker<ImportJobData, ImportResult>(
       'reply-on-failure',
       async (job) => {
@@ -88,21 +98,24 @@ describe('replyIfFailedForGood', () => {
     );
     worker.on('failed', (job) => {
       replyIfFailedForGood(job, sender);
-      // note: the reply, when sent, is queued on `redis` before this read: one connection, in order.
-      void redis.llen(key).then((length) => repliesAfter.push(length));
+      failures.push(job?.attemptsMade ?? 0);
     });
     try {
-      await queue.add('listings', { ...job, replyTo }, { attempts: 2, backoff: { type: 'fixed', delay: 50 } });
-      await expect.poll(() => repliesAfter.length, { timeout: 10_000 }).toBe(2);
-      expect(repliesAfter).toEqual([0, 1]);
-      const [, raw] = (await redis.brpop(key, 1)) ?? [];
-      expect(JSON.parse(raw!)).toEqual({ jobId: expect.any(String), state: 'failed', reason: 'attempt 2 fails' });
+      const replyTo = randomUUID();
+      const added = await queue.add('listings', { ...job, replyTo }, { attempts: 2, backoff: { type: 'fixed', delay: 50 } });
+      await expect.poll(() => failures.length, { timeout: 10_000 }).toBe(2);
+      await expect.poll(() => listening.heard.length).toBeGreaterThan(0);
+      // note: a moment more, so that a reply to the first attempt would be heard as well.
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      expect(listening.heard).toEqual([
+        { channel: importReplyChannel(prefix, replyTo), message: { jobId: added.id, state: 'failed', reason: 'attempt 2 fails' } },
+      ]);
     } finally {
       await worker.close();
       await queue.obliterate({ force: true });
       await queue.close();
       connection.disconnect();
-      redis.disconnect();
+      listening.close();
     }
   });
 });
