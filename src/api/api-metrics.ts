@@ -8,6 +8,14 @@ import { createMetricsRegistry } from '../shared/infra/metrics-registry.js';
 /** The queue states the gauge reports, counted on each scrape. */
 const QUEUE_STATES = ['waiting', 'active', 'failed', 'delayed'] as const;
 
+/**
+ * What a 429 of bulk_import_rate_limited_total ran into: an account quota's window (per-minute,
+ * per-day), the account's imports in flight (ACCOUNT_MAX_IN_FLIGHT) or its file imports queued or
+ * running (ACCOUNT_MAX_FILE_IMPORTS). note: the label keeps its first name, `window`, so the
+ * series counted before the last two were added stay the same series.
+ */
+export const RATE_LIMITED_WINDOWS = ['per-minute', 'per-day', 'concurrency', 'file-imports'] as const;
+
 // note: up to 60 s, the default IMPORT_TIMEOUT_MS, so a slow import lands in a real bucket.
 const HTTP_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
 
@@ -16,8 +24,12 @@ export interface ApiMetrics {
   registry: Registry;
   httpDuration: Histogram<'method' | 'route' | 'status'>;
   rows: Counter<'kind' | 'outcome'>;
+  /** 429s of an account limit, by window (RATE_LIMITED_WINDOWS) */
   rateLimited: Counter<'window'>;
+  /** 429s of locked-out addresses on `/v1/api/*` (API keys and session tokens) */
   authLockouts: Counter;
+  /** 429s of locked-out addresses on `/admin/queues` and `/metrics` (their own lockout) */
+  adminLockouts: Counter;
   /** the rows of an import's 201 (not of a replay or a dry run) */
   recordRows(kind: ImportKind, result: ImportResult): void;
 }
@@ -31,6 +43,14 @@ export function createApiMetrics(queue: Pick<Queue, 'getJobCounts'>, log: Logger
     labelNames: ['kind', 'outcome'] as const,
     registers,
   });
+  const rateLimited = new Counter({
+    name: 'bulk_import_rate_limited_total',
+    help: 'Requests refused with 429 by an account limit, by window: per-minute, per-day (quotas), concurrency (ACCOUNT_MAX_IN_FLIGHT), file-imports (ACCOUNT_MAX_FILE_IMPORTS)',
+    labelNames: ['window'] as const,
+    registers,
+  });
+  // note: every window from 0, so rate() and increase() see the first refusal of a process.
+  for (const window of RATE_LIMITED_WINDOWS) rateLimited.inc({ window }, 0);
   new Gauge({
     name: 'bulk_import_queue_jobs',
     help: 'Import jobs in the queue by state, read from Redis on each scrape (every API replica reports the same queue)',
@@ -57,15 +77,15 @@ export function createApiMetrics(queue: Pick<Queue, 'getJobCounts'>, log: Logger
       registers,
     }),
     rows,
-    rateLimited: new Counter({
-      name: 'bulk_import_rate_limited_total',
-      help: 'Requests refused with 429 by an account quota, by window (per-minute, per-day)',
-      labelNames: ['window'] as const,
-      registers,
-    }),
+    rateLimited,
     authLockouts: new Counter({
       name: 'bulk_import_auth_lockouts_total',
-      help: 'Requests refused with 429 because their IP is locked out after failed authentications',
+      help: 'Requests to /v1/api/* refused with 429 because their IP is locked out after failed authentications',
+      registers,
+    }),
+    adminLockouts: new Counter({
+      name: 'bulk_import_admin_lockouts_total',
+      help: 'Requests to /admin/queues or /metrics refused with 429 because their IP is locked out after wrong admin logins',
       registers,
     }),
     recordRows(kind, { inserted, updated, unchanged, skipped }) {

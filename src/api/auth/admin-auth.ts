@@ -1,5 +1,6 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyReply, FastifyRequest, onRequestAsyncHookHandler } from 'fastify';
+import type { Counter } from 'prom-client';
 import { ApiError } from '../../shared/errors/api-error.js';
 import { clientIp } from '../client-ip.js';
 import type { AuthLockout } from '../limits/auth-lockout.js';
@@ -35,12 +36,12 @@ function sendError(reply: FastifyReply, error: ApiError): FastifyReply {
  * HTTP basic auth for the operator endpoints (Bull Board, /metrics), checked against
  * ADMIN_USER / ADMIN_PASSWORD in constant time. An API key or session token never opens them.
  * Wrong credentials count against the address in `lockout` (10 in 5 minutes lock it out of both
- * for 15 minutes, the right password included); a request without credentials, as a browser's
- * first one, is not a guess and is not counted.
+ * for 15 minutes, the right password included; each of those 429s counts in `lockouts`); a request
+ * without credentials, as a browser's first one, is not a guess and is not counted.
  * note: replies directly instead of throwing, because Bull Board's routes have their own error
  * handler, which would turn an ApiError into its own body.
  */
-export function adminBasicAuth(expected: AdminCredentials, lockout: AuthLockout): onRequestAsyncHookHandler {
+export function adminBasicAuth(expected: AdminCredentials, lockout: AuthLockout, lockouts: Pick<Counter, 'inc'>): onRequestAsyncHookHandler {
   const userDigest = createHash('sha256').update(expected.user).digest();
   const passwordDigest = createHash('sha256').update(expected.password).digest();
 
@@ -48,7 +49,10 @@ export function adminBasicAuth(expected: AdminCredentials, lockout: AuthLockout)
     const ip = clientIp(request);
     try {
       const lockedForSec = await lockout.lockedForSec(ip);
-      if (lockedForSec !== undefined) return sendError(reply, apiErrors.lockedOut(lockedForSec));
+      if (lockedForSec !== undefined) {
+        lockouts.inc();
+        return sendError(reply, apiErrors.lockedOut(lockedForSec));
+      }
     } catch (error) {
       if (error instanceof ApiError) return sendError(reply, error);
       throw error;

@@ -1,5 +1,6 @@
 import type { onRequestAsyncHookHandler } from 'fastify';
 import type { AccountInFlight } from './in-flight-slots.js';
+import type { ApiMetrics } from '../api-metrics.js';
 import { apiErrors } from '../../shared/errors/api-errors.js';
 import { authenticatedKey } from '../authenticated.js';
 
@@ -10,10 +11,13 @@ import { authenticatedKey } from '../authenticated.js';
  * after a 504, when its job does), or when the response closes before the handler started (a
  * refusal, a client gone): never while an import the request started may still be running.
  */
-export function holdInFlightSlot(inFlight: AccountInFlight): onRequestAsyncHookHandler {
+export function holdInFlightSlot(inFlight: AccountInFlight, metrics: Pick<ApiMetrics, 'rateLimited'>): onRequestAsyncHookHandler {
   return async function takeInFlightSlot(request, reply) {
     const slot = await inFlight.tryAcquire(authenticatedKey(request).account.id);
-    if (slot === undefined) throw apiErrors.tooManyConcurrent();
+    if (slot === undefined) {
+      metrics.rateLimited.inc({ window: 'concurrency' });
+      throw apiErrors.tooManyConcurrent();
+    }
     // note: a client that hung up while its key was checked or its slot taken has already closed
     // the response, whose 'close' will not come again: the slot goes back now, and nothing more
     // is done for a request nobody will read the answer of (not even its body, which may be whole).

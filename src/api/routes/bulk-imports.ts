@@ -153,7 +153,7 @@ export async function bulkImportRoutes(fastify: FastifyInstance, deps: ApiDeps):
         // note: in the order of docs/access.md#order-of-checks; the body is read after them.
         onRequest: [
           apiKeyAuth(deps),
-          holdInFlightSlot(deps.inFlight),
+          holdInFlightSlot(deps.inFlight, deps.metrics),
           shedWhenOverloaded(app),
           refuseUnknownQueryParameters(Object.keys(BulkQuerySchema.shape)),
         ],

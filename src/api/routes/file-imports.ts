@@ -66,6 +66,7 @@ function refuseBeforeReading(deps: ApiDeps): onRequestAsyncHookHandler {
     const declared = Number(request.headers['content-length']);
     if (Number.isFinite(declared) && declared > deps.config.fileImportMaxBytes) throw apiErrors.bodyTooLarge(deps.config.fileImportMaxBytes);
     if ((await unfinishedFileImportsOf(deps.sql, authenticatedKey(request).account.id)) >= deps.config.accountMaxFileImports) {
+      deps.metrics.rateLimited.inc({ window: 'file-imports' });
       throw apiErrors.tooManyFileImports();
     }
   };
@@ -171,6 +172,7 @@ export async function fileImportRoutes(fastify: FastifyInstance, deps: ApiDeps):
           // note: under the account's lock, so that two uploads finishing at once count each other.
           await tx`select pg_advisory_xact_lock(hashtext(${`file-imports:${account.id}`}))`;
           if ((await unfinishedFileImportsOf(tx, account.id, jobId)) >= deps.config.accountMaxFileImports) {
+            deps.metrics.rateLimited.inc({ window: 'file-imports' });
             throw new FileRefusedError(apiErrors.tooManyFileImports());
           }
           if (key !== undefined) {
@@ -182,7 +184,10 @@ export async function fileImportRoutes(fastify: FastifyInstance, deps: ApiDeps):
           // requests it replaces in the day window. Last, so that a refusal above charges nothing.
           const points = Math.ceil(file.received / IMPORT_KINDS[kind].maxRows) - 1;
           const charge = hasApiAccess(account.subscriptionTier) ? await deps.quota.chargeDay(account.id, account.subscriptionTier, points) : { ok: true as const };
-          if (!charge.ok) throw new FileRefusedError(apiErrors.rateLimited('per-day', charge.retryAfterSec));
+          if (!charge.ok) {
+            deps.metrics.rateLimited.inc({ window: 'per-day' });
+            throw new FileRefusedError(apiErrors.rateLimited('per-day', charge.retryAfterSec));
+          }
           charged = points;
         });
       } catch (error) {

@@ -20,7 +20,7 @@ export async function registerOperatorEndpoints(app: FastifyInstance, deps: ApiD
   const { registerAdminBoard } = await import('../plugins/admin-board.js');
   await app.register(async (operator) => {
     const lockout = new AuthLockout(deps.redis, deps.config.redisPrefix, ADMIN_LOCKOUT_POLICY, 'admin-auth-failures');
-    operator.addHook('onRequest', adminBasicAuth(credentials, lockout));
+    operator.addHook('onRequest', adminBasicAuth(credentials, lockout, deps.metrics.adminLockouts));
     await operator.register(metricsRoutes, deps);
     await registerAdminBoard(operator, { imports: deps.queue, fileImports: deps.fileImportQueue }, deps.log);
   });
