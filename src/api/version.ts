@@ -1,5 +1,2 @@
-import { readFileSync } from 'node:fs';
-
-const packageJson = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
-
-export const SERVICE_VERSION = packageJson.version;
+// note: read in src/shared, so the worker's build-info metric states the same version.
+export { SERVICE_VERSION } from '../shared/infra/service-version.js';
