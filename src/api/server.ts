@@ -1,11 +1,14 @@
 import type { FastifyInstance } from 'fastify';
 import type { Config } from '../shared/infra/config.js';
 import type { Logger } from '../shared/infra/logger.js';
+import type { ApiMetrics } from './api-metrics.js';
 import { buildApp } from './app.js';
 import { createApiDeps } from './deps.js';
 
 export interface RunningApi {
   app: FastifyInstance;
+  /** what `GET /metrics` serves; `npm start` adds its in-process worker's (src/start.ts) */
+  metrics: ApiMetrics;
   /** stops accepting, lets in-flight requests (and the imports they await) finish, closes clients */
   close(): Promise<void>;
 }
@@ -16,6 +19,7 @@ export async function startApiServer(config: Config, log: Logger): Promise<Runni
   await app.listen({ port: config.port, host: config.host });
   return {
     app,
+    metrics: deps.metrics,
     async close() {
       await app.close();
       await deps.close();

@@ -2,9 +2,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startWorker, type RunningWorker } from '../../src/worker/worker.js';
 import { bearer, validListing } from '../support/fixtures.js';
 import { freePort } from '../support/processes.js';
-import { parseSamples } from '../support/prometheus.js';
 import { promtool, readRules, readRuleTests, RULE_TESTS_FILE, RULES_FILE } from '../support/prometheus-rules.js';
 import { metricSelectors } from '../support/promql.js';
+import { familiesOf, rulesMissing, type MetricFamilies } from '../support/rule-metrics.js';
 import { startTestService, type TestService } from '../support/test-service.js';
 
 const ADMIN_USER = 'rules-ops';
@@ -63,21 +63,10 @@ describe('metricSelectors', () => {
   });
 });
 
-/** The metric families of a scrape (its # TYPE lines), each with the label names its samples carry. */
-function familiesOf(text: string): Map<string, { type: string; labels: Set<string> }> {
-  const families = new Map<string, { type: string; labels: Set<string> }>();
-  for (const [, name, type] of text.matchAll(/^# TYPE (\S+) (\S+)$/gm)) families.set(name!, { type: type!, labels: new Set() });
-  for (const sample of parseSamples(text)) {
-    const family = families.get(sample.name) ?? families.get(sample.name.replace(/_(bucket|sum|count)$/, ''));
-    for (const label of Object.keys(sample.labels)) family?.labels.add(label);
-  }
-  return families;
-}
-
 describe('the metrics ops/prometheus/alerts.yml uses', () => {
   let service: TestService;
   let worker: RunningWorker;
-  let exposed: Map<string, { type: string; labels: Set<string> }>;
+  let exposed: MetricFamilies;
 
   beforeAll(async () => {
     service = await startTestService({ worker: false, env: { ADMIN_USER, ADMIN_PASSWORD } });
@@ -98,25 +87,7 @@ describe('the metrics ops/prometheus/alerts.yml uses', () => {
   });
 
   it('are all exposed by the API or a worker, with the labels the rules match on', async () => {
-    const { recording, alerting } = await readRules();
-    const recorded = new Set(recording.map((rule) => rule.record));
-    const problems: string[] = [];
-    for (const rule of [...recording, ...alerting]) {
-      const ruleName = 'record' in rule ? rule.record : rule.alert;
-      for (const { metric, labels } of metricSelectors(rule.expr)) {
-        if (recorded.has(metric)) continue;
-        // note: a histogram's series (_bucket, _sum, _count) belong to its family; a counter's
-        // name with _count added is a typo, not a series.
-        const suffixed = /^(.*)_(bucket|sum|count)$/.exec(metric);
-        const family = exposed.get(metric) ?? (suffixed && exposed.get(suffixed[1]!)?.type === 'histogram' ? exposed.get(suffixed[1]!) : undefined);
-        if (!family) {
-          problems.push(`${ruleName}: ${metric} is exposed by neither the API nor a worker`);
-          continue;
-        }
-        for (const label of labels.filter((l) => !family.labels.has(l))) problems.push(`${ruleName}: ${metric} has no label ${label}`);
-      }
-    }
-    expect(problems).toEqual([]);
+    expect(await rulesMissing(exposed)).toEqual([]);
   });
 
   it('include the worker slots the autoscaling signal is made of', () => {
