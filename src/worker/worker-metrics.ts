@@ -1,8 +1,10 @@
-import { createServer, type Server } from 'node:http';
+import { createServer, type Server, type ServerResponse } from 'node:http';
 import { once } from 'node:events';
 import type { AddressInfo } from 'node:net';
 import type { Job } from 'bullmq';
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
+import { apiErrors } from '../shared/errors/api-errors.js';
+import type { ApiError } from '../shared/errors/api-error.js';
 import { IMPORT_KIND_NAMES } from '../shared/import/import-kinds.js';
 import type { ImportResult, ImportJobData } from '../shared/import/import-job.js';
 import type { Logger } from '../shared/infra/logger.js';
@@ -96,16 +98,19 @@ export interface MetricsServer {
  * (the scrape network), never be published.
  */
 export async function startMetricsServer(registry: Registry, host: string, port: number, log: Logger): Promise<MetricsServer> {
+  // note: the API's error bodies (the catalogue's text and code), so a client reads both alike.
+  const sendError = (response: ServerResponse, error: ApiError) =>
+    response.writeHead(error.statusCode, { 'content-type': 'application/json' }).end(JSON.stringify(error.body));
   const server: Server = createServer((request, response) => {
     if (request.method !== 'GET' || request.url !== '/metrics') {
-      response.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify({ error: 'Not found' }));
+      sendError(response, apiErrors.notFound());
       return;
     }
     registry.metrics().then(
       (text) => response.writeHead(200, { 'content-type': registry.contentType }).end(text),
       (err: unknown) => {
         log.warn({ err }, 'could not collect worker metrics');
-        response.writeHead(500, { 'content-type': 'application/json' }).end(JSON.stringify({ error: 'Internal server error' }));
+        sendError(response, apiErrors.internal());
       },
     );
   });

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { apiErrors } from '../../src/shared/errors/api-errors.js';
 import { startWorker, type RunningWorker } from '../../src/worker/worker.js';
 import { bearer, validListing } from '../support/fixtures.js';
 import { holdImports, waitForHeldImports } from '../support/hold-imports.js';
@@ -42,10 +43,10 @@ describe('GET /metrics on a worker (METRICS_PORT set)', () => {
     expect(hasMetric(text, 'nodejs_heap_size_used_bytes')).toBe(true);
   });
 
-  it('answers 404 on any other path', async () => {
+  it('answers 404 on any other path, with the API\'s body for it', async () => {
     const res = await fetch(metricsUrl.replace('/metrics', '/'));
     expect(res.status).toBe(404);
-    await res.body?.cancel();
+    expect(await res.json()).toEqual(apiErrors.notFound().body);
   });
 
   it('times a completed import and counts the rows it wrote', async () => {
