@@ -5,7 +5,7 @@ import { startTestService, type TestAccount, type TestService } from '../support
 
 const ADMIN_USER = 'ops';
 const ADMIN_PASSWORD = 'board-password-0123';
-const REFUSED = { error: 'Authentication required' };
+const REFUSED = { error: 'Authentication required', code: 'admin_auth_required' };
 
 function basic(user: string, password: string): { authorization: string } {
   return { authorization: `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}` };
@@ -30,7 +30,7 @@ describe('Bull Board and GET /metrics without ADMIN_USER / ADMIN_PASSWORD', () =
   it.each(['/admin/queues', '/admin/queues/api/queues', '/metrics'])('answers GET %s with 404, even with basic-auth credentials', async (url) => {
     const res = await service.request({ method: 'GET', url, headers: basic(ADMIN_USER, ADMIN_PASSWORD) });
     expect(res.statusCode).toBe(404);
-    expect(res.json()).toEqual({ error: 'Not found' });
+    expect(res.json()).toEqual({ error: 'Not found', code: 'not_found' });
   });
 
   it('logs that the board and /metrics are disabled, and why', () => {
@@ -236,6 +236,6 @@ describe('GET /admin/queues (ADMIN_USER and ADMIN_PASSWORD set)', () => {
       headers: { ...basic(ADMIN_USER, ADMIN_PASSWORD), origin: 'https://evil.example.test' },
     });
     expect(res.statusCode).toBe(403);
-    expect(res.json()).toEqual({ error: 'Cross-origin requests are not allowed' });
+    expect(res.json()).toEqual({ error: 'Cross-origin requests are not allowed', code: 'origin_not_allowed' });
   });
 });

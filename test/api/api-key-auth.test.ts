@@ -9,8 +9,8 @@ const ROUTES = [
   { method: 'POST', url: '/v1/api/listings/bulk' },
 ] as const;
 
-const MALFORMED = { error: 'Missing or malformed API key' };
-const INVALID = { error: 'Invalid API key' };
+const MALFORMED = { error: 'Missing or malformed API key', code: 'missing_api_key' };
+const INVALID = { error: 'Invalid API key', code: 'invalid_api_key' };
 const LISTINGS_BODY_LIMIT = 2_097_152;
 
 function hex(bytes: number): string {
@@ -108,6 +108,7 @@ describe('API-key authentication (GET /v1/api/me, POST /v1/api/listings/bulk)', 
     let proKey: string;
     const paywall = {
       error: 'API access requires an Enterprise or Global subscription',
+      code: 'subscription_required',
       current_tier: 'pro',
       upgrade_url: 'https://example.test/upgrade',
     };
@@ -169,7 +170,7 @@ describe('API-key authentication (GET /v1/api/me, POST /v1/api/listings/bulk)', 
         payload: '{"listings": [',
       });
       expect(res.statusCode).toBe(403);
-      expect(res.json()).toEqual({ error: 'Missing required scope: listings_write' });
+      expect(res.json()).toEqual({ error: 'Missing required scope: listings_write', code: 'missing_scope' });
     });
 
     it('refuses a key without listings:write on the bulk route with 403 for a valid body too', async () => {
@@ -180,7 +181,7 @@ describe('API-key authentication (GET /v1/api/me, POST /v1/api/listings/bulk)', 
         payload: { listings: [validListing()] },
       });
       expect(res.statusCode).toBe(403);
-      expect(res.json()).toEqual({ error: 'Missing required scope: listings_write' });
+      expect(res.json()).toEqual({ error: 'Missing required scope: listings_write', code: 'missing_scope' });
     });
 
     it('lets the same key use GET /v1/api/me, which needs no scope', async () => {

@@ -61,7 +61,7 @@ describe.each(KINDS)('POST /v1/api/$kind/bulk (the bulk endpoint contract)', ({ 
       ['an empty body', ''],
     ])('400 Invalid JSON body for %s', async (_case, body) => {
       before = await kit.snapshot();
-      await expectRefused(await kit.postRaw(key, body), 400, { error: 'Invalid JSON body' });
+      await expectRefused(await kit.postRaw(key, body), 400, { error: 'Invalid JSON body', code: 'invalid_json' });
     });
 
     it.each(['text/plain', 'application/xml', 'application/x-www-form-urlencoded'])('415 for a %s body, even one that holds valid JSON', async (contentType) => {
@@ -72,17 +72,17 @@ describe.each(KINDS)('POST /v1/api/$kind/bulk (the bulk endpoint contract)', ({ 
         headers: { ...bearer(key), 'content-type': contentType },
         payload: JSON.stringify({ [kind]: [row()] }),
       });
-      await expectRefused(res, 415, { error: 'Content-Type must be application/json' });
+      await expectRefused(res, 415, { error: 'Content-Type must be application/json', code: 'unsupported_media_type' });
     });
 
     // note: docs/architecture.md states this order; the query and the key are checked by the
     // route's schemas, before the handler reads the body.
     it.each([
-      ['a malformed dry_run before a malformed Idempotency-Key', '?dry_run=yes', 'caf\u00e9', '{', 'dry_run must be true or false'],
-      ['a malformed Idempotency-Key before a dry run with a key', '?dry_run=true', 'caf\u00e9', '{', 'Idempotency-Key must be 1 to 255 printable ASCII characters'],
-      ['a dry run with a key before invalid JSON', '?dry_run=true', 'order-1', '{', 'Idempotency-Key cannot be used with dry_run=true: a dry run writes nothing to replay'],
-      ['invalid JSON before the rows', '', 'order-1', '{', 'Invalid JSON body'],
-    ])('answers the first of several 400s: %s', async (_case, query, idempotencyKey, payload, error) => {
+      ['a malformed dry_run before a malformed Idempotency-Key', '?dry_run=yes', 'caf\u00e9', '{', 'dry_run must be true or false', 'invalid_dry_run'],
+      ['a malformed Idempotency-Key before a dry run with a key', '?dry_run=true', 'caf\u00e9', '{', 'Idempotency-Key must be 1 to 255 printable ASCII characters', 'invalid_idempotency_key'],
+      ['a dry run with a key before invalid JSON', '?dry_run=true', 'order-1', '{', 'Idempotency-Key cannot be used with dry_run=true: a dry run writes nothing to replay', 'dry_run_with_idempotency_key'],
+      ['invalid JSON before the rows', '', 'order-1', '{', 'Invalid JSON body', 'invalid_json'],
+    ])('answers the first of several 400s: %s', async (_case, query, idempotencyKey, payload, error, code) => {
       before = await kit.snapshot();
       const res = await service.request({
         method: 'POST',
@@ -90,7 +90,7 @@ describe.each(KINDS)('POST /v1/api/$kind/bulk (the bulk endpoint contract)', ({ 
         headers: { ...bearer(key), 'content-type': 'application/json', 'idempotency-key': idempotencyKey },
         payload,
       });
-      await expectRefused(res, 400, { error });
+      await expectRefused(res, 400, { error, code });
     });
 
     const other = kind === 'machines' ? 'listings' : 'machines';
@@ -109,24 +109,25 @@ describe.each(KINDS)('POST /v1/api/$kind/bulk (the bulk endpoint contract)', ({ 
       [`rows under a capitalised "${kind}"`, JSON.stringify({ [kind[0]!.toUpperCase() + kind.slice(1)]: [row()] })],
     ])('400 for a body that is %s', async (_case, body) => {
       before = await kit.snapshot();
-      await expectRefused(await kit.postRaw(key, body), 400, { error: `Body must be an object with a "${kind}" array` });
+      await expectRefused(await kit.postRaw(key, body), 400, { error: `Body must be an object with a "${kind}" array`, code: 'missing_rows_array' });
     });
 
     it('400 for an empty array', async () => {
       before = await kit.snapshot();
-      await expectRefused(await kit.post(key, { [kind]: [] }), 400, { error: `No rows: send 1 to ${maxRows} ${kind}` });
+      await expectRefused(await kit.post(key, { [kind]: [] }), 400, { error: `No rows: send 1 to ${maxRows} ${kind}`, code: 'no_rows' });
     });
 
     it.each([maxRows + 1, maxRows * 2 + 100])('400 with received for %d rows, valid ones included', async (count) => {
       before = await kit.snapshot();
       const rows = Array.from({ length: count }, () => row());
-      await expectRefused(await kit.post(key, { [kind]: rows }), 400, { error: `Too many rows: at most ${maxRows} ${kind} per request`, received: count });
+      await expectRefused(await kit.post(key, { [kind]: rows }), 400, { error: `Too many rows: at most ${maxRows} ${kind} per request`, code: 'too_many_rows', received: count });
     });
 
     it('400 no valid rows when no row is even an object', async () => {
       before = await kit.snapshot();
       await expectRefused(await kit.post(key, { [kind]: [42, 'row', null] }), 400, {
         error: 'no valid rows',
+        code: 'no_valid_rows',
         errors: [0, 1, 2].map((index) => rowError(index, 'row must be an object', 'not_an_object')),
       });
     });
@@ -135,6 +136,7 @@ describe.each(KINDS)('POST /v1/api/$kind/bulk (the bulk endpoint contract)', ({ 
       before = await kit.snapshot();
       await expectRefused(await kit.postRaw(key, bodyOfSize(kind, row(), bodyLimitBytes + 1)), 413, {
         error: 'Request body too large',
+        code: 'body_too_large',
         limit_bytes: bodyLimitBytes,
       });
       const res = await kit.postRaw(key, bodyOfSize(kind, row(), bodyLimitBytes));
@@ -149,7 +151,7 @@ describe.each(KINDS)('POST /v1/api/$kind/bulk (the bulk endpoint contract)', ({ 
       const before = await kit.snapshot();
       const res = await kit.post(key, { [kind]: [row()] });
       expect(res.statusCode).toBe(403);
-      expect(res.json()).toEqual({ error: 'Missing required scope: listings_write' });
+      expect(res.json()).toEqual({ error: 'Missing required scope: listings_write', code: 'missing_scope' });
       expect(res.headers['x-ratelimit-limit-minute']).toBe('300');
       expect(await kit.snapshot()).toEqual(before);
     });
@@ -164,7 +166,7 @@ describe.each(KINDS)('POST /v1/api/$kind/bulk (the bulk endpoint contract)', ({ 
       const before = await kit.snapshot();
       const res = await kit.postRaw(key, body);
       expect(res.statusCode).toBe(403);
-      expect(res.json()).toEqual({ error: 'Missing required scope: listings_write' });
+      expect(res.json()).toEqual({ error: 'Missing required scope: listings_write', code: 'missing_scope' });
       expect(await kit.snapshot()).toEqual(before);
     });
 

@@ -78,7 +78,7 @@ describe.each(['listings', 'machines'] as const)('the query string on the %s end
           expect(after[kind]).toBe(before[kind] + 1);
         } else {
           expect(res.statusCode, query).toBe(400);
-          expect(res.json()).toEqual({ error: 'dry_run must be true or false' });
+          expect(res.json()).toEqual({ error: 'dry_run must be true or false', code: 'invalid_dry_run' });
           expect(after).toEqual(before);
         }
       }),

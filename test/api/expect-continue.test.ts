@@ -118,10 +118,10 @@ describe('Expect: 100-continue: a refusal instead of 100 Continue, 100 Continue 
         return { headers: { ...bearer(key), 'x-forwarded-for': ip } };
       },
       429,
-      { error: 'Too many failed authentication attempts' },
+      { error: 'Too many failed authentication attempts', code: 'locked_out' },
     ],
-    ['no key', async () => ({ headers: {} }), 401, { error: 'Missing or malformed API key' }],
-    ['an unknown key', async () => ({ headers: bearer(`svc_live_0badc0de_${'0'.repeat(32)}`) }), 401, { error: 'Invalid API key' }],
+    ['no key', async () => ({ headers: {} }), 401, { error: 'Missing or malformed API key', code: 'missing_api_key' }],
+    ['an unknown key', async () => ({ headers: bearer(`svc_live_0badc0de_${'0'.repeat(32)}`) }), 401, { error: 'Invalid API key', code: 'invalid_api_key' }],
     [
       'an account off the API tiers',
       async () => {
@@ -131,9 +131,9 @@ describe('Expect: 100-continue: a refusal instead of 100 Continue, 100 Continue 
         return { headers: bearer(proKey) };
       },
       402,
-      { error: 'API access requires an Enterprise or Global subscription' },
+      { error: 'API access requires an Enterprise or Global subscription', code: 'subscription_required' },
     ],
-    ['a key without the scope', async () => ({ headers: bearer(await service.createKey(await service.createAccount(), ['jobs:read'])) }), 403, { error: 'Missing required scope: listings_write' }],
+    ['a key without the scope', async () => ({ headers: bearer(await service.createKey(await service.createAccount(), ['jobs:read'])) }), 403, { error: 'Missing required scope: listings_write', code: 'missing_scope' }],
     [
       'an account at its in-flight cap',
       async () => {
@@ -143,16 +143,16 @@ describe('Expect: 100-continue: a refusal instead of 100 Continue, 100 Continue 
         return { headers: bearer(capped) };
       },
       429,
-      { error: 'Too many concurrent requests', retry_after_sec: 1 },
+      { error: 'Too many concurrent requests', code: 'too_many_concurrent_requests', retry_after_sec: 1 },
     ],
-    ['a declared listings body over 2,097,152 bytes', async () => ({ headers: bearer(key), contentLength: 2_097_153 }), 413, { error: 'Request body too large', limit_bytes: 2_097_152 }],
+    ['a declared listings body over 2,097,152 bytes', async () => ({ headers: bearer(key), contentLength: 2_097_153 }), 413, { error: 'Request body too large', code: 'body_too_large', limit_bytes: 2_097_152 }],
     [
       'a declared machines body over 1,048,576 bytes',
       async () => ({ headers: bearer(key), contentLength: 1_048_577, target: '/v1/api/machines/bulk' }),
       413,
-      { error: 'Request body too large', limit_bytes: 1_048_576 },
+      { error: 'Request body too large', code: 'body_too_large', limit_bytes: 1_048_576 },
     ],
-    ['an unknown query parameter', async () => ({ headers: bearer(key), target: '/v1/api/listings/bulk?dryRun=true' }), 400, { error: 'Unknown query parameter: dryRun' }],
+    ['an unknown query parameter', async () => ({ headers: bearer(key), target: '/v1/api/listings/bulk?dryRun=true' }), 400, { error: 'Unknown query parameter: dryRun', code: 'unknown_query_parameter' }],
   ];
 
   it.each(refusals)('answers %s with its refusal first, never 100 Continue, and closes the connection', async (_what, setUp, status, body) => {
@@ -208,6 +208,6 @@ describe('Expect: 100-continue on an overloaded process', () => {
     const head = requestHead('POST', '/v1/api/listings/bulk', { ...bearer(key), 'content-type': 'application/json', expect: '100-continue' }, Buffer.byteLength(listingsBody));
     const exchange = await expectContinue(port, head, listingsBody);
     expect(exchange.statuses).toEqual([503]);
-    expect(JSON.parse(exchange.body)).toEqual({ error: 'Service overloaded, retry shortly', retry_after_sec: 5 });
+    expect(JSON.parse(exchange.body)).toEqual({ error: 'Service overloaded, retry shortly', code: 'overloaded', retry_after_sec: 5 });
   });
 });

@@ -97,11 +97,11 @@ describe('POST /v1/api/imports (whole files)', () => {
   });
 
   it.each([
-    ['an empty file', '', 'application/x-ndjson', 400, { error: 'The file holds no rows' }],
-    ['bytes that are not UTF-8', Buffer.from([0x7b, 0xc3, 0x28, 0x7d, 0x0a]), 'application/x-ndjson', 400, { error: 'The file is not UTF-8 text' }],
-    ['a CSV header naming no field', 'colour,size\nred,3\n', 'text/csv', 400, { error: expect.stringMatching(/^The file cannot be read: the first line must be a header naming listings fields/) }],
-    ['no valid row', '{"title": ""}\n', 'application/x-ndjson', 400, { error: 'no valid rows', errors: [expect.objectContaining({ index: 0 })] }],
-    ['another media type', '{}', 'application/json', 415, { error: 'Content-Type must be application/x-ndjson or text/csv' }],
+    ['an empty file', '', 'application/x-ndjson', 400, { error: 'The file holds no rows', code: 'file_empty' }],
+    ['bytes that are not UTF-8', Buffer.from([0x7b, 0xc3, 0x28, 0x7d, 0x0a]), 'application/x-ndjson', 400, { error: 'The file is not UTF-8 text', code: 'file_not_utf8' }],
+    ['a CSV header naming no field', 'colour,size\nred,3\n', 'text/csv', 400, { error: expect.stringMatching(/^The file cannot be read: the first line must be a header naming listings fields/), code: 'file_unreadable' }],
+    ['no valid row', '{"title": ""}\n', 'application/x-ndjson', 400, { error: 'no valid rows', code: 'no_valid_rows', errors: [expect.objectContaining({ index: 0 })] }],
+    ['another media type', '{}', 'application/json', 415, { error: 'Content-Type must be application/x-ndjson or text/csv', code: 'unsupported_file_media_type' }],
   ])('refuses %s and keeps nothing', async (_case, payload, contentType, status, body) => {
     const { account, key } = await newPartner(service, { tier: 'global' });
     const res = await upload(key, 'listings', payload, contentType);
@@ -119,21 +119,21 @@ describe('POST /v1/api/imports (whole files)', () => {
     expect(Buffer.byteLength(file)).toBeGreaterThan(200_000);
     const res = await upload(key, 'listings', streamed ? Readable.from([file]) : file);
     expect(res.statusCode).toBe(413);
-    expect(res.json()).toEqual({ error: 'Request body too large', limit_bytes: 200_000 });
+    expect(res.json()).toEqual({ error: 'Request body too large', code: 'body_too_large', limit_bytes: 200_000 });
     expect(await importsOf(account.id)).toBe(0);
     const [staged] = await service.sql<{ n: number }[]>`select count(*)::int as n from import_file_chunks`;
     expect(staged!.n).toBe(0);
   });
 
   it.each([
-    ['/v1/api/imports?kind=orders', 'kind must be listings or machines'],
-    ['/v1/api/imports', 'kind must be listings or machines'],
-    ['/v1/api/imports?kind=listings&dry_run=true', 'Unknown query parameter: dry_run'],
-  ])('refuses %s with 400 "%s"', async (url, error) => {
+    ['/v1/api/imports?kind=orders', 'kind must be listings or machines', 'invalid_import_kind'],
+    ['/v1/api/imports', 'kind must be listings or machines', 'invalid_import_kind'],
+    ['/v1/api/imports?kind=listings&dry_run=true', 'Unknown query parameter: dry_run', 'unknown_query_parameter'],
+  ])('refuses %s with 400 "%s" (%s)', async (url, error, code) => {
     const { key } = await newPartner(service, { tier: 'global' });
     const res = await service.request({ method: 'POST', url, headers: { ...bearer(key), 'content-type': 'application/x-ndjson' }, payload: ndjson([validListing()]) });
     expect(res.statusCode).toBe(400);
-    expect(res.json()).toEqual({ error });
+    expect(res.json()).toEqual({ error, code });
   });
 
   it('answers the same import to the same file under the same Idempotency-Key, and 422 to another file', async () => {
@@ -172,7 +172,7 @@ describe('POST /v1/api/imports (whole files)', () => {
     }
     const res = await upload(key, 'listings', ndjson([validListing()]));
     expect(res.statusCode).toBe(429);
-    expect(res.json()).toEqual({ error: 'Too many file imports in progress', retry_after_sec: 60 });
+    expect(res.json()).toEqual({ error: 'Too many file imports in progress', code: 'too_many_file_imports', retry_after_sec: 60 });
     expect(res.headers['retry-after']).toBe('60');
     expect(await importsOf(account.id)).toBe(2);
   });

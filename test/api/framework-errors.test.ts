@@ -30,15 +30,17 @@ describe('errors raised by the framework, in the service\'s shape', () => {
       text: requestHead('DELETE', `/v1/api/keys/${'a'.repeat(600)}`),
       status: 414,
       error: 'Request URL too long',
+      code: 'url_too_long',
       notEchoed: 'aaaaaaaa',
     },
-    { name: 'bad percent-encoding', text: requestHead('GET', '/v1/api/%zz/<script>'), status: 400, error: 'Malformed request URL', notEchoed: 'script' },
-    { name: 'a Content-Length that is not a number', text: requestHead('POST', '/v1/api/listings/bulk', { 'content-length': 'abc' }), status: 400, error: 'Bad request', notEchoed: 'abc' },
+    { name: 'bad percent-encoding', text: requestHead('GET', '/v1/api/%zz/<script>'), status: 400, error: 'Malformed request URL', code: 'malformed_url', notEchoed: 'script' },
+    { name: 'a Content-Length that is not a number', text: requestHead('POST', '/v1/api/listings/bulk', { 'content-length': 'abc' }), status: 400, error: 'Bad request', code: 'bad_request', notEchoed: 'abc' },
     {
       name: 'two different Content-Lengths',
       text: `${requestHead('POST', '/v1/api/listings/bulk', { 'content-length': '5' }).slice(0, -2)}Content-Length: 6\r\n\r\nhello`,
       status: 400,
       error: 'Bad request',
+      code: 'bad_request',
       notEchoed: 'hello',
     },
     {
@@ -46,12 +48,13 @@ describe('errors raised by the framework, in the service\'s shape', () => {
       text: requestHead('GET', '/v1/health', { 'x-big': 'b'.repeat(20_000) }),
       status: 431,
       error: 'Request headers too large',
+      code: 'headers_too_large',
       notEchoed: 'bbbbbbbb',
     },
-  ])('$name: $status {error: "$error"} with X-Request-Id, nothing echoed, connection closed', async ({ text, status, error, notEchoed }) => {
+  ])('$name: $status {error: "$error", code: "$code"} with X-Request-Id, nothing echoed, connection closed', async ({ text, status, error, code, notEchoed }) => {
     const reply = await rawRequest(port, { text });
     expect(reply.status).toBe(status);
-    expect(JSON.parse(reply.body)).toEqual({ error });
+    expect(JSON.parse(reply.body)).toEqual({ error, code });
     expect(reply.headers['content-type']).toMatch(/^application\/json/);
     expect(reply.headers['x-request-id']).toMatch(REQUEST_ID);
     expect(reply.body).not.toContain(notEchoed);
@@ -84,7 +87,7 @@ describe('REQUEST_TIMEOUT_MS, FILE_UPLOAD_TIMEOUT_MS and refusals before the bod
       waitMs: 8_000,
     });
     expect(reply.status).toBe(408);
-    expect(JSON.parse(reply.body)).toEqual({ error: 'Request timeout' });
+    expect(JSON.parse(reply.body)).toEqual({ error: 'Request timeout', code: 'request_timeout' });
     expect(reply.headers['x-request-id']).toMatch(REQUEST_ID);
     expect(reply.closedAfterMs).toBeDefined();
   });
@@ -112,7 +115,7 @@ describe('REQUEST_TIMEOUT_MS, FILE_UPLOAD_TIMEOUT_MS and refusals before the bod
     // 60 lines, one every 200 ms: 12 s, past the 5 s
     const reply = await trickledFile(60, 200, 10_000);
     expect(reply.status).toBe(408);
-    expect(JSON.parse(reply.body)).toEqual({ error: 'Request timeout' });
+    expect(JSON.parse(reply.body)).toEqual({ error: 'Request timeout', code: 'request_timeout' });
     expect(reply.closedAfterMs).toBeDefined();
     expect(reply.closedAfterMs!).toBeLessThan(8_000);
     const after = await service.sql<{ n: number }[]>`select count(*)::int as n from imports`;

@@ -414,7 +414,7 @@ describe('POST /v1/api/listings/bulk and /v1/api/machines/bulk: hostile examples
       const res = await post('listings', { listings: [validListing({ title: '\u0000' })] });
 
       expect(res.statusCode).toBe(400);
-      expect(res.json()).toEqual({ error: 'no valid rows', errors: [rowError(0, 'title: must not contain NUL characters', 'invalid_characters')] });
+      expect(res.json()).toEqual({ error: 'no valid rows', code: 'no_valid_rows', errors: [rowError(0, 'title: must not contain NUL characters', 'invalid_characters')] });
       expect(await counts()).toEqual(before);
     });
 
@@ -424,7 +424,7 @@ describe('POST /v1/api/listings/bulk and /v1/api/machines/bulk: hostile examples
       const res = await postRaw('listings', body);
 
       expect(res.statusCode).toBe(400);
-      expect(res.json()).toEqual({ error: 'Invalid JSON body' });
+      expect(res.json()).toEqual({ error: 'Invalid JSON body', code: 'invalid_json' });
     });
   });
 
@@ -461,7 +461,7 @@ describe('POST /v1/api/listings/bulk and /v1/api/machines/bulk: hostile examples
       const res = await postRaw('listings', listingWith(field, nested(10_000)));
 
       expect(res.statusCode).toBe(400);
-      expect(res.json()).toEqual({ error: 'no valid rows', errors: [rowError(0, reason, 'wrong_type')] });
+      expect(res.json()).toEqual({ error: 'no valid rows', code: 'no_valid_rows', errors: [rowError(0, reason, 'wrong_type')] });
       expect(await counts()).toEqual(before);
     });
 
@@ -469,14 +469,14 @@ describe('POST /v1/api/listings/bulk and /v1/api/machines/bulk: hostile examples
       const res = await postRaw('machines', `{"machines":[${nested(10_000)}]}`);
 
       expect(res.statusCode).toBe(400);
-      expect(res.json()).toEqual({ error: 'no valid rows', errors: [rowError(0, 'row must be an object', 'not_an_object')] });
+      expect(res.json()).toEqual({ error: 'no valid rows', code: 'no_valid_rows', errors: [rowError(0, 'row must be an object', 'not_an_object')] });
     });
 
     it('answers a 10,000-deep nested array as the whole body with 400', async () => {
       const res = await postRaw('machines', nested(10_000));
 
       expect(res.statusCode).toBe(400);
-      expect(res.json()).toEqual({ error: 'Body must be an object with a "machines" array' });
+      expect(res.json()).toEqual({ error: 'Body must be an object with a "machines" array', code: 'missing_rows_array' });
     });
 
     it('answers a 500,000-deep nested array (about 1 MB) in an unknown field with JSON, not a 5xx', async () => {
@@ -499,7 +499,7 @@ describe('POST /v1/api/listings/bulk and /v1/api/machines/bulk: hostile examples
       const res = await postRaw(kind, body);
 
       expect(res.statusCode).toBe(413);
-      expect(res.json()).toEqual({ error: 'Request body too large', limit_bytes: limit });
+      expect(res.json()).toEqual({ error: 'Request body too large', code: 'body_too_large', limit_bytes: limit });
       expect(await counts()).toEqual(before);
     });
 
@@ -507,7 +507,7 @@ describe('POST /v1/api/listings/bulk and /v1/api/machines/bulk: hostile examples
       const res = await postRaw('listings', `{"listings":[${Array(1_000_000).fill('0').join(',')}]}`);
 
       expect(res.statusCode).toBe(400);
-      expect(res.json()).toEqual({ error: 'Too many rows: at most 200 listings per request', received: 1_000_000 });
+      expect(res.json()).toEqual({ error: 'Too many rows: at most 200 listings per request', code: 'too_many_rows', received: 1_000_000 });
     });
 
     it('answers 100,000 keys in one row with 201 and stores only the known fields', async () => {
@@ -538,7 +538,7 @@ describe('POST /v1/api/listings/bulk and /v1/api/machines/bulk: hostile examples
       const res = await postRaw(kind, rowWithIntegers(kind, field));
 
       expect(res.statusCode).toBe(400);
-      expect(res.json()).toEqual({ error: 'no valid rows', errors: [rowError(0, `${field}: at most 100 entries`, 'too_many_items')] });
+      expect(res.json()).toEqual({ error: 'no valid rows', code: 'no_valid_rows', errors: [rowError(0, `${field}: at most 100 entries`, 'too_many_items')] });
       expect(res.body.length).toBeLessThan(2_048);
       expect(await counts()).toEqual(before);
     });
@@ -559,7 +559,7 @@ describe('POST /v1/api/listings/bulk and /v1/api/machines/bulk: hostile examples
         const res = await postRaw('listings', withEscape('listings', [validListing({ external_id: 'MARK' })], escaped));
 
         expect(res.statusCode, escaped).toBe(400);
-        expect(res.json()).toEqual({ error: 'no valid rows', errors: [rowError(0, `external_id: ${NOT_UNICODE}`, 'invalid_characters')] });
+        expect(res.json()).toEqual({ error: 'no valid rows', code: 'no_valid_rows', errors: [rowError(0, `external_id: ${NOT_UNICODE}`, 'invalid_characters')] });
       }
       expect(await counts()).toEqual(before);
       expect(await service.sql`select external_id from listings where external_id like 'SKU%'`).toEqual([]);
@@ -592,7 +592,7 @@ describe('POST /v1/api/listings/bulk and /v1/api/machines/bulk: hostile examples
       const res = await postRaw('listings', Buffer.concat([Buffer.from('{"listings":'), Buffer.from([0xff, 0xfe]), Buffer.from('[]}')]));
 
       expect(res.statusCode).toBe(400);
-      expect(res.json()).toEqual({ error: 'Invalid JSON body' });
+      expect(res.json()).toEqual({ error: 'Invalid JSON body', code: 'invalid_json' });
     });
 
     it.each([
@@ -606,7 +606,7 @@ describe('POST /v1/api/listings/bulk and /v1/api/machines/bulk: hostile examples
       const res = await postRaw('listings', withBytes(bytes));
 
       expect(res.statusCode).toBe(400);
-      expect(res.json()).toEqual({ error: 'Invalid JSON body' });
+      expect(res.json()).toEqual({ error: 'Invalid JSON body', code: 'invalid_json' });
       expect(await counts()).toEqual(before);
     });
   });

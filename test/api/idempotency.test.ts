@@ -16,8 +16,8 @@ import { rowError } from '../support/row-errors.js';
 const LISTINGS = '/v1/api/listings/bulk';
 const MACHINES = '/v1/api/machines/bulk';
 const REPLAYED = 'idempotent-replayed';
-const INVALID_KEY_BODY = { error: 'Idempotency-Key must be 1 to 255 printable ASCII characters' };
-const MISMATCH_BODY = { error: 'Idempotency-Key was already used with a different request body' };
+const INVALID_KEY_BODY = { error: 'Idempotency-Key must be 1 to 255 printable ASCII characters', code: 'invalid_idempotency_key' };
+const MISMATCH_BODY = { error: 'Idempotency-Key was already used with a different request body', code: 'idempotency_key_reused' };
 
 async function jobsIn(queue: Queue): Promise<number> {
   return Object.values(await queue.getJobCounts()).reduce((sum, n) => sum + n, 0);
@@ -248,7 +248,7 @@ describe('POST /v1/api/listings/bulk and /v1/api/machines/bulk with an Idempoten
 
       const refused = await postBulk(service, 'listings', key, { listings: [validListing({ currency: 'EUR' })] }, 'fix-and-retry');
       expect(refused.statusCode).toBe(400);
-      expect(refused.json()).toMatchObject({ error: 'no valid rows' });
+      expect(refused.json()).toMatchObject({ error: 'no valid rows', code: 'no_valid_rows' });
       expect(await storedFor(service, account)).toEqual({ listings: 0, machines: 0, imports: 0, idempotencyKeys: 0 });
 
       const retry = await postBulk(service, 'listings', key, { listings: [validListing()] }, 'fix-and-retry');
@@ -481,7 +481,7 @@ describe('POST /v1/api/listings/bulk: a repeat that cannot reach Redis while the
       lookup.mockRestore();
     }
     expect(repeat.statusCode).toBe(504);
-    expect(repeat.json()).toEqual({ error: 'Import is still running; check before retrying', request_id: expect.any(String), import_id: expect.any(String) });
+    expect(repeat.json()).toEqual({ error: 'Import is still running; check before retrying', code: 'import_still_running', request_id: expect.any(String), import_id: expect.any(String) });
 
     const [firstReply, retry] = await withLateWorker(service, async () => [await first, await postBulk(service, 'listings', key, body, 'repeat-without-redis')]);
     expect(firstReply.statusCode).toBe(201);
@@ -512,7 +512,7 @@ describe('POST /v1/api/listings/bulk when no worker picks the job up (IMPORT_PIC
     const res = await postBulk(service, 'listings', key, twoListings());
 
     expect(res.statusCode).toBe(503);
-    expect(res.json()).toEqual({ error: 'Import workers unavailable; nothing was written', retry_after_sec: 30, import_id: expect.any(String) });
+    expect(res.json()).toEqual({ error: 'Import workers unavailable; nothing was written', code: 'workers_unavailable', retry_after_sec: 30, import_id: expect.any(String) });
     expect(res.headers['retry-after']).toBe('30');
     expect(await jobsIn(queue)).toBe(jobsBefore);
     expect(await keysMatching(service.deps.redis, `${service.config.redisPrefix}:import-rows:*`)).toEqual([]);
@@ -593,7 +593,7 @@ describe('POST /v1/api/listings/bulk when no worker picks the job up (IMPORT_PIC
     const unknown = await postBulk(service, 'listings', key, body, 'add-failed');
     await producer.connect();
     expect(unknown.statusCode).toBe(504);
-    expect(unknown.json()).toEqual({ error: 'Import is still running; check before retrying', request_id: expect.any(String), import_id: expect.any(String) });
+    expect(unknown.json()).toEqual({ error: 'Import is still running; check before retrying', code: 'import_still_running', request_id: expect.any(String), import_id: expect.any(String) });
     const [claim] = await service.sql<{ job_id: string }[]>`select job_id from idempotency_keys where account_id = ${account.id}`;
     expect(claim).toBeDefined();
 
@@ -618,7 +618,7 @@ describe('POST /v1/api/listings/bulk when no worker picks the job up (IMPORT_PIC
       await vi.waitFor(() => expect(producer.status).toBe('reconnecting'));
       const refused = await postBulk(service, 'listings', key, body, 'never-sent');
       expect(refused.statusCode).toBe(503);
-      expect(refused.json()).toEqual({ error: 'Service temporarily unavailable', retry_after_sec: 5 });
+      expect(refused.json()).toEqual({ error: 'Service temporarily unavailable', code: 'service_unavailable', retry_after_sec: 5 });
       expect(refused.headers['retry-after']).toBe('5');
       expect(await storedFor(service, account)).toMatchObject({ imports: 0, idempotencyKeys: 0 });
     } finally {
@@ -642,7 +642,7 @@ describe('POST /v1/api/listings/bulk when no worker picks the job up (IMPORT_PIC
     const refused = await postBulk(service, 'listings', key, body, 'rows-not-stored');
     await producer.connect();
     expect(refused.statusCode).toBe(503);
-    expect(refused.json()).toEqual({ error: 'Service temporarily unavailable', retry_after_sec: 5 });
+    expect(refused.json()).toEqual({ error: 'Service temporarily unavailable', code: 'service_unavailable', retry_after_sec: 5 });
     expect(await storedFor(service, account)).toMatchObject({ imports: 0, idempotencyKeys: 0 });
 
     const retry = await withWorker(() => postBulk(service, 'listings', key, body, 'rows-not-stored'));
@@ -659,7 +659,7 @@ describe('POST /v1/api/listings/bulk when no worker picks the job up (IMPORT_PIC
     const res = await postBulk(service, 'machines', key, { machines: [validMachine()] }, randomUUID());
 
     expect(res.statusCode).toBe(503);
-    expect(res.json()).toEqual({ error: 'Import workers unavailable; nothing was written', retry_after_sec: 30, import_id: expect.any(String) });
+    expect(res.json()).toEqual({ error: 'Import workers unavailable; nothing was written', code: 'workers_unavailable', retry_after_sec: 30, import_id: expect.any(String) });
     expect(res.headers['retry-after']).toBe('30');
     expect(await jobsIn(queue)).toBe(jobsBefore);
     expect(await storedFor(service, account)).toMatchObject({ machines: 0, imports: 0 });

@@ -158,7 +158,7 @@ describe('POST /v1/api/imports/{id}/cancel', () => {
       }
     }
     for (const shape of shapes) expect(shape).toEqual(shapes[0]);
-    expect(shapes[0]).toMatchObject({ status: 404, body: JSON.stringify({ error: 'Import not found' }) });
+    expect(shapes[0]).toMatchObject({ status: 404, body: JSON.stringify({ error: 'Import not found', code: 'import_not_found' }) });
     expect(await stateOf(id)).toBe('queued');
     expect(await stagedLeft(id)).toBe(3);
 
@@ -173,7 +173,7 @@ describe('POST /v1/api/imports/{id}/cancel', () => {
 
     const res = await cancel(reader, id);
     expect(res.statusCode).toBe(403);
-    expect(res.json()).toEqual({ error: 'Missing required scope: listings_write' });
+    expect(res.json()).toEqual({ error: 'Missing required scope: listings_write', code: 'missing_scope' });
     expect(res.headers['x-ratelimit-remaining-minute']).toBeDefined();
     expect(await stateOf(id)).toBe('queued');
     expect(await stagedLeft(id)).toBe(3);
@@ -186,7 +186,7 @@ describe('POST /v1/api/imports/{id}/cancel', () => {
     const id = await queuedFile(account.id, 3);
     const res = await cancel(key, id, '?force=true');
     expect(res.statusCode).toBe(400);
-    expect(res.json()).toEqual({ error: 'Unknown query parameter: force' });
+    expect(res.json()).toEqual({ error: 'Unknown query parameter: force', code: 'unknown_query_parameter' });
     expect(await stateOf(id)).toBe('queued');
 
     expectImport(await cancel(key, id), { state: 'cancelled' });

@@ -118,12 +118,12 @@ describe('GET /v1/api/imports (the import resource)', () => {
       // are the request's own id and the account's own quota)
       shapes.push({ status: res.statusCode, body: res.body, headers: Object.keys(res.headers).sort() });
     }
-    for (const shape of shapes) expect(shape).toEqual({ ...shapes[0], body: JSON.stringify({ error: 'Import not found' }) });
+    for (const shape of shapes) expect(shape).toEqual({ ...shapes[0], body: JSON.stringify({ error: 'Import not found', code: 'import_not_found' }) });
     expect(shapes[0]!.status).toBe(404);
     // the owner's view is not disturbed, and another account's id cannot be a cursor either
     const cursor = await get(stranger.key, `/v1/api/imports?starting_after=${id}`);
     expect(cursor.statusCode).toBe(400);
-    expect(cursor.json()).toEqual({ error: 'starting_after: no such import' });
+    expect(cursor.json()).toEqual({ error: 'starting_after: no such import', code: 'unknown_starting_after' });
   });
 
   it('needs jobs:read or listings:write; a key with neither gets 403 naming jobs_read', async () => {
@@ -137,7 +137,7 @@ describe('GET /v1/api/imports (the import resource)', () => {
     for (const url of [`/v1/api/imports/${id}`, '/v1/api/imports', `/v1/api/imports/${id}/errors`]) {
       const res = await get(other, url);
       expect(res.statusCode).toBe(403);
-      expect(res.json()).toEqual({ error: 'Missing required scope: jobs_read' });
+      expect(res.json()).toEqual({ error: 'Missing required scope: jobs_read', code: 'missing_scope' });
       expect(res.headers['x-ratelimit-remaining-minute']).toBeDefined();
     }
   });
@@ -153,7 +153,7 @@ describe('GET /v1/api/imports (the import resource)', () => {
     for (const url of [`/v1/api/imports/${id}`, '/v1/api/imports', `/v1/api/imports/${id}/errors`]) {
       const res = await get(reader, url);
       expect(res.statusCode).toBe(401);
-      expect(res.json()).toEqual({ error: 'Invalid API key' });
+      expect(res.json()).toEqual({ error: 'Invalid API key', code: 'invalid_api_key' });
     }
   });
 
@@ -180,22 +180,22 @@ describe('GET /v1/api/imports (the import resource)', () => {
   });
 
   it.each([
-    ['/v1/api/imports?limit=0', 'limit must be a whole number from 1 to 100'],
-    ['/v1/api/imports?limit=101', 'limit must be a whole number from 1 to 100'],
-    ['/v1/api/imports?limit=2.5', 'limit must be a whole number from 1 to 100'],
-    ['/v1/api/imports?limit=ten', 'limit must be a whole number from 1 to 100'],
-    ['/v1/api/imports?limit=1&limit=2', 'limit must be a whole number from 1 to 100'],
-    ['/v1/api/imports?starting_after=nope', 'starting_after: no such import'],
-    ['/v1/api/imports?page=2', 'Unknown query parameter: page'],
-    ['/v1/api/imports/some-id/errors?limit=1001', 'limit must be a whole number from 1 to 1000'],
-    ['/v1/api/imports/some-id/errors?starting_after=-1', 'starting_after must be a row index (a whole number from 0)'],
-    ['/v1/api/imports/some-id/errors?starting_after=x', 'starting_after must be a row index (a whole number from 0)'],
-    ['/v1/api/imports/some-id?verbose=1', 'Unknown query parameter: verbose'],
-  ])('refuses %s with 400 "%s"', async (url, error) => {
+    ['/v1/api/imports?limit=0', 'limit must be a whole number from 1 to 100', 'invalid_limit'],
+    ['/v1/api/imports?limit=101', 'limit must be a whole number from 1 to 100', 'invalid_limit'],
+    ['/v1/api/imports?limit=2.5', 'limit must be a whole number from 1 to 100', 'invalid_limit'],
+    ['/v1/api/imports?limit=ten', 'limit must be a whole number from 1 to 100', 'invalid_limit'],
+    ['/v1/api/imports?limit=1&limit=2', 'limit must be a whole number from 1 to 100', 'invalid_limit'],
+    ['/v1/api/imports?starting_after=nope', 'starting_after: no such import', 'unknown_starting_after'],
+    ['/v1/api/imports?page=2', 'Unknown query parameter: page', 'unknown_query_parameter'],
+    ['/v1/api/imports/some-id/errors?limit=1001', 'limit must be a whole number from 1 to 1000', 'invalid_limit'],
+    ['/v1/api/imports/some-id/errors?starting_after=-1', 'starting_after must be a row index (a whole number from 0)', 'invalid_starting_after'],
+    ['/v1/api/imports/some-id/errors?starting_after=x', 'starting_after must be a row index (a whole number from 0)', 'invalid_starting_after'],
+    ['/v1/api/imports/some-id?verbose=1', 'Unknown query parameter: verbose', 'unknown_query_parameter'],
+  ])('refuses %s with 400 "%s" (%s)', async (url, error, code) => {
     const { key } = await newPartner(service);
     const res = await get(key, url);
     expect(res.statusCode).toBe(400);
-    expect(res.json()).toEqual({ error });
+    expect(res.json()).toEqual({ error, code });
   });
 
   it('pages the failed rows in index order, and downloads them all as CSV that is safe in a spreadsheet', async () => {
@@ -249,7 +249,7 @@ describe('GET /v1/api/imports (the import resource)', () => {
     for (const url of [`/v1/api/imports/${old}`, `/v1/api/imports/${old}/errors`]) {
       const res = await get(key, url);
       expect(res.statusCode).toBe(404);
-      expect(res.json()).toEqual({ error: 'Import not found' });
+      expect(res.json()).toEqual({ error: 'Import not found', code: 'import_not_found' });
     }
     expect((await get(key, `/v1/api/imports/${young}`)).statusCode).toBe(200);
     expect((await get(key, '/v1/api/imports')).json<{ data: { id: string }[] }>().data.map((found) => found.id)).toEqual([young]);
@@ -287,7 +287,7 @@ describe('an import answered 503 or 504 (the import resource)', () => {
     const res = await post(key);
     expect(res.statusCode).toBe(503);
     const { import_id: id } = res.json<{ import_id: string }>();
-    expect(res.json()).toEqual({ error: 'Import workers unavailable; nothing was written', retry_after_sec: 30, import_id: id });
+    expect(res.json()).toEqual({ error: 'Import workers unavailable; nothing was written', code: 'workers_unavailable', retry_after_sec: 30, import_id: id });
     expect(res.headers['location']).toBe(`/v1/api/imports/${id}`);
     expect(await read(key, id)).toMatchObject({
       id,
@@ -314,7 +314,7 @@ describe('an import answered 503 or 504 (the import resource)', () => {
       await gate.reached;
       expect(res.statusCode).toBe(504);
       const { import_id: id } = res.json<{ import_id: string }>();
-      expect(res.json()).toEqual({ error: 'Import is still running; check before retrying', request_id: expect.any(String), import_id: id });
+      expect(res.json()).toEqual({ error: 'Import is still running; check before retrying', code: 'import_still_running', request_id: expect.any(String), import_id: id });
       expect(res.headers['location']).toBe(`/v1/api/imports/${id}`);
       expect(await read(key, id)).toMatchObject({ id, state: 'running', finished_at: null, rows: { received: 2, inserted: 0, skipped: 1 } });
       const list = await service.request({ method: 'GET', url: '/v1/api/imports', headers: bearer(key) });
@@ -473,7 +473,7 @@ describe('GET /v1/api/imports (a file import)', () => {
     for (const url of [`/v1/api/imports/${id}`, `/v1/api/imports/${id}/errors`]) {
       const res = await get(stranger.key, url);
       expect(res.statusCode).toBe(404);
-      expect(res.json()).toEqual({ error: 'Import not found' });
+      expect(res.json()).toEqual({ error: 'Import not found', code: 'import_not_found' });
     }
   });
 });

@@ -10,7 +10,7 @@ import { testRedisPrefix } from '../support/test-database.js';
 import { testRedisClient } from '../support/test-redis.js';
 import { startTestService, withLateWorker, type ApiReplica, type TestService } from '../support/test-service.js';
 
-const TOO_MANY = { error: 'Too many concurrent requests', retry_after_sec: 1 };
+const TOO_MANY = { error: 'Too many concurrent requests', code: 'too_many_concurrent_requests', retry_after_sec: 1 };
 const silentLog = createLogger(loadConfig({ LOG_LEVEL: 'silent' }), 'test');
 
 describe('AccountInFlight (slots in Redis)', () => {

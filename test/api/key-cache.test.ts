@@ -39,7 +39,7 @@ describe('API-key cache (GET /v1/api/me)', () => {
     await service.deps.authVersion.bump();
     const res = await me(key);
     expect(res.statusCode).toBe(401);
-    expect(res.json()).toEqual({ error: 'Invalid API key' });
+    expect(res.json()).toEqual({ error: 'Invalid API key', code: 'invalid_api_key' });
   });
 
   it('applies a tier changed through the auth version on the very next request', async () => {

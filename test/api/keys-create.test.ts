@@ -7,7 +7,7 @@ import { startTestService, type TestAccount, type TestService } from '../support
 const KEY_PATTERN = /^svc_live_[0-9a-f]{8}_[0-9a-f]{32}$/;
 const UUID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const ISO_TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/;
-const CAP_REACHED = { error: 'Active key limit reached (20); revoke a key first' };
+const CAP_REACHED = { error: 'Active key limit reached (20); revoke a key first', code: 'active_key_limit' };
 
 interface CreatedKey {
   key: string;
@@ -240,7 +240,7 @@ describe('POST /v1/api/keys', () => {
     ])('returns 400 "label: must not contain control characters" for a label with %s, and creates no key', async (_case, label) => {
       const res = await createKeyRequest(account, { label, scopes: ['listings:write'] });
       expect(res.statusCode).toBe(400);
-      expect(res.json<ErrorBody>()).toEqual({ error: 'label: must not contain control characters' });
+      expect(res.json<ErrorBody>()).toEqual({ error: 'label: must not contain control characters', code: 'invalid_key_fields' });
       expect(await keyCount(account.id)).toBe(0);
     });
 

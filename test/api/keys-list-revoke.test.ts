@@ -6,8 +6,8 @@ import { startTestService, type TestAccount, type TestService } from '../support
 const UUID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const ISO_TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/;
 const RECORD_FIELDS = ['created_at', 'id', 'is_revoked', 'key_prefix', 'label', 'last_used_at', 'scopes'];
-const NOT_FOUND = { error: 'API key not found' };
-const INVALID_KEY = { error: 'Invalid API key' };
+const NOT_FOUND = { error: 'API key not found', code: 'api_key_not_found' };
+const INVALID_KEY = { error: 'Invalid API key', code: 'invalid_api_key' };
 
 interface CreatedKey {
   key: string;

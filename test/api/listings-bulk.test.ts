@@ -242,6 +242,7 @@ describe('POST /v1/api/listings/bulk', () => {
       const rows = [validListing({ currency: 'usd' }), 'row', validListing({ title: ' ' }), validListing({ photo_urls: ['http://x.test/a.jpg'] })];
       await kit.expectRefused(() => kit.post(key, { listings: rows }), 400, {
         error: 'no valid rows',
+        code: 'no_valid_rows',
         errors: [
           rowError(0, 'currency: must be exactly USD', 'not_allowed'),
           rowError(1, 'row must be an object', 'not_an_object'),

@@ -10,7 +10,7 @@ import { storedFor } from '../support/bulk-endpoint.js';
 import { bearer, validListing, validMachine } from '../support/fixtures.js';
 import { startTestService, type TestService } from '../support/test-service.js';
 
-const OVERLOADED = { error: 'Service overloaded, retry shortly', retry_after_sec: 5 };
+const OVERLOADED = { error: 'Service overloaded, retry shortly', code: 'overloaded', retry_after_sec: 5 };
 
 /** Blocks this process's event loop, which is the API's under app.inject. */
 function blockEventLoop(ms: number): void {
@@ -104,12 +104,12 @@ describe('load shedding: new bulk imports get 503 while the process is overloade
     });
 
     it.each([
-      ['no key', 401, { error: 'Missing or malformed API key' }, async () => ({})],
-      ['an unknown key', 401, { error: 'Invalid API key' }, async () => bearer(`svc_live_0badc0de_${'0'.repeat(32)}`)],
+      ['no key', 401, { error: 'Missing or malformed API key', code: 'missing_api_key' }, async () => ({})],
+      ['an unknown key', 401, { error: 'Invalid API key', code: 'invalid_api_key' }, async () => bearer(`svc_live_0badc0de_${'0'.repeat(32)}`)],
       [
         'a key of an account off the API tiers',
         402,
-        { error: 'API access requires an Enterprise or Global subscription', current_tier: 'pro', upgrade_url: 'https://example.test/upgrade' },
+        { error: 'API access requires an Enterprise or Global subscription', code: 'subscription_required', current_tier: 'pro', upgrade_url: 'https://example.test/upgrade' },
         async () => {
           const account = await service.createAccount();
           const key = await service.createKey(account);
@@ -117,7 +117,7 @@ describe('load shedding: new bulk imports get 503 while the process is overloade
           return bearer(key);
         },
       ],
-      ['a key without listings:write', 403, { error: 'Missing required scope: listings_write' }, async () => bearer(await service.createKey(await service.createAccount(), ['jobs:read']))],
+      ['a key without listings:write', 403, { error: 'Missing required scope: listings_write', code: 'missing_scope' }, async () => bearer(await service.createKey(await service.createAccount(), ['jobs:read']))],
     ] as const)('answers %s %i as a process that is not overloaded does', async (_what, status, body, headers) => {
       const res = await importOn(overloaded, await headers());
       expect(res.statusCode).toBe(status);
@@ -130,7 +130,7 @@ describe('load shedding: new bulk imports get 503 while the process is overloade
       const key = await service.createKey(await service.createAccount());
       const res = await importOn(overloaded, bearer(key), { remoteAddress: ip });
       expect(res.statusCode).toBe(429);
-      expect(res.json()).toMatchObject({ error: 'Too many failed authentication attempts' });
+      expect(res.json()).toMatchObject({ error: 'Too many failed authentication attempts', code: 'locked_out' });
     });
 
     it('answers an account over its per-minute limit 429 "Rate limit exceeded (per-minute)"', async () => {
@@ -142,7 +142,7 @@ describe('load shedding: new bulk imports get 503 while the process is overloade
       expect(answers.at(-1)).toBe(429);
       const res = await importOn(overloaded, bearer(key));
       expect(res.statusCode).toBe(429);
-      expect(res.json()).toMatchObject({ error: 'Rate limit exceeded (per-minute)' });
+      expect(res.json()).toMatchObject({ error: 'Rate limit exceeded (per-minute)', code: 'rate_limited_minute' });
     });
 
     it('answers an account at its in-flight cap 429 "Too many concurrent requests"', async () => {
@@ -153,7 +153,7 @@ describe('load shedding: new bulk imports get 503 while the process is overloade
       try {
         const res = await importOn(overloaded, bearer(key));
         expect(res.statusCode).toBe(429);
-        expect(res.json()).toEqual({ error: 'Too many concurrent requests', retry_after_sec: 1 });
+        expect(res.json()).toEqual({ error: 'Too many concurrent requests', code: 'too_many_concurrent_requests', retry_after_sec: 1 });
       } finally {
         held?.release();
       }

@@ -82,7 +82,7 @@ describe('the lockout whatever the spelling of the request target', () => {
       for (const target of spellings(route.path)) {
         const reply = await send(route.method, target, route.token, route.body);
         expect(reply.status, `${route.method} ${target}`).toBe(429);
-        expect(JSON.parse(reply.body), `${route.method} ${target}`).toMatchObject({ error: LOCKED_OUT });
+        expect(JSON.parse(reply.body), `${route.method} ${target}`).toMatchObject({ error: LOCKED_OUT, code: 'locked_out' });
       }
     }
     // A bad token under a spelt path is 429 too, so guessing stays stopped.

@@ -29,7 +29,7 @@ async function failAuth(send: Inject, count: number, options: Partial<InjectOpti
 function expectLockedOut(res: LightMyRequestResponse): void {
   expect(res.statusCode).toBe(429);
   const body = res.json<{ error: string; retry_after_sec: number }>();
-  expect(body).toEqual({ error: LOCKED_OUT, retry_after_sec: ANY_NUMBER });
+  expect(body).toEqual({ error: LOCKED_OUT, code: 'locked_out', retry_after_sec: ANY_NUMBER });
   expect(res.headers['retry-after']).toBe(String(body.retry_after_sec));
 }
 

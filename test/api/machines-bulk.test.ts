@@ -180,6 +180,7 @@ describe('POST /v1/api/machines/bulk', () => {
       const rows = [validMachine({ model: '  ' }), 42, validMachine({ capabilities: [1] }), validMachine({ nickname: 5 })];
       await kit.expectRefused(() => kit.post(key, { machines: rows }), 400, {
         error: 'no valid rows',
+        code: 'no_valid_rows',
         errors: [
           rowError(0, 'model: required', 'required'),
           rowError(1, 'row must be an object', 'not_an_object'),
@@ -192,6 +193,7 @@ describe('POST /v1/api/machines/bulk', () => {
     it('413 for a listings-sized body of 2,000,000 bytes', async () => {
       await kit.expectRefused(() => kit.postRaw(key, bodyOfSize(2_000_000)), 413, {
         error: 'Request body too large',
+        code: 'body_too_large',
         limit_bytes: BODY_LIMIT_BYTES,
       });
     });

@@ -43,7 +43,7 @@ describe('GET /metrics on the API', () => {
   ])('answers 401 with $name', async ({ headers }) => {
     const res = await service.request({ method: 'GET', url: '/metrics', headers: headers() });
     expect(res.statusCode).toBe(401);
-    expect(res.json()).toEqual({ error: 'Authentication required' });
+    expect(res.json()).toEqual({ error: 'Authentication required', code: 'admin_auth_required' });
   });
 
   it('serves the Prometheus text format with the default process metrics', async () => {

@@ -191,7 +191,7 @@ describe('RateLimit-Policy and RateLimit on API-key responses', () => {
       expect(await spend(key, 300)).toEqual(Array(300).fill(200));
       for (const refused of [await me(key), await me(key)]) {
         expect(refused.statusCode).toBe(429);
-        expect(refused.json()).toMatchObject({ error: 'Rate limit exceeded (per-minute)' });
+        expect(refused.json()).toMatchObject({ error: 'Rate limit exceeded (per-minute)', code: 'rate_limited_minute' });
         expect(parseField(refused, 'ratelimit-policy')).toEqual([
           ['minute', { q: 300, w: 60 }],
           ['day', { q: 100_000, w: 86_400 }],
@@ -214,7 +214,7 @@ describe('RateLimit-Policy and RateLimit on API-key responses', () => {
       await setUsed('day', account.id, 100_000);
       const refused = await me(key);
       expect(refused.statusCode).toBe(429);
-      expect(refused.json()).toMatchObject({ error: 'Rate limit exceeded (per-day)' });
+      expect(refused.json()).toMatchObject({ error: 'Rate limit exceeded (per-day)', code: 'rate_limited_day' });
       const { minute, day } = serviceLimits(refused);
       expect(day.r).toBe(0);
       expect(day.t).toBeGreaterThan(23 * 3600);
@@ -230,7 +230,7 @@ describe('RateLimit-Policy and RateLimit on API-key responses', () => {
       await setUsed('day', account.id, 100_000);
       const refused = await me(key);
       expect(refused.statusCode).toBe(429);
-      expect(refused.json()).toMatchObject({ error: 'Rate limit exceeded (per-minute)' });
+      expect(refused.json()).toMatchObject({ error: 'Rate limit exceeded (per-minute)', code: 'rate_limited_minute' });
       const { minute, day } = serviceLimits(refused);
       expect([minute.r, day.r]).toEqual([0, 0]);
       const retryAfter = integerHeader(refused, 'retry-after');

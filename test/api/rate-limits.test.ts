@@ -143,7 +143,7 @@ describe('API-key rate limits', () => {
     it('refuses the 301st with 429, the body of docs/access.md#rate-limits and a matching Retry-After of 1..60 s', () => {
       expect(refused.statusCode).toBe(429);
       const body = refused.json<{ error: string; retry_after_sec: number }>();
-      expect(body).toEqual({ error: 'Rate limit exceeded (per-minute)', retry_after_sec: ANY_NUMBER });
+      expect(body).toEqual({ error: 'Rate limit exceeded (per-minute)', code: 'rate_limited_minute', retry_after_sec: ANY_NUMBER });
       expect(Number.isInteger(body.retry_after_sec)).toBe(true);
       expect(body.retry_after_sec).toBeGreaterThanOrEqual(1);
       expect(body.retry_after_sec).toBeLessThanOrEqual(60);
@@ -168,7 +168,7 @@ describe('API-key rate limits', () => {
       expect(await spend(writeKey, 300)).toEqual(Array(300).fill(200));
       const res = await service.request({ method: 'POST', url: '/v1/api/listings/bulk', headers: bearer(readKey), payload: { listings: [validListing()] } });
       expect(res.statusCode).toBe(429);
-      expect(res.json()).toMatchObject({ error: 'Rate limit exceeded (per-minute)' });
+      expect(res.json()).toMatchObject({ error: 'Rate limit exceeded (per-minute)', code: 'rate_limited_minute' });
     });
   });
 
@@ -257,7 +257,7 @@ describe('API-key rate limits', () => {
       const res = await me(key);
       expect(res.statusCode).toBe(429);
       const body = res.json<{ error: string; retry_after_sec: number }>();
-      expect(body).toEqual({ error: 'Rate limit exceeded (per-day)', retry_after_sec: ANY_NUMBER });
+      expect(body).toEqual({ error: 'Rate limit exceeded (per-day)', code: 'rate_limited_day', retry_after_sec: ANY_NUMBER });
       expect(retryAfter(res)).toBe(body.retry_after_sec);
       expect(body.retry_after_sec).toBeGreaterThan(23 * 3600);
       expect(body.retry_after_sec).toBeLessThanOrEqual(24 * 3600);

@@ -34,7 +34,7 @@ describe('two API replicas', () => {
     expect(statuses.filter((s) => s === 200)).toHaveLength(300);
     expect(statuses.filter((s) => s === 429)).toHaveLength(30);
     const refused = replies.find((r) => r.statusCode === 429)!;
-    expect(refused.json()).toMatchObject({ error: 'Rate limit exceeded (per-minute)' });
+    expect(refused.json()).toMatchObject({ error: 'Rate limit exceeded (per-minute)', code: 'rate_limited_minute' });
     // Both replicas see the same day window: the 300 that passed. The requests refused by the
     // minute window (these too) are given back to it, off the request path, so it settles there.
     await expect
@@ -58,7 +58,7 @@ describe('two API replicas', () => {
     expect(revoked.statusCode).toBe(200);
     const next = await service.request({ method: 'GET', url: '/v1/api/me', headers: bearer(key) });
     expect(next.statusCode).toBe(401);
-    expect(next.json()).toEqual({ error: 'Invalid API key' });
+    expect(next.json()).toEqual({ error: 'Invalid API key', code: 'invalid_api_key' });
   });
 
   it('replay an import sent with an Idempotency-Key to one replica when the retry reaches the other, writing its rows once', async () => {

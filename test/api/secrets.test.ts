@@ -135,7 +135,7 @@ describe('secrets and account isolation (API keys, session tokens, /v1/api/*)', 
       const res = await call('A revokes B', { method: 'DELETE', url: `/v1/api/keys/${bKey.metadata.id}`, headers: bearer(a.sessionToken) });
 
       expect(res.statusCode).toBe(404);
-      expect(res.json()).toEqual({ error: 'API key not found' });
+      expect(res.json()).toEqual({ error: 'API key not found', code: 'api_key_not_found' });
       const [row] = await service.sql<{ is_revoked: boolean }[]>`select is_revoked from api_keys where id = ${bKey.metadata.id}`;
       expect(row?.is_revoked).toBe(false);
       const me = await call('me B after', { method: 'GET', url: '/v1/api/me', headers: bearer(bKey.key) });

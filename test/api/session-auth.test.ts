@@ -6,8 +6,8 @@ import { signSessionToken } from '../../src/shared/access/session-token.js';
 import { bearer } from '../support/fixtures.js';
 import { startTestService, TEST_SESSION_SECRET, type TestAccount, type TestService } from '../support/test-service.js';
 
-const MALFORMED = { error: 'Missing or malformed session token' };
-const INVALID = { error: 'Invalid session token' };
+const MALFORMED = { error: 'Missing or malformed session token', code: 'missing_session_token' };
+const INVALID = { error: 'Invalid session token', code: 'invalid_session_token' };
 
 interface KeyRoute {
   name: string;
@@ -186,6 +186,7 @@ describe.each(ROUTES)('$name', (route) => {
     expect(res.statusCode).toBe(402);
     expect(res.json()).toStrictEqual({
       error: 'API access requires an Enterprise or Global subscription',
+      code: 'subscription_required',
       current_tier: tier,
       upgrade_url: 'https://example.test/upgrade',
     });
@@ -273,7 +274,7 @@ describe('GET /v1/api/me', () => {
       remoteAddress: freshIp(),
     });
     expect(res.statusCode).toBe(401);
-    expect(res.json()).toStrictEqual({ error: 'Missing or malformed API key' });
+    expect(res.json()).toStrictEqual({ error: 'Missing or malformed API key', code: 'missing_api_key' });
   });
 });
 
@@ -286,9 +287,10 @@ describe('Key management and the IP lockout', () => {
     }
     const res = await callRoute(ROUTES[0]!, `Bearer ${victim.sessionToken}`, undefined, ip);
     expect(res.statusCode).toBe(429);
-    const body = res.json<{ error: string; retry_after_sec: number }>();
-    expect(Object.keys(body).sort()).toEqual(['error', 'retry_after_sec']);
+    const body = res.json<{ error: string; code: string; retry_after_sec: number }>();
+    expect(Object.keys(body).sort()).toEqual(['code', 'error', 'retry_after_sec']);
     expect(body.error).toBe('Too many failed authentication attempts');
+    expect(body.code).toBe('locked_out');
     expect(Number.isInteger(body.retry_after_sec)).toBe(true);
     expect(body.retry_after_sec).toBeGreaterThan(0);
     expect(res.headers['retry-after']).toBe(String(body.retry_after_sec));

@@ -121,7 +121,7 @@ describe.each(['listings', 'machines'] as const)('syncing %s by external_id', (k
     const broken = kind === 'listings' ? { currency: 'EUR' } : { model: ' ' };
     const response = await postBulk(service, kind, key, { [kind]: [validRow(kind, { external_id: 'X', ...broken }), validRow(kind, { external_id: 'X' })] });
     expect(response.statusCode).toBe(400);
-    expect(response.json()).toMatchObject({ error: 'no valid rows' });
+    expect(response.json()).toMatchObject({ error: 'no valid rows', code: 'no_valid_rows' });
     expect(response.json().errors.map((e: { external_id?: string }) => e.external_id)).toEqual(['X', 'X']);
     expect(await storedFor(service, account)).toEqual({ listings: 0, machines: 0, imports: 0, idempotencyKeys: 0 });
   });
@@ -216,7 +216,7 @@ describe.each(['listings', 'machines'] as const)('syncing %s by external_id', (k
       const { account, key } = await newPartner(service);
       const response = await dryRun(key, { [kind]: [validRow(kind)] }, query);
       expect(response.statusCode).toBe(400);
-      expect(response.json()).toEqual({ error: 'dry_run must be true or false' });
+      expect(response.json()).toEqual({ error: 'dry_run must be true or false', code: 'invalid_dry_run' });
       expect(await storedFor(service, account)).toEqual({ listings: 0, machines: 0, imports: 0, idempotencyKeys: 0 });
     });
 
@@ -224,7 +224,7 @@ describe.each(['listings', 'machines'] as const)('syncing %s by external_id', (k
       const { account, key } = await newPartner(service);
       const response = await dryRun(key, { [kind]: [validRow(kind)] }, 'dry_run=true', { 'idempotency-key': 'nightly-1' });
       expect(response.statusCode).toBe(400);
-      expect(response.json()).toEqual({ error: 'Idempotency-Key cannot be used with dry_run=true: a dry run writes nothing to replay' });
+      expect(response.json()).toEqual({ error: 'Idempotency-Key cannot be used with dry_run=true: a dry run writes nothing to replay', code: 'dry_run_with_idempotency_key' });
       expect(await storedFor(service, account)).toEqual({ listings: 0, machines: 0, imports: 0, idempotencyKeys: 0 });
     });
 
@@ -247,7 +247,7 @@ describe.each(['listings', 'machines'] as const)('syncing %s by external_id', (k
       const { key } = await newPartner(service);
       const response = await dryRun(key, { [kind]: [{ nonsense: true }] });
       expect(response.statusCode).toBe(400);
-      expect(response.json()).toMatchObject({ error: 'no valid rows' });
+      expect(response.json()).toMatchObject({ error: 'no valid rows', code: 'no_valid_rows' });
     });
   });
 });

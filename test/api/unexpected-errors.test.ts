@@ -19,7 +19,7 @@ describe('unexpected failures (docs/errors.md#unexpected-errors)', () => {
     try {
       const res = await service.request({ method: 'GET', url: '/v1/api/me', headers: { ...bearer(unknownKey), 'x-request-id': 'req-500-check' } });
       expect(res.statusCode).toBe(500);
-      expect(res.json()).toEqual({ error: 'Internal server error', request_id: 'req-500-check' });
+      expect(res.json()).toEqual({ error: 'Internal server error', code: 'internal_error', request_id: 'req-500-check' });
       expect(res.headers['x-request-id']).toBe('req-500-check');
       expect(res.body).not.toMatch(/api_keys|select|relation|at /i);
       expect(service.logs.some((line) => line.requestId === 'req-500-check' && line.level === 50)).toBe(true);

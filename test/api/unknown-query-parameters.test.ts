@@ -38,7 +38,7 @@ describe.each(['listings', 'machines'] as const)('POST /v1/api/%s/bulk with a qu
     const { account, key } = await newPartner(service);
     const res = await post(key, query);
     expect(res.statusCode).toBe(400);
-    expect(res.json()).toEqual({ error: `Unknown query parameter: ${name}` });
+    expect(res.json()).toEqual({ error: `Unknown query parameter: ${name}`, code: 'unknown_query_parameter' });
     expect(res.headers['x-ratelimit-remaining-minute']).toBe(String(300 - 1));
     expect(await storedFor(service, account)).toEqual(NOTHING);
   });
@@ -54,7 +54,7 @@ describe.each(['listings', 'machines'] as const)('POST /v1/api/%s/bulk with a qu
     const { key } = await newPartner(service);
     const res = await post(key, query);
     expect(res.statusCode).toBe(400);
-    expect(res.json()).toEqual({ error });
+    expect(res.json()).toEqual({ error, code: 'unknown_query_parameter' });
     // The body is JSON with nothing a terminal acts on, and no log line carries a raw control character.
     // eslint-disable-next-line no-control-regex -- control characters are what must not come back
     expect(res.body).not.toMatch(/[\u0000-\u001f\u007f-\u009f\u202e]/);
@@ -79,7 +79,7 @@ describe.each(['listings', 'machines'] as const)('POST /v1/api/%s/bulk with a qu
       payload: `"${'x'.repeat(2_097_152)}"`,
     });
     expect(res.statusCode).toBe(400);
-    expect(res.json()).toEqual({ error: 'Unknown query parameter: dryRun' });
+    expect(res.json()).toEqual({ error: 'Unknown query parameter: dryRun', code: 'unknown_query_parameter' });
     expect(res.headers.connection).toBe('close');
   });
 

@@ -64,7 +64,7 @@ describe('dependencies failing', () => {
     const started = Date.now();
     const me = await getJson(`${api.baseUrl}/v1/api/me`, auth);
     expect(Date.now() - started).toBeLessThan(2_000);
-    expect(me).toEqual({ status: 503, body: { error: 'Service temporarily unavailable', retry_after_sec: 5 } });
+    expect(me).toEqual({ status: 503, body: { error: 'Service temporarily unavailable', code: 'service_unavailable', retry_after_sec: 5 } });
     const importDuringOutage = await scenario.postListings(api.baseUrl, 2);
     expect(importDuringOutage.status).toBe(503);
     expect(importDuringOutage.body.error).toBe('Service temporarily unavailable');
@@ -110,7 +110,7 @@ describe('dependencies failing', () => {
     const started = Date.now();
     const me = await getJson(`${api.baseUrl}/v1/api/me`, { authorization: `Bearer ${scenario.apiKey}` });
     expect(Date.now() - started).toBeLessThan(4_000);
-    expect(me).toEqual({ status: 503, body: { error: 'Service temporarily unavailable', retry_after_sec: 5 } });
+    expect(me).toEqual({ status: 503, body: { error: 'Service temporarily unavailable', code: 'service_unavailable', retry_after_sec: 5 } });
     const health = await getJson(`${api.baseUrl}/v1/health`);
     expect(health.status).toBe(503);
     expect(health.body).toMatchObject({ status: 'degraded', checks: { postgres: 'down', redis: 'ok' } });

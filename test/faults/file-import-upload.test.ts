@@ -102,7 +102,7 @@ describe('file imports while they are uploaded', () => {
     const body = JSON.stringify({ listings: [JSON.parse(listingLine(0)) as unknown] });
     const bulk = await rawRequest(port, { text: head('/v1/api/listings/bulk', 'application/json', body.length), trickle: body.match(/.{1,10}/g)!, trickleEveryMs: 150, waitMs: 6_000 });
     expect(bulk.status).toBe(408);
-    expect(JSON.parse(bulk.body)).toEqual({ error: 'Request timeout' });
+    expect(JSON.parse(bulk.body)).toEqual({ error: 'Request timeout', code: 'request_timeout' });
     expect(bulk.closedAfterMs!).toBeLessThan(4_000);
   }, 60_000);
 });

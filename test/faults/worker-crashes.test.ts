@@ -91,7 +91,7 @@ describe('import jobs when a worker dies', () => {
     const started = Date.now();
     const { status, body, headers } = await scenario.postListings(api.baseUrl, 3);
     expect(status).toBe(503);
-    expect(body).toEqual({ error: 'Import workers unavailable; nothing was written', retry_after_sec: 30, import_id: expect.any(String) });
+    expect(body).toEqual({ error: 'Import workers unavailable; nothing was written', code: 'workers_unavailable', retry_after_sec: 30, import_id: expect.any(String) });
     expect(headers.get('retry-after')).toBe('30');
     expect(headers.get('location')).toBe(`/v1/api/imports/${(body as { import_id: string }).import_id}`);
     // A sanity bound, far from the 60 s import timeout, not a performance check.

@@ -23,6 +23,8 @@ const ACCOUNT_ID = '3f2b6c1e-2d4a-4b8e-9c7f-5a1e0d9b8c76';
 const KEY_ID = '7c9e6679-7425-40de-944b-e07fc1f90ae7';
 const KEY_PREFIX = '4f1c9a2e';
 
+const BAD_REQUEST = example('A request the framework cannot read (a Content-Length that does not match the body, say)', apiErrors.badRequest().body);
+
 export const ROW_EXAMPLES = {
   machines: {
     valid: {
@@ -100,6 +102,7 @@ export function bulkBadRequestExamples(kind: ImportKind): Examples {
     wrongShape: example('Not an object with the array', refusalBodyOf(kind, [invalid])),
     invalidJson: example('Not JSON, or not UTF-8', apiErrors.invalidJson().body),
     idempotencyKey: example('Malformed Idempotency-Key', apiErrors.idempotencyKeyMalformed().body),
+    badRequest: BAD_REQUEST,
   };
 }
 
@@ -118,7 +121,9 @@ export const CREATE_KEY_BAD_REQUEST_EXAMPLES: Examples = {
   label: example('Missing label', keyRefusalBodyOf({ scopes: ['listings:write'] })),
   noScope: example('No scope', keyRefusalBodyOf({ label: 'ERP sync', scopes: [] })),
   unknownScope: example('Unknown scope', keyRefusalBodyOf({ label: 'ERP sync', scopes: ['listing:write'] })),
+  notAnObject: example('Not an object', keyRefusalBodyOf(['ERP sync'])),
   invalidJson: example('Not JSON, or not UTF-8', apiErrors.invalidJson().body),
+  badRequest: BAD_REQUEST,
 };
 
 const CREATED_AT = '2026-11-22T09:30:00.000Z';
@@ -183,6 +188,7 @@ export const ERROR_EXAMPLES = {
   internal: example('Unexpected failure', apiErrors.internal(REQUEST_ID).body),
   tooManyConcurrent: example('The account has ACCOUNT_MAX_IN_FLIGHT imports in flight', apiErrors.tooManyConcurrent().body),
   overloaded: example('This API process is overloaded; nothing was written', apiErrors.overloaded().body),
+  badRequest: BAD_REQUEST,
 } satisfies Examples;
 
 export function tooLargeExample(limitBytes: number): Example {

@@ -1,5 +1,5 @@
 import { apiErrors } from '../../shared/errors/api-errors.js';
-import { example, IMPORT_ID } from './examples.js';
+import { ERROR_EXAMPLES, example, IMPORT_ID } from './examples.js';
 import type { Examples } from './route-schema.js';
 
 /** The examples of `POST /v1/api/imports` (docs/imports.md#whole-files). */
@@ -32,6 +32,14 @@ export const FILE_IMPORT_BAD_REQUEST_EXAMPLES: Examples = {
   notUtf8: example('Not UTF-8', apiErrors.fileNotUtf8().body),
   unreadable: example('A CSV header naming no field', apiErrors.fileUnreadable('the first line must be a header naming listings fields (title, ...)').body),
   tooManyRows: example('More than 1,000,000 rows', apiErrors.fileTooManyRows(1_000_000).body),
+  noValidRows: example(
+    'No valid row',
+    apiErrors.noValidRows([{ index: 0, reason: 'currency: must be exactly USD', details: [{ field: 'currency', code: 'not_allowed', message: 'must be exactly USD' }] }]).body,
+    'The first 100 failed rows are listed; nothing of the file was kept.',
+  ),
+  idempotencyKey: example('Malformed Idempotency-Key', apiErrors.idempotencyKeyMalformed().body),
+  unknownQueryParameter: example('A query parameter other than kind', apiErrors.unknownQueryParameter('dry_run').body),
+  badRequest: ERROR_EXAMPLES.badRequest,
 };
 
 export const FILE_IMPORT_TOO_MANY_EXAMPLES: Examples = {

@@ -92,9 +92,11 @@ export const IMPORT_NOT_FOUND_EXAMPLES: Examples = {
 export const IMPORT_LIST_BAD_REQUEST_EXAMPLES: Examples = {
   limit: example('limit out of range', apiErrors.pageLimitMalformed(100).body),
   startingAfter: example('starting_after names no import of the account', apiErrors.startingAfterUnknown().body),
+  unknownQueryParameter: example('Another query parameter', apiErrors.unknownQueryParameter('state').body),
 };
 
 export const IMPORT_ERRORS_BAD_REQUEST_EXAMPLES: Examples = {
   limit: example('limit out of range', apiErrors.pageLimitMalformed(1_000).body),
   startingAfter: example('starting_after not a row index', apiErrors.startingAfterMalformed().body),
+  unknownQueryParameter: example('Another query parameter', apiErrors.unknownQueryParameter('field').body),
 };

@@ -1,5 +1,6 @@
-import type { z } from 'zod';
+import { z } from 'zod';
 import {
+  ERROR_CODE_DESCRIPTION,
   ErrorBodySchema,
   RequestIdErrorSchema,
   RetryLaterErrorSchema,
@@ -19,6 +20,23 @@ import { jsonResponse, type Examples, type JsonResponse } from './route-schema.j
 export const ALWAYS: readonly ResponseHeaderName[] = ['X-Request-Id'];
 export const AUTHENTICATED: readonly ResponseHeaderName[] = [...ALWAYS, ...RATE_LIMIT_HEADER_NAMES];
 
+/** The codes of `examples`' bodies, in order, each once; every error example must carry one. */
+function codesOf(examples: Examples): string[] {
+  const codes = Object.entries(examples).map(([name, { value }]) => {
+    const code = (value as { code?: unknown }).code;
+    if (typeof code !== 'string') throw new Error(`error example ${name}: its body has no code`);
+    return code;
+  });
+  return [...new Set(codes)];
+}
+
+/**
+ * An error status of a route: `schema` (a shape of error-body.ts), its `code` narrowed to the codes
+ * of `examples`. note: the examples show every answer the status gives (the tests hold each sent
+ * error to its status's examples), so they are the list of its codes: a generated client gets an
+ * enum per response to switch on. The document says `allOf` the shape's component and the enum, so
+ * the components keep their names.
+ */
 export function errorResponse(
   description: string,
   examples: Examples,
@@ -26,7 +44,8 @@ export function errorResponse(
   schema: z.ZodType = ErrorBodySchema,
   sometimes: readonly ResponseHeaderName[] = [],
 ): JsonResponse {
-  return jsonResponse(schema, { description, headers, sometimes, examples });
+  const codes = z.object({ code: z.string().meta({ description: ERROR_CODE_DESCRIPTION, enum: codesOf(examples) }) }).meta({ additionalProperties: true });
+  return jsonResponse(z.intersection(schema, codes), { description, headers, sometimes, examples });
 }
 
 const { apiKeyMissing, apiKeyInvalid, sessionMissing, sessionInvalid, tier, origin, rateMinute, rateDay, lockout } = ERROR_EXAMPLES;

@@ -9,7 +9,7 @@ import type { ImportJobData } from '../../shared/import/import-job.js';
 import type { FileImportJobData } from '../../shared/import/file-import-queue.js';
 import type { Logger } from '../../shared/infra/logger.js';
 import { BOARD_PATH } from './admin-paths.js';
-import { API_ERRORS } from '../../shared/errors/api-errors.js';
+import { apiErrors } from '../../shared/errors/api-errors.js';
 
 /**
  * What the board shows of a job's data: who, what and how much, never the rows themselves
@@ -61,7 +61,7 @@ export async function registerAdminBoard(app: FastifyInstance, queues: BoardQueu
     // note: the adapter sends any status; the type lists only those the board itself uses.
     if (error instanceof ApiError) return { status: error.statusCode as HTTPStatus, body: error.body };
     log.error({ err: error }, 'Bull Board request failed');
-    return { status: 500, body: { error: API_ERRORS.internal.text } };
+    return { status: 500, body: apiErrors.internal().body };
   });
   await app.register(serverAdapter.registerPlugin(), { prefix: BOARD_PATH });
 }

@@ -1,3 +1,8 @@
+import type { ApiErrorCode } from './api-errors.js';
+
+/** What every error body holds: the text for a person and the code for a program (docs/errors.md#shape). */
+export type ApiErrorBody = { error: string; code: ApiErrorCode } & Record<string, unknown>;
+
 /**
  * The one error type handlers throw. `body` is exactly what the client receives; `headers`
  * carries e.g. Retry-After. Built only by the factories of the catalogue (api-errors.ts).
@@ -7,7 +12,7 @@ export class ApiError extends Error {
 
   constructor(
     readonly statusCode: number,
-    readonly body: { error: string } & Record<string, unknown>,
+    readonly body: ApiErrorBody,
     readonly headers: Record<string, string> = {},
   ) {
     super(body.error);

@@ -4,65 +4,81 @@ import { echoedText } from './echoed-text.js';
 import { importLocation } from '../import/import-location.js';
 
 /**
- * Every error the API answers, in one table: its status and its text (docs/ and the OpenAPI
- * document show the same). The factories below build each one; nothing else constructs an
- * ApiError. note: texts that carry a value are functions of it.
+ * Every error the API answers, in one table: its status, its code and its text (docs/errors.md
+ * and the OpenAPI document show the same). The factories below build each one; nothing else
+ * constructs an ApiError. note: texts that carry a value are functions of it.
+ *
+ * `code` is what a program switches on (docs/errors.md#codes): snake_case, one per kind, never
+ * reused. Once published a code keeps its meaning for good; a new condition gets a new code,
+ * and the `error` texts stay the spec's, word for word.
  */
 export const API_ERRORS = {
-  invalidJson: { status: 400, text: 'Invalid JSON body' },
-  bulkEnvelope: { status: 400, text: (kind: string) => `Body must be an object with a "${kind}" array` },
-  noRows: { status: 400, text: (kind: string, maxRows: number) => `No rows: send 1 to ${maxRows} ${kind}` },
-  tooManyRows: { status: 400, text: (kind: string, maxRows: number) => `Too many rows: at most ${maxRows} ${kind} per request` },
-  noValidRows: { status: 400, text: 'no valid rows' },
-  importKindMalformed: { status: 400, text: 'kind must be listings or machines' },
-  fileEmpty: { status: 400, text: 'The file holds no rows' },
-  fileNotUtf8: { status: 400, text: 'The file is not UTF-8 text' },
-  fileUnreadable: { status: 400, text: (problem: string) => `The file cannot be read: ${problem}` },
-  fileTooManyRows: { status: 400, text: (maxRows: number) => `Too many rows: at most ${maxRows} per file` },
-  keyEnvelope: { status: 400, text: 'Body must be an object with "label" and "scopes"' },
-  keyBody: { status: 400, text: (problems: string) => problems },
-  unknownScope: { status: 400, text: (scope: string, valid: readonly string[]) => `scopes: unknown scope "${scope}"; valid scopes: ${valid.join(', ')}` },
-  idempotencyKeyMalformed: { status: 400, text: 'Idempotency-Key must be 1 to 255 printable ASCII characters' },
-  dryRunMalformed: { status: 400, text: 'dry_run must be true or false' },
-  dryRunWithIdempotencyKey: { status: 400, text: 'Idempotency-Key cannot be used with dry_run=true: a dry run writes nothing to replay' },
-  unknownQueryParameter: { status: 400, text: (name: string) => `Unknown query parameter: ${name}` },
-  pageLimitMalformed: { status: 400, text: (max: number) => `limit must be a whole number from 1 to ${max}` },
-  startingAfterUnknown: { status: 400, text: 'starting_after: no such import' },
-  startingAfterMalformed: { status: 400, text: 'starting_after must be a row index (a whole number from 0)' },
-  malformedUrl: { status: 400, text: 'Malformed request URL' },
-  badRequest: { status: 400, text: 'Bad request' },
-  apiKeyMissing: { status: 401, text: 'Missing or malformed API key' },
-  apiKeyInvalid: { status: 401, text: 'Invalid API key' },
-  sessionMissing: { status: 401, text: 'Missing or malformed session token' },
-  sessionInvalid: { status: 401, text: 'Invalid session token' },
-  adminAuthRequired: { status: 401, text: 'Authentication required' },
-  tierRequired: { status: 402, text: 'API access requires an Enterprise or Global subscription' },
-  scopeMissing: { status: 403, text: (scope: string) => `Missing required scope: ${scope}` },
-  originRefused: { status: 403, text: 'Cross-origin requests are not allowed' },
-  keyNotFound: { status: 404, text: 'API key not found' },
-  notFound: { status: 404, text: 'Not found' },
-  importNotFound: { status: 404, text: 'Import not found' },
-  requestTimeout: { status: 408, text: 'Request timeout' },
-  bodyTooLarge: { status: 413, text: 'Request body too large' },
-  urlTooLong: { status: 414, text: 'Request URL too long' },
-  unsupportedMediaType: { status: 415, text: 'Content-Type must be application/json' },
-  fileMediaType: { status: 415, text: 'Content-Type must be application/x-ndjson or text/csv' },
-  idempotencyKeyReused: { status: 422, text: 'Idempotency-Key was already used with a different request body' },
-  rateLimited: { status: 429, text: (window: string) => `Rate limit exceeded (${window})` },
-  lockedOut: { status: 429, text: 'Too many failed authentication attempts' },
-  tooManyConcurrent: { status: 429, text: 'Too many concurrent requests' },
-  tooManyFileImports: { status: 429, text: 'Too many file imports in progress' },
-  keyCap: { status: 429, text: (cap: number) => `Active key limit reached (${cap}); revoke a key first` },
-  headersTooLarge: { status: 431, text: 'Request headers too large' },
-  internal: { status: 500, text: 'Internal server error' },
-  serviceUnavailable: { status: 503, text: 'Service temporarily unavailable' },
-  overloaded: { status: 503, text: 'Service overloaded, retry shortly' },
-  workersUnavailable: { status: 503, text: 'Import workers unavailable; nothing was written' },
-  importFailed: { status: 503, text: 'Import failed; nothing was written' },
-  stillRunning: { status: 504, text: 'Import is still running; check before retrying' },
-} as const satisfies Record<string, { status: number; text: string | ((...args: never[]) => string) }>;
+  invalidJson: { status: 400, code: 'invalid_json', text: 'Invalid JSON body' },
+  bulkEnvelope: { status: 400, code: 'missing_rows_array', text: (kind: string) => `Body must be an object with a "${kind}" array` },
+  noRows: { status: 400, code: 'no_rows', text: (kind: string, maxRows: number) => `No rows: send 1 to ${maxRows} ${kind}` },
+  tooManyRows: { status: 400, code: 'too_many_rows', text: (kind: string, maxRows: number) => `Too many rows: at most ${maxRows} ${kind} per request` },
+  noValidRows: { status: 400, code: 'no_valid_rows', text: 'no valid rows' },
+  importKindMalformed: { status: 400, code: 'invalid_import_kind', text: 'kind must be listings or machines' },
+  fileEmpty: { status: 400, code: 'file_empty', text: 'The file holds no rows' },
+  fileNotUtf8: { status: 400, code: 'file_not_utf8', text: 'The file is not UTF-8 text' },
+  fileUnreadable: { status: 400, code: 'file_unreadable', text: (problem: string) => `The file cannot be read: ${problem}` },
+  fileTooManyRows: { status: 400, code: 'file_too_many_rows', text: (maxRows: number) => `Too many rows: at most ${maxRows} per file` },
+  keyEnvelope: { status: 400, code: 'key_body_not_object', text: 'Body must be an object with "label" and "scopes"' },
+  keyBody: { status: 400, code: 'invalid_key_fields', text: (problems: string) => problems },
+  unknownScope: { status: 400, code: 'unknown_scope', text: (scope: string, valid: readonly string[]) => `scopes: unknown scope "${scope}"; valid scopes: ${valid.join(', ')}` },
+  idempotencyKeyMalformed: { status: 400, code: 'invalid_idempotency_key', text: 'Idempotency-Key must be 1 to 255 printable ASCII characters' },
+  dryRunMalformed: { status: 400, code: 'invalid_dry_run', text: 'dry_run must be true or false' },
+  dryRunWithIdempotencyKey: { status: 400, code: 'dry_run_with_idempotency_key', text: 'Idempotency-Key cannot be used with dry_run=true: a dry run writes nothing to replay' },
+  unknownQueryParameter: { status: 400, code: 'unknown_query_parameter', text: (name: string) => `Unknown query parameter: ${name}` },
+  pageLimitMalformed: { status: 400, code: 'invalid_limit', text: (max: number) => `limit must be a whole number from 1 to ${max}` },
+  startingAfterUnknown: { status: 400, code: 'unknown_starting_after', text: 'starting_after: no such import' },
+  startingAfterMalformed: { status: 400, code: 'invalid_starting_after', text: 'starting_after must be a row index (a whole number from 0)' },
+  keyStartingAfterUnknown: { status: 400, code: 'unknown_key_starting_after', text: 'starting_after: no such key' },
+  keyStatusMalformed: { status: 400, code: 'invalid_key_status', text: 'status must be active, revoked or all' },
+  malformedUrl: { status: 400, code: 'malformed_url', text: 'Malformed request URL' },
+  badRequest: { status: 400, code: 'bad_request', text: 'Bad request' },
+  apiKeyMissing: { status: 401, code: 'missing_api_key', text: 'Missing or malformed API key' },
+  apiKeyInvalid: { status: 401, code: 'invalid_api_key', text: 'Invalid API key' },
+  sessionMissing: { status: 401, code: 'missing_session_token', text: 'Missing or malformed session token' },
+  sessionInvalid: { status: 401, code: 'invalid_session_token', text: 'Invalid session token' },
+  adminAuthRequired: { status: 401, code: 'admin_auth_required', text: 'Authentication required' },
+  tierRequired: { status: 402, code: 'subscription_required', text: 'API access requires an Enterprise or Global subscription' },
+  scopeMissing: { status: 403, code: 'missing_scope', text: (scope: string) => `Missing required scope: ${scope}` },
+  originRefused: { status: 403, code: 'origin_not_allowed', text: 'Cross-origin requests are not allowed' },
+  keyNotFound: { status: 404, code: 'api_key_not_found', text: 'API key not found' },
+  notFound: { status: 404, code: 'not_found', text: 'Not found' },
+  importNotFound: { status: 404, code: 'import_not_found', text: 'Import not found' },
+  methodNotAllowed: { status: 405, code: 'method_not_allowed', text: 'Method not allowed' },
+  requestTimeout: { status: 408, code: 'request_timeout', text: 'Request timeout' },
+  bodyTooLarge: { status: 413, code: 'body_too_large', text: 'Request body too large' },
+  urlTooLong: { status: 414, code: 'url_too_long', text: 'Request URL too long' },
+  unsupportedMediaType: { status: 415, code: 'unsupported_media_type', text: 'Content-Type must be application/json' },
+  fileMediaType: { status: 415, code: 'unsupported_file_media_type', text: 'Content-Type must be application/x-ndjson or text/csv' },
+  idempotencyKeyReused: { status: 422, code: 'idempotency_key_reused', text: 'Idempotency-Key was already used with a different request body' },
+  rateLimitedMinute: { status: 429, code: 'rate_limited_minute', text: 'Rate limit exceeded (per-minute)' },
+  rateLimitedDay: { status: 429, code: 'rate_limited_day', text: 'Rate limit exceeded (per-day)' },
+  lockedOut: { status: 429, code: 'locked_out', text: 'Too many failed authentication attempts' },
+  tooManyConcurrent: { status: 429, code: 'too_many_concurrent_requests', text: 'Too many concurrent requests' },
+  tooManyFileImports: { status: 429, code: 'too_many_file_imports', text: 'Too many file imports in progress' },
+  keyCap: { status: 429, code: 'active_key_limit', text: (cap: number) => `Active key limit reached (${cap}); revoke a key first` },
+  headersTooLarge: { status: 431, code: 'headers_too_large', text: 'Request headers too large' },
+  internal: { status: 500, code: 'internal_error', text: 'Internal server error' },
+  serviceUnavailable: { status: 503, code: 'service_unavailable', text: 'Service temporarily unavailable' },
+  overloaded: { status: 503, code: 'overloaded', text: 'Service overloaded, retry shortly' },
+  workersUnavailable: { status: 503, code: 'workers_unavailable', text: 'Import workers unavailable; nothing was written' },
+  importFailed: { status: 503, code: 'import_failed', text: 'Import failed; nothing was written' },
+  stillRunning: { status: 504, code: 'import_still_running', text: 'Import is still running; check before retrying' },
+} as const satisfies Record<string, { status: number; code: string; text: string | ((...args: never[]) => string) }>;
 
 export type ApiErrorKind = keyof typeof API_ERRORS;
+
+/** The closed set of error codes. */
+export type ApiErrorCode = (typeof API_ERRORS)[ApiErrorKind]['code'];
+
+export const API_ERROR_CODES = Object.values(API_ERRORS).map((entry) => entry.code) as readonly ApiErrorCode[];
+
+/** The rate-limit windows a 429 names. */
+export type RateLimitWindow = 'per-minute' | 'per-day';
 
 /** Seconds a 503 of an unavailable dependency or an overloaded process asks to wait. */
 const RETRY_SOON_SEC = 5;
@@ -77,7 +93,7 @@ type TextKind = { [K in ApiErrorKind]: (typeof API_ERRORS)[K]['text'] extends st
 
 /** The error of `kind` with the catalogue's status and `error` text (the kind's own, or one it built). */
 const answer = (kind: ApiErrorKind, error: string, extra: Record<string, unknown> = {}, headers: Record<string, string> = {}) =>
-  new ApiError(API_ERRORS[kind].status, { error, ...extra }, headers);
+  new ApiError(API_ERRORS[kind].status, { error, code: API_ERRORS[kind].code, ...extra }, headers);
 
 const plain = (kind: TextKind, extra: Record<string, unknown> = {}) => answer(kind, API_ERRORS[kind].text, extra);
 
@@ -116,6 +132,8 @@ export const apiErrors = {
   pageLimitMalformed: (max: number) => answer('pageLimitMalformed', API_ERRORS.pageLimitMalformed.text(max)),
   startingAfterUnknown: () => plain('startingAfterUnknown'),
   startingAfterMalformed: () => plain('startingAfterMalformed'),
+  keyStartingAfterUnknown: () => plain('keyStartingAfterUnknown'),
+  keyStatusMalformed: () => plain('keyStatusMalformed'),
   malformedUrl: () => plain('malformedUrl'),
   badRequest: () => plain('badRequest'),
   apiKeyMissing: () => plain('apiKeyMissing'),
@@ -129,19 +147,28 @@ export const apiErrors = {
   keyNotFound: () => plain('keyNotFound'),
   notFound: () => plain('notFound'),
   importNotFound: () => plain('importNotFound'),
+  /** `allowed`: the methods the path takes, sent as `Allow` */
+  methodNotAllowed: (allowed: readonly string[]) => answer('methodNotAllowed', API_ERRORS.methodNotAllowed.text, {}, { allow: allowed.join(', ') }),
   requestTimeout: () => plain('requestTimeout'),
   bodyTooLarge: (limitBytes: number | undefined) => plain('bodyTooLarge', { limit_bytes: limitBytes }),
   urlTooLong: () => plain('urlTooLong'),
   unsupportedMediaType: () => plain('unsupportedMediaType'),
   fileMediaType: () => plain('fileMediaType'),
   idempotencyKeyReused: () => plain('idempotencyKeyReused'),
-  rateLimited: (window: string, retryAfterSec: number) => retryAfter('rateLimited', API_ERRORS.rateLimited.text(window), retryAfterSec),
+  rateLimitedMinute: (retryAfterSec: number) => retryAfter('rateLimitedMinute', API_ERRORS.rateLimitedMinute.text, retryAfterSec),
+  rateLimitedDay: (retryAfterSec: number) => retryAfter('rateLimitedDay', API_ERRORS.rateLimitedDay.text, retryAfterSec),
+  /** The 429 of the window that refused, for callers that hold the window as a value (the quota's decision). */
+  rateLimited: (window: RateLimitWindow, retryAfterSec: number) =>
+    window === 'per-minute'
+      ? retryAfter('rateLimitedMinute', API_ERRORS.rateLimitedMinute.text, retryAfterSec)
+      : retryAfter('rateLimitedDay', API_ERRORS.rateLimitedDay.text, retryAfterSec),
   lockedOut: (retryAfterSec: number) => retryAfter('lockedOut', API_ERRORS.lockedOut.text, retryAfterSec),
   tooManyConcurrent: () => retryAfter('tooManyConcurrent', API_ERRORS.tooManyConcurrent.text, CONCURRENCY_RETRY_SEC),
   tooManyFileImports: () => retryAfter('tooManyFileImports', API_ERRORS.tooManyFileImports.text, FILE_IMPORT_RETRY_SEC),
   keyCap: (cap: number) => answer('keyCap', API_ERRORS.keyCap.text(cap)),
   headersTooLarge: () => plain('headersTooLarge'),
-  internal: (requestId: string) => plain('internal', { request_id: requestId }),
+  /** `requestId`: none where the request's id is not at hand (Bull Board's own error handler) */
+  internal: (requestId?: string) => plain('internal', requestId === undefined ? {} : { request_id: requestId }),
   serviceUnavailable: () => retryAfter('serviceUnavailable', API_ERRORS.serviceUnavailable.text, RETRY_SOON_SEC),
   overloaded: () => retryAfter('overloaded', API_ERRORS.overloaded.text, RETRY_SOON_SEC),
   /** `importId`: the import recorded as having written nothing (none for a dry run) */
@@ -152,4 +179,5 @@ export const apiErrors = {
     const { fields, headers } = referenceTo(importId);
     return answer('stillRunning', API_ERRORS.stillRunning.text, { request_id: requestId, ...fields }, headers);
   },
-} satisfies Record<ApiErrorKind, (...args: never[]) => ApiError>;
+} satisfies Record<ApiErrorKind | 'rateLimited', (...args: never[]) => ApiError>;
+

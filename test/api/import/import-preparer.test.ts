@@ -118,7 +118,7 @@ describe('ImportPreparer: the queue of bodies waiting for a thread is bounded', 
       expect(refused.length).toBeGreaterThanOrEqual(8 - 3);
       for (const error of refused) {
         expect(error).toBeInstanceOf(ApiError);
-        expect(error).toMatchObject({ statusCode: 503, body: { error: 'Service overloaded, retry shortly', retry_after_sec: 5 }, headers: { 'retry-after': '5' } });
+        expect(error).toMatchObject({ statusCode: 503, body: { error: 'Service overloaded, retry shortly', code: 'overloaded', retry_after_sec: 5 }, headers: { 'retry-after': '5' } });
       }
       for (const s of settled) if (s.status === 'fulfilled') assertOk(s.value);
       expect(settled.filter((s) => s.status === 'fulfilled').length).toBeGreaterThanOrEqual(1);

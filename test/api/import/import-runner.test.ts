@@ -91,7 +91,7 @@ describe('ImportRunner when no queue event arrives', () => {
     expect(importId).toEqual(expect.any(String));
     const reply = importErrorReply(error);
     expect(reply?.statusCode).toBe(503);
-    expect(reply?.body).toEqual({ error: 'Import failed; nothing was written', retry_after_sec: 5, import_id: importId });
+    expect(reply?.body).toEqual({ error: 'Import failed; nothing was written', code: 'import_failed', retry_after_sec: 5, import_id: importId });
     expect(reply?.headers).toEqual({ 'retry-after': '5', location: `/v1/api/imports/${importId}` });
   });
 });
@@ -135,7 +135,7 @@ describe('ImportRunner when its job vanishes from the queue', () => {
     const error = await outcome;
     expect(error).toBeInstanceOf(ImportNotWrittenError);
     expect((error as ImportNotWrittenError).reason).toBe('lost');
-    expect(importErrorReply(error)?.body).toEqual({ error: 'Import failed; nothing was written', retry_after_sec: 5, import_id: (error as ImportNotWrittenError).importId });
+    expect(importErrorReply(error)?.body).toEqual({ error: 'Import failed; nothing was written', code: 'import_failed', retry_after_sec: 5, import_id: (error as ImportNotWrittenError).importId });
     // A sanity bound far below the 60 s timeouts, not a performance check.
     expect(Date.now() - started).toBeLessThan(15_000);
     const [record] = await service.sql<{ state: string }[]>`select state from imports where job_id = ${job!.id!}`;
