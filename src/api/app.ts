@@ -1,4 +1,4 @@
-import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import './fastify-types.js';
 import type { Config } from '../shared/infra/config.js';
 import type { ApiDeps } from './deps.js';
@@ -12,8 +12,10 @@ import { registerGracefulClose } from './plugins/graceful-close.js';
 import { registerJsonBodyParser } from './plugins/json-body.js';
 import { registerLoadShedding } from './plugins/load-shedding.js';
 import { registerLockoutGuard } from './plugins/lockout-guard.js';
+import { registerMethodNotAllowed } from './plugins/method-not-allowed.js';
 import { registerOperatorEndpoints } from './routes/operator-endpoints.js';
 import { registerRequestMetrics } from './plugins/request-metrics.js';
+import { registerRequestLog, RequestLogController } from './plugins/request-log.js';
 import { requestIdFrom } from './plugins/request-id.js';
 import { bulkImportRoutes } from './routes/bulk-imports.js';
 import { healthRoutes } from './routes/health.js';
@@ -37,7 +39,7 @@ export async function buildApp(deps: ApiDeps): Promise<FastifyInstance> {
     trustProxy: toFastifyTrustProxy(deps.config.trustProxy),
     requestIdHeader: false,
     genReqId: requestIdFrom,
-    logController: new LogController({ requestIdLogLabel: 'requestId' }),
+    logController: new RequestLogController({ requestIdLogLabel: 'requestId' }),
     // note: per-route limits (1 MB machines, 2 MB listings) are set on those routes.
     bodyLimit: 64 * 1024,
     return503OnClosing: true,
@@ -67,7 +69,10 @@ export async function buildApp(deps: ApiDeps): Promise<FastifyInstance> {
   await registerCors(app, deps.config.corsAllowedOrigins);
   await registerLoadShedding(app, deps.config);
   registerLockoutGuard(app, deps.lockout, deps.metrics);
+  // note: after CORS and the lockout, before every route it collects (docs/endpoints.md#methods).
+  registerMethodNotAllowed(app);
   registerRequestMetrics(app, deps.metrics);
+  registerRequestLog(app);
   // note: before the routes: @fastify/swagger records each route as it is added.
   await registerApiDocs(app);
 

@@ -4,6 +4,7 @@ import { apiErrors } from '../../shared/errors/api-errors.js';
 import { isDependencyUnavailable } from '../../shared/infra/dependency-errors.js';
 import { importErrorReply } from '../import/import-error-replies.js';
 import { lingerOnClose } from './linger-close.js';
+import { noteForRequestLog } from './request-log.js';
 
 const INVALID_JSON_CODES = new Set(['FST_ERR_CTP_INVALID_JSON_BODY', 'FST_ERR_CTP_EMPTY_JSON_BODY']);
 
@@ -18,7 +19,7 @@ function frameworkBodyError(error: unknown, request: FastifyRequest): ApiError |
   if (INVALID_JSON_CODES.has(error.code) || (error.statusCode === 400 && error instanceof SyntaxError)) return apiErrors.invalidJson();
   if (error.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') return apiErrors.unsupportedMediaType();
   if (error.statusCode !== undefined && error.statusCode >= 400 && error.statusCode < 500) {
-    request.log.info({ code: error.code }, 'client error from the framework');
+    noteForRequestLog(request, { frameworkCode: error.code });
     return apiErrors.badRequest();
   }
   return undefined;
@@ -27,7 +28,9 @@ function frameworkBodyError(error: unknown, request: FastifyRequest): ApiError |
 /**
  * The one place errors become responses: an ApiError is sent as it is, an import's domain error
  * as importErrorReply says, the framework's body errors as frameworkBodyError says (all texts
- * from the catalogue, api-errors.ts); anything else is a logged 500 without internals.
+ * from the catalogue, api-errors.ts); anything else is a 500 without internals. note: the cause
+ * of a 5xx goes on the request's one completion line (request-log.ts), at error, not on a line of
+ * its own.
  */
 export function registerErrorHandling(app: FastifyInstance): void {
   app.setErrorHandler(async (error, request, reply) => {
@@ -41,12 +44,11 @@ export function registerErrorHandling(app: FastifyInstance): void {
     if (known) {
       return reply.code(known.statusCode).headers(known.headers).send(known.body);
     }
+    noteForRequestLog(request, { err: error });
     if (isDependencyUnavailable(error)) {
-      request.log.warn({ err: error }, 'a dependency is unavailable');
       const unavailable = apiErrors.serviceUnavailable();
       return reply.code(unavailable.statusCode).headers(unavailable.headers).send(unavailable.body);
     }
-    request.log.error({ err: error }, 'unhandled error');
     const internal = apiErrors.internal(request.id);
     return reply.code(internal.statusCode).send(internal.body);
   });

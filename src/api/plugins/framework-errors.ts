@@ -1,10 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
-import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ApiError } from '../../shared/errors/api-error.js';
 import { apiErrors } from '../../shared/errors/api-errors.js';
+import { canonicalIp } from '../client-ip.js';
 import { LINGER_MS } from './linger-close.js';
+import { completionLevel, noteForRequestLog, writeRequestLine } from './request-log.js';
 
 /**
  * Errors the framework raises before a route runs, in the service's own shape: `{error}` and an
@@ -13,7 +15,9 @@ import { LINGER_MS } from './linger-close.js';
  */
 export function frameworkErrors(error: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
   const refusal = error.code === 'FST_ERR_MAX_PARAM_LENGTH' ? apiErrors.urlTooLong() : error.code === 'FST_ERR_BAD_URL' ? apiErrors.malformedUrl() : apiErrors.badRequest();
-  request.log.info({ code: error.code }, 'request refused by the router');
+  // note: the router answers before any hook, so the request's line is written here.
+  noteForRequestLog(request, { code: refusal.body.code, frameworkCode: error.code });
+  reply.raw.once('finish', () => writeRequestLine(request, reply));
   void reply.code(refusal.statusCode).header('x-request-id', request.id).header('connection', 'close').send(refusal.body);
 }
 
@@ -28,17 +32,25 @@ function clientErrorReply(code: string | undefined): ApiError {
 /**
  * Node's HTTP parser refuses a request before Fastify sees it (a bad Content-Length, headers too
  * large, a request that did not arrive within REQUEST_TIMEOUT_MS): answered in the service's
- * shape with a fresh X-Request-Id, then the connection is closed.
+ * shape with a fresh X-Request-Id, then the connection is closed. Fastify calls it bound to the
+ * app, whose logger writes the request's line (request-log.ts); called directly (body-deadline.ts,
+ * which logs the request itself) it writes none.
  */
-export function clientErrorHandler(error: NodeJS.ErrnoException, socket: Socket): void {
+export function clientErrorHandler(this: FastifyInstance | void, error: NodeJS.ErrnoException, socket: Socket): void {
   // note: a reset connection has nobody to answer; a reply already under way cannot be replaced.
   if (error.code === 'ECONNRESET' || socket.destroyed) return;
   const { statusCode: status, body: reply } = clientErrorReply(error.code);
   const body = JSON.stringify(reply);
+  const requestId = randomUUID();
   if (socket.writable) {
     socket.end(
       `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +
-        `X-Request-Id: ${randomUUID()}\r\nConnection: close\r\n\r\n${body}`,
+        `X-Request-Id: ${requestId}\r\nConnection: close\r\n\r\n${body}`,
+    );
+    // note: nothing of the request is known but its address: Node refused it before Fastify saw it.
+    this?.log[completionLevel(status, reply.code, undefined)](
+      { requestId, statusCode: status, remoteAddress: canonicalIp(socket.remoteAddress ?? ''), code: reply.code, frameworkCode: error.code },
+      'request completed',
     );
   }
   setTimeout(() => socket.destroy(), LINGER_MS).unref();

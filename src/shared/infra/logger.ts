@@ -34,15 +34,21 @@ interface LoggedRequest {
 }
 
 /**
- * Fastify's request serializer, without the query string: the API takes no query parameters,
- * and a partner who puts a key there by mistake must not find it in our logs.
+ * A request target as a log line shows it: its path, and `?[redacted]` for any query string.
+ * note: the query is never logged, even where it holds only `dry_run` or a page's `limit`: a
+ * partner who puts a key there by mistake must not find it in our logs. What a line needs of the
+ * query (a dry run) it says in a field of its own.
  */
-function serializeRequest(req: LoggedRequest) {
-  const url = req.url ?? '';
+export function redactedUrl(url: string): string {
   const queryAt = url.indexOf('?');
+  return queryAt === -1 ? url : `${url.slice(0, queryAt)}?[redacted]`;
+}
+
+/** A request logged as `req`: method, target without its query string (redactedUrl), and the client. */
+function serializeRequest(req: LoggedRequest) {
   return {
     method: req.method,
-    url: queryAt === -1 ? url : `${url.slice(0, queryAt)}?[redacted]`,
+    url: redactedUrl(req.url ?? ''),
     host: req.host,
     remoteAddress: req.ip,
     remotePort: req.socket?.remotePort,

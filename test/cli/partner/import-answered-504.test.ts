@@ -71,12 +71,9 @@ describe('bulk-import: an import answered 504', () => {
     await cli?.close();
   });
 
-  /** Requests the API logged, by method and path. */
+  /** Requests the API answered, by method and path (one completion line each). */
   const requests = (method: string, url: string) =>
-    service.logs.filter((line) => {
-      const req = line['req'] as { method?: string; url?: string } | undefined;
-      return line['msg'] === 'incoming request' && req?.method === method && req.url === url;
-    }).length;
+    service.logs.filter((line) => line['msg'] === 'request completed' && line['method'] === method && line['url'] === url).length;
 
   /** Starts an import of three listings and waits until the CLI, answered 504, has read the import it names. */
   async function importAnswered504(key: string) {
