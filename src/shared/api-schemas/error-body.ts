@@ -20,7 +20,7 @@ const errorText = z.string().meta({ description: 'What went wrong, in words mean
  * a 500 over its code.
  */
 export const ERROR_CODE_DESCRIPTION =
-  'What went wrong, for a program: a stable snake_case code from a closed set (docs/errors.md#codes). A code never changes meaning once published; new codes may be added, so treat an unknown one as its status says.';
+  'What went wrong, for a program: a stable snake_case code from a closed set. A code never changes meaning once published; new codes may be added, so treat one you do not know as its HTTP status says.';
 const errorCode = z.string().meta({ description: ERROR_CODE_DESCRIPTION, enum: [...API_ERROR_CODES] });
 const retryAfterSec = z.number().int().nonnegative().meta({
   description: 'Seconds to wait before retrying; the same value as the `Retry-After` header.',

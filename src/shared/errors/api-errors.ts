@@ -10,7 +10,7 @@ import { importLocation } from '../import/import-location.js';
  *
  * `code` is what a program switches on (docs/errors.md#codes): snake_case, one per kind, never
  * reused. Once published a code keeps its meaning for good; a new condition gets a new code,
- * and the `error` texts stay the spec's, word for word.
+ * and the `error` texts stay as they are, word for word.
  */
 export const API_ERRORS = {
   invalidJson: { status: 400, code: 'invalid_json', text: 'Invalid JSON body' },

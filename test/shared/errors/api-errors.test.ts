@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { API_ERROR_CODES, API_ERRORS, apiErrors, type ApiErrorKind } from '../../../src/shared/errors/api-errors.js';
 
@@ -26,8 +27,8 @@ const PINNED: [ApiErrorKind, number, string, string][] = [
   ['unknownQueryParameter', 400, 'unknown_query_parameter', 'Unknown query parameter: dryRun'],
   ['pageLimitMalformed', 400, 'invalid_limit', 'limit must be a whole number from 1 to 100'],
   ['startingAfterUnknown', 400, 'unknown_starting_after', 'starting_after: no such import'],
-  ['startingAfterMalformed', 400, 'invalid_starting_after', 'starting_after must be a row index (a whole number from 0)'],
   ['keyStartingAfterUnknown', 400, 'unknown_key_starting_after', 'starting_after: no such key'],
+  ['startingAfterMalformed', 400, 'invalid_starting_after', 'starting_after must be a row index (a whole number from 0)'],
   ['keyStatusMalformed', 400, 'invalid_key_status', 'status must be active, revoked or all'],
   ['malformedUrl', 400, 'malformed_url', 'Malformed request URL'],
   ['badRequest', 400, 'bad_request', 'Bad request'],
@@ -85,8 +86,8 @@ const BUILT: Record<ApiErrorKind, () => { statusCode: number; body: { error: str
   unknownQueryParameter: () => apiErrors.unknownQueryParameter('dryRun'),
   pageLimitMalformed: () => apiErrors.pageLimitMalformed(100),
   startingAfterUnknown: () => apiErrors.startingAfterUnknown(),
-  startingAfterMalformed: () => apiErrors.startingAfterMalformed(),
   keyStartingAfterUnknown: () => apiErrors.keyStartingAfterUnknown(),
+  startingAfterMalformed: () => apiErrors.startingAfterMalformed(),
   keyStatusMalformed: () => apiErrors.keyStatusMalformed(),
   malformedUrl: () => apiErrors.malformedUrl(),
   badRequest: () => apiErrors.badRequest(),
@@ -157,6 +158,16 @@ describe('the error catalogue (API_ERRORS)', () => {
     expect(refusal.statusCode).toBe(429);
     expect(refusal.body).toEqual({ error: text, code, retry_after_sec: 17 });
     expect(refusal.headers).toEqual({ 'retry-after': '17' });
+  });
+
+  it('lists every code, with its status and text, in docs/errors.md#codes', () => {
+    const doc = readFileSync(new URL('../../../docs/errors.md', import.meta.url), 'utf8');
+    for (const [, status, code, text] of PINNED) {
+      const row = doc.split('\n').find((line) => line.startsWith(`| ${status} | \`${code}\` |`));
+      expect(row, code).toBeDefined();
+      // texts that carry a value are shown with a placeholder or an example of it
+      if (!/\d{2,}|:|"/.test(text) || text === API_ERRORS.lockedOut.text) expect(row, code).toContain(`\`${text}\``);
+    }
   });
 
   it('puts the code second, after the text, in every body', () => {
