@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import type { InjectOptions, LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { completionLevel } from '../../src/api/plugins/request-log.js';
 import { bearer, validListing } from '../support/fixtures.js';
 import { rawRequest, requestHead } from '../support/raw-http.js';
 import { startTestService, withLateWorker, type TestService, type TestAccount } from '../support/test-service.js';
@@ -209,5 +210,38 @@ describe('error codes and the request log, on real requests (docs/errors.md#code
     await expect.poll(() => service.logs.filter((line) => line.requestId === broken.headers['x-request-id'])).toEqual([
       expect.objectContaining({ msg: 'request completed', level: INFO, statusCode: 400, code: 'bad_request' }),
     ]);
+  });
+});
+
+describe('completionLevel: the level of a request\'s line by its outcome', () => {
+  it.each([
+    [200, undefined, '/v1/api/me', 'info'],
+    [201, undefined, '/v1/api/listings/bulk', 'info'],
+    [400, 'invalid_json', '/v1/api/listings/bulk', 'info'],
+    [401, 'missing_api_key', '/v1/api/me', 'warn'],
+    [401, 'invalid_session_token', '/v1/api/keys', 'warn'],
+    [401, 'admin_auth_required', '/metrics', 'warn'],
+    [402, 'subscription_required', '/v1/api/me', 'info'],
+    [403, 'missing_scope', '/v1/api/listings/bulk', 'warn'],
+    [403, 'origin_not_allowed', '/v1/health', 'warn'],
+    [404, 'not_found', undefined, 'info'],
+    [413, 'body_too_large', '/v1/api/listings/bulk', 'info'],
+    [422, 'idempotency_key_reused', '/v1/api/listings/bulk', 'info'],
+    [429, 'rate_limited_minute', '/v1/api/me', 'info'],
+    [429, 'rate_limited_day', '/v1/api/me', 'info'],
+    [429, 'too_many_concurrent_requests', '/v1/api/listings/bulk', 'info'],
+    [429, 'active_key_limit', '/v1/api/keys', 'info'],
+    [429, 'locked_out', '/v1/api/me', 'warn'],
+    [429, 'locked_out', '/metrics', 'warn'],
+    [500, 'internal_error', '/v1/api/me', 'error'],
+    [500, 'internal_error', '/v1/health', 'error'],
+    [503, 'overloaded', '/v1/api/listings/bulk', 'error'],
+    [504, 'import_still_running', '/v1/api/listings/bulk', 'error'],
+    [200, undefined, '/v1/health', 'debug'],
+    [503, undefined, '/v1/health', 'debug'],
+    [200, undefined, '/metrics', 'debug'],
+    [200, undefined, '/admin/queues/static/main.js', 'debug'],
+  ] as const)('%i %s on %s: %s', (status, code, route, level) => {
+    expect(completionLevel(status, code, route)).toBe(level);
   });
 });
