@@ -34,6 +34,7 @@ ${REQUEST_OPTIONS_USAGE}
   --quiet                no progress output, only notices
   --json                 print the summary as one JSON object
   -h, --help             this text
+  -V, --version          print the CLI's version
 
 A nightly sync: give each row your own id in an external_id column (1 to 100 characters, unique
 per file); a row whose external_id the account already has updates that row instead of adding
@@ -97,8 +98,8 @@ function takeDryRun(argv: string[]): { rest: string[]; dryRun: CliOptions['dryRu
   return { rest, dryRun };
 }
 
-/** `--help` → 'help'; anything wrong → UsageError. */
-export function parseCliArgs(argv: string[], env: NodeJS.ProcessEnv): CliOptions | 'help' {
+/** `--help` → 'help'; `--version` → 'version'; anything wrong → UsageError. */
+export function parseCliArgs(argv: string[], env: NodeJS.ProcessEnv): CliOptions | 'help' | 'version' {
   const { rest, dryRun } = takeDryRun(argv);
   const { values, positionals } = parseCommandLine(rest, {
     ...REQUEST_OPTIONS,
@@ -111,6 +112,7 @@ export function parseCliArgs(argv: string[], env: NodeJS.ProcessEnv): CliOptions
     json: { type: 'boolean', default: false },
   });
   if (values.help) return 'help';
+  if (values.version) return 'version';
   const [kind, file, ...extra] = positionals;
   if (kind === 'imports') throw new UsageError('imports comes first: bulk-import imports show|list|errors ... [options]');
   if (kind === undefined || !(IMPORT_KIND_NAMES as string[]).includes(kind)) {

@@ -28,6 +28,7 @@ options:
 ${REQUEST_OPTIONS_USAGE}
   --json                 print JSON (see above)
   -h, --help             this text
+  -V, --version          print the CLI's version
 
 exit status: 0 done; 1 no such import (unknown, another account's, or past its retention); 2 usage
 error, authentication failure (a key needs the scope jobs:read or listings:write), the server
@@ -49,8 +50,11 @@ function importIdOf(command: string, raw: string | undefined): string {
   return raw;
 }
 
-/** `bulk-import imports ...` (the arguments after `imports`): `--help` → 'help'; anything wrong → UsageError. */
-export function parseImportsArgs(argv: string[], env: NodeJS.ProcessEnv): ImportsOptions | 'help' {
+/**
+ * `bulk-import imports ...` (the arguments after `imports`): `--help` → 'help'; `--version` →
+ * 'version'; anything wrong → UsageError.
+ */
+export function parseImportsArgs(argv: string[], env: NodeJS.ProcessEnv): ImportsOptions | 'help' | 'version' {
   const { values, positionals } = parseCommandLine(argv, {
     ...REQUEST_OPTIONS,
     limit: { type: 'string' },
@@ -58,6 +62,7 @@ export function parseImportsArgs(argv: string[], env: NodeJS.ProcessEnv): Import
     json: { type: 'boolean', default: false },
   });
   if (values.help) return 'help';
+  if (values.version) return 'version';
   const [name, id, ...extra] = positionals;
   if (name === undefined || !(COMMANDS as readonly string[]).includes(name)) {
     throw new UsageError(`imports takes ${COMMANDS.join(', ')} (got ${JSON.stringify(name ?? '')})`);

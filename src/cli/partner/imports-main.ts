@@ -3,6 +3,7 @@ import { ApiClient } from './api-client.js';
 import type { ApiContext } from './api-context.js';
 import { insecureWarning } from './api-target.js';
 import type { CliIo } from './cli-io.js';
+import { VERSION_LINE } from './cli-version.js';
 import { FatalError } from './fatal-error.js';
 import { IMPORTS_USAGE, parseImportsArgs } from './imports-args.js';
 import { InputError } from './input-error.js';
@@ -30,6 +31,10 @@ export async function importsMain(argv: string[], env: NodeJS.ProcessEnv, io: Cl
   }
   if (options === 'help') {
     io.stdout.write(`${IMPORTS_USAGE}\n`);
+    return 0;
+  }
+  if (options === 'version') {
+    io.stdout.write(`${VERSION_LINE}\n`);
     return 0;
   }
   if (options.insecureHttp) io.stderr.write(`warning: ${printable(insecureWarning(options))}\n`);

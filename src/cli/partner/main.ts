@@ -1,4 +1,4 @@
-import { createReadStream, readFileSync } from 'node:fs';
+import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import type { Readable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -13,6 +13,7 @@ import { ApiClient } from './api-client.js';
 import { insecureWarning } from './api-target.js';
 import { parseCliArgs, USAGE, UsageError, type CliOptions } from './args.js';
 import type { CliIo } from './cli-io.js';
+import { USER_AGENT, VERSION_LINE } from './cli-version.js';
 import { countRecords } from './count-records.js';
 import { importsMain } from './imports-main.js';
 import { InputError } from './input-error.js';
@@ -26,15 +27,6 @@ import { formatSummary, unaccountedAdvice, type Outcome, type SummaryInput } fro
 import { fileBodyOf } from './file-body.js';
 import { runFileImport } from './run-file-import.js';
 import type { FileSendContext } from './send-file.js';
-
-function cliVersion(): string {
-  try {
-    const pkg = JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { version?: string };
-    return pkg.version ?? '0';
-  } catch {
-    return '0';
-  }
-}
 
 function readRows(options: CliOptions, fields: FieldSpec[], stream: Readable, io: CliIo, noteHeader = true): AsyncIterable<SourceRow> {
   switch (options.format) {
@@ -85,8 +77,8 @@ async function checkReadable(file: string): Promise<void> {
  * failure, unreachable server or a reply that cannot be believed. Progress and notices go to stderr, the one-line summary to stdout.
  */
 export async function main(argv: string[], env: NodeJS.ProcessEnv, io: CliIo): Promise<number> {
-  if (argv[0] === 'imports') return importsMain(argv.slice(1), env, io, `bulk-import-cli/${cliVersion()}`);
-  let options: CliOptions | 'help';
+  if (argv[0] === 'imports') return importsMain(argv.slice(1), env, io, USER_AGENT);
+  let options: CliOptions | 'help' | 'version';
   try {
     options = parseCliArgs(argv, env);
   } catch (error) {
@@ -96,6 +88,10 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv, io: CliIo): P
   }
   if (options === 'help') {
     io.stdout.write(`${USAGE}\n`);
+    return 0;
+  }
+  if (options === 'version') {
+    io.stdout.write(`${VERSION_LINE}\n`);
     return 0;
   }
 
@@ -142,7 +138,7 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv, io: CliIo): P
     progress = activeProgress;
     started = true;
     const context = (): SendContext & FileSendContext => ({
-      client: new ApiClient({ baseUrl: opts.baseUrl!, apiKey: opts.apiKey!, timeoutMs: opts.timeoutMs, userAgent: `bulk-import-cli/${cliVersion()}` }),
+      client: new ApiClient({ baseUrl: opts.baseUrl!, apiKey: opts.apiKey!, timeoutMs: opts.timeoutMs, userAgent: USER_AGENT }),
       pacer: new RateLimitPacer(),
       policy: {
         ...DEFAULT_RETRY_POLICY,

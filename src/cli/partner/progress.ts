@@ -25,6 +25,37 @@ function pace(done: number, total: number, startedAt: number, now: number): { ra
   return { rate, eta: rate > 0 ? Math.max(0, total - done) / rate : Number.POSITIVE_INFINITY };
 }
 
+/** The widest line the bar draws: a classic terminal's width, whatever the terminal's. */
+export const BAR_LINE_MAX_COLUMNS = 80;
+const BAR_MIN = 10;
+const BAR_MAX = 40;
+
+interface BarPayload {
+  rate: string;
+  etaText: string;
+}
+
+/** The counts beside the bar; the done count padded to the total's width. */
+function countsText(percent: number, done: number, total: number, rate: string, eta: string): string {
+  const totalText = String(total);
+  return `${percent}% | ${String(done).padStart(totalText.length)}/${totalText} rows | ${rate} rows/s | ETA ${eta}`;
+}
+
+/**
+ * One line of the bar: the bar, then the counts, in at most 80 columns (the terminal's width when
+ * narrower). note: the line must never run past the edge, where the terminal would cut the ETA
+ * off (cli-progress turns wrapping off while it draws). The bar is sized for the widest counts the
+ * run can show (10 million rows/s, an ETA of 999h59m), so it keeps its length while the numbers
+ * change; only counts wider still shorten it.
+ */
+const barLine: cliProgress.GenericFormatter = (options, params, payload: BarPayload) => {
+  const counts = countsText(Math.floor(params.progress * 100), params.value, params.total, payload.rate, payload.etaText);
+  const widest = countsText(100, params.total, params.total, '9999999', '999h59m');
+  const width = Math.min(BAR_LINE_MAX_COLUMNS, params.maxWidth);
+  const barsize = Math.max(BAR_MIN, Math.min(BAR_MAX, width - Math.max(counts.length, widest.length) - 1));
+  return `${cliProgress.Format.BarFormat(params.progress, { ...options, barsize })} ${counts}`;
+};
+
 /** A bar redrawn in place, for a terminal (cli-progress). */
 class BarProgress implements Progress {
   private readonly bars: cliProgress.MultiBar;
@@ -38,21 +69,23 @@ class BarProgress implements Progress {
     this.bars = new cliProgress.MultiBar(
       {
         stream,
-        format: '{bar} {percentage}% | {value}/{total} rows | {rate} rows/s | ETA {etaText}',
+        format: barLine,
+        // note: the widest bar barLine draws: the characters are laid out to this size.
+        barsize: BAR_MAX,
         hideCursor: true,
         clearOnComplete: false,
         stopOnComplete: false,
       },
       cliProgress.Presets.shades_classic,
     );
-    this.bar = this.bars.create(Math.max(total, 1), 0, { rate: '0', etaText: '?' });
+    this.bar = this.bars.create(Math.max(total, 1), 0, { rate: '0', etaText: '?' } satisfies BarPayload);
   }
 
   update(done: number): void {
     const { rate, eta } = pace(done, this.total, this.startedAt, Date.now());
     // note: the count is an estimate on odd files; the bar never runs past its end.
     if (done > this.total) this.bar.setTotal(done);
-    this.bar.update(done, { rate: rate.toFixed(0), etaText: formatDuration(eta) });
+    this.bar.update(done, { rate: rate.toFixed(0), etaText: formatDuration(eta) } satisfies BarPayload);
   }
 
   notice(message: string): void {

@@ -4,12 +4,12 @@ import { parseArgs, type ParseArgsConfig } from 'node:util';
 export class UsageError extends Error {}
 
 /**
- * `argv` parsed with `options` (the shared request options and `--help` added), positionals
- * allowed; an option node:util refuses is a UsageError.
+ * `argv` parsed with `options` (the shared request options, `--help` and `--version` added),
+ * positionals allowed; an option node:util refuses is a UsageError.
  */
 export function parseCommandLine<Options extends NonNullable<ParseArgsConfig['options']>>(argv: string[], options: Options) {
   try {
-    return parseArgs({ args: argv, allowPositionals: true, options: { ...options, help: { type: 'boolean', short: 'h', default: false } } as const });
+    return parseArgs({ args: argv, allowPositionals: true, options: { ...options, help: { type: 'boolean', short: 'h', default: false }, version: { type: 'boolean', short: 'V', default: false } } as const });
   } catch (error) {
     throw new UsageError((error as Error).message);
   }

@@ -1,0 +1,13 @@
+import { SERVICE_VERSION } from '../../shared/infra/service-version.js';
+
+/**
+ * The CLI's version. note: the CLI ships in the service's package, so its version is the
+ * package's, read where the service reads it (src/shared), never through src/api.
+ */
+export const CLI_VERSION = SERVICE_VERSION;
+
+/** What `--version` prints: the program's name and its version, as GNU tools do. */
+export const VERSION_LINE = `bulk-import ${CLI_VERSION}`;
+
+/** The User-Agent of the CLI's requests. */
+export const USER_AGENT = `bulk-import-cli/${CLI_VERSION}`;
