@@ -175,10 +175,11 @@ describe('cross-cutting behaviour (default configuration)', () => {
       expect(res.json()).toEqual({ error: 'Not found', code: 'not_found' });
     });
 
-    it('answers an unknown method on a known path with 404 {"error":"Not found"}', async () => {
+    it('answers an unknown method on a known path with 405 and Allow (test/api/method-not-allowed.test.ts)', async () => {
       const res = await service.request({ method: 'PUT', url: '/v1/health' });
-      expect(res.statusCode).toBe(404);
-      expect(res.json()).toEqual({ error: 'Not found', code: 'not_found' });
+      expect(res.statusCode).toBe(405);
+      expect(res.headers.allow).toBe('GET, HEAD');
+      expect(res.json()).toEqual({ error: 'Method not allowed', code: 'method_not_allowed' });
     });
   });
 
