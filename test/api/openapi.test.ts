@@ -11,6 +11,7 @@ import { setAccountTier } from '../../src/shared/repositories/accounts.js';
 import { bearer, validListing, validMachine } from '../support/fixtures.js';
 import { redoclyLint } from '../support/redocly-lint.js';
 import { ROW_ERROR_CODE_MEANINGS, ROW_ERROR_CODES } from '../../src/shared/rows/row-error-codes.js';
+import { API_ERROR_CODES } from '../../src/shared/errors/api-errors.js';
 import { startTestService, type TestService } from '../support/test-service.js';
 
 const CHANGELOG = readFileSync(new URL('../../CHANGELOG.md', import.meta.url), 'utf8');
@@ -226,6 +227,35 @@ describe('GET /v1/openapi.json', () => {
     expect(checked).toBeGreaterThan(50);
   });
 
+  it('types the code of every error response as an enum of the codes its examples show, from the catalogue', () => {
+    let checked = 0;
+    for (const { path, method, operation } of operations(doc)) {
+      for (const [status, response] of Object.entries(operation.responses)) {
+        const media = response.content?.['application/json'];
+        const schema = media?.schema as { allOf?: [{ $ref: string }, { properties: { code: { enum: string[] } }; required: string[] }] };
+        if (Number(status) < 400 || schema.allOf === undefined) continue;
+        const shown = [...new Set(Object.values(media!.examples ?? {}).map((e) => (e.value as { code: string }).code))];
+        expect(schema.allOf[0].$ref, `${method} ${path} ${status}`).toMatch(/^#\/components\/schemas\/\w*Error$/);
+        expect(schema.allOf[1].properties.code.enum, `${method} ${path} ${status}`).toEqual(shown);
+        expect(schema.allOf[1].required).toEqual(['code']);
+        for (const code of shown) expect(API_ERROR_CODES).toContain(code);
+        checked += 1;
+      }
+    }
+    // every error status of every route but the health check's 503, which is not an error body
+    const errorStatuses = operations(doc).flatMap(({ operation }) => Object.keys(operation.responses).filter((status) => Number(status) >= 400));
+    expect(checked).toBe(errorStatuses.length - 1);
+  });
+
+  it('refuses an error body whose code its status does not carry (a generated client can switch on it)', () => {
+    const where = pointer('paths', '/v1/api/listings/bulk', 'post', 'responses', '429', 'content', 'application/json', 'schema');
+    for (const code of ['rate_limited_minute', 'rate_limited_day', 'too_many_concurrent_requests', 'locked_out']) {
+      expect(validates(where, { error: 'x', code, retry_after_sec: 1 }).valid, code).toBe(true);
+    }
+    expect(validates(where, { error: 'x', code: 'invalid_json', retry_after_sec: 1 }).valid).toBe(false);
+    expect(validates(where, { error: 'x', retry_after_sec: 1 }).valid).toBe(false);
+  });
+
   it('rejects an example that does not match (the schemas are resolved, not empty)', () => {
     const where = pointer('paths', '/v1/api/listings/bulk', 'post', 'responses', '201', 'content', 'application/json', 'schema');
     expect(validates(where, { inserted: 1, skipped: 0, errors: [], import_id: 'imp-1' }).valid).toBe(true);
@@ -383,8 +413,11 @@ describe('responses the server sends match the document', () => {
     expect(res.headers['x-request-id']).toBeDefined();
     if (res.statusCode >= 400) {
       // The error text the server sent is one the document shows for that status.
-      const shown = Object.values(response!.content!['application/json']!.examples ?? {}).map((e) => (e.value as { error: string }).error);
-      expect(shown, `${method} ${path} ${status}`).toContain((res.json() as { error: string }).error);
+      const shown = Object.values(response!.content!['application/json']!.examples ?? {}).map((e) => e.value as { error: string; code: string });
+      const sent = res.json() as { error: string; code: string };
+      expect(shown.map((e) => e.error), `${method} ${path} ${status}`).toContain(sent.error);
+      // and with the code the document pairs with that text
+      expect(shown.filter((e) => e.error === sent.error).map((e) => e.code), `${method} ${path} ${status}`).toContain(sent.code);
     }
   }
 
