@@ -5,15 +5,16 @@ import {
   CreateKeyRequestSchema,
   CreateKeyResponseSchema,
   KeyIdParamsSchema,
+  KeyListQuerySchema,
   KeyListResponseSchema,
   RevokeKeyResponseSchema,
   SHOWN_ONCE_NOTE,
 } from '../../shared/api-schemas/api-keys.js';
 import { keyRequestRefusal } from '../../shared/access/key-request.js';
-import { refusalsByPart } from '../route-validation.js';
+import { queryParameterNames, refusalsByPart, refuseUnknownQueryParameters } from '../route-validation.js';
 import { sessionAccountOf } from '../authenticated.js';
 import { isUuid } from '../../shared/repositories/accounts.js';
-import { ACTIVE_KEY_CAP, createKeyWithinCap, listKeys, revokeKey } from '../../shared/repositories/api-keys.js';
+import { ACTIVE_KEY_CAP, KEY_PAGE_MAX, createKeyWithinCap, listKeys, revokeKey, type ApiKeyRecord } from '../../shared/repositories/api-keys.js';
 import { toUnderscoreForm } from '../../shared/access/scopes.js';
 import type { ApiDeps } from '../deps.js';
 import {
@@ -24,6 +25,7 @@ import {
   KEY_LIST_EXAMPLES,
   REVOKED_KEY_EXAMPLES,
 } from '../openapi/examples.js';
+import { KEY_LIST_BAD_REQUEST_EXAMPLES, KEY_PAGE_EXAMPLES } from '../openapi/key-list-examples.js';
 import {
   ALWAYS,
   errorResponse,
@@ -49,9 +51,15 @@ const listSchema = {
   ...common,
   operationId: 'listKeys',
   summary: 'List the account\'s keys',
-  description: 'The account\'s keys, revoked ones included, newest first, at most 50; never a full key.',
+  description:
+    'The account\'s keys, revoked ones included, newest first, at most 50; never a full key. A page at a time with `limit`, `starting_after` and `status` (`active` for the keys that work): an answer to a query with any parameter carries `has_more`. Without one the answer is `{keys}` alone, as it always was.',
+  querystring: KeyListQuerySchema,
   response: {
-    200: jsonResponse(KeyListResponseSchema, { description: 'Never a full key.', headers: ALWAYS, examples: KEY_LIST_EXAMPLES }),
+    200: jsonResponse(KeyListResponseSchema, { description: 'Never a full key.', headers: ALWAYS, examples: { ...KEY_LIST_EXAMPLES, ...KEY_PAGE_EXAMPLES } }),
+    400: errorResponse(
+      `\`limit\` is not a whole number from 1 to ${KEY_PAGE_MAX}, \`starting_after\` is not the id of one of the account's keys, \`status\` is not \`active\`, \`revoked\` or \`all\`, or the query has another parameter.`,
+      KEY_LIST_BAD_REQUEST_EXAMPLES,
+    ),
     ...sessionErrors(),
   },
 };
@@ -92,7 +100,27 @@ const revokeSchema = {
   },
 };
 
-/** Key management with the session token (docs/endpoints.md#key-management, docs/access.md#api-keys). */
+/** The 400 of the key list's query: the first failing parameter's answer. */
+const refuseKeyListQuery = refusalsByPart({
+  querystring: (errors) => {
+    const parameter = errors[0]?.instancePath;
+    if (parameter === '/starting_after') return apiErrors.keyStartingAfterUnknown();
+    if (parameter === '/status') return apiErrors.keyStatusMalformed();
+    return apiErrors.pageLimitMalformed(KEY_PAGE_MAX);
+  },
+});
+
+/** A key as listed: never its hash, never the full key. */
+const listedKey = (k: ApiKeyRecord) => ({
+  id: k.id,
+  label: k.label,
+  key_prefix: k.keyPrefix,
+  scopes: k.scopes,
+  is_revoked: k.isRevoked,
+  last_used_at: k.lastUsedAt,
+  created_at: k.createdAt,
+});
+
 /** The 400 texts of docs/access.md#api-keys for a key-creation body its schema refused. */
 const refuseKeyBody = refusalsByPart({
   body: (errors) =>
@@ -105,24 +133,24 @@ const refuseKeyBody = refusalsByPart({
     ),
 });
 
+/** Key management with the session token (docs/endpoints.md#key-management, docs/access.md#api-keys). */
 export async function keyRoutes(fastify: FastifyInstance, deps: ApiDeps): Promise<void> {
   const app = fastify.withTypeProvider<ZodTypeProvider>();
   const { sql } = deps;
   const onRequest = sessionAuth(deps);
 
-  app.get('/v1/api/keys', { schema: listSchema, onRequest }, async (request) => {
-    const keys = await listKeys(sql, sessionAccountOf(request).id);
-    return {
-      keys: keys.map((k) => ({
-        id: k.id,
-        label: k.label,
-        key_prefix: k.keyPrefix,
-        scopes: k.scopes,
-        is_revoked: k.isRevoked,
-        last_used_at: k.lastUsedAt,
-        created_at: k.createdAt,
-      })),
-    };
+  app.get('/v1/api/keys', {
+    schema: listSchema,
+    schemaErrorFormatter: refuseKeyListQuery,
+    onRequest: [onRequest, refuseUnknownQueryParameters(Object.keys(KeyListQuerySchema.shape))],
+  }, async (request) => {
+    const { limit, status, starting_after: startingAfter } = request.query;
+    const page = await listKeys(sql, sessionAccountOf(request).id, { limit, status, ...(startingAfter === undefined ? {} : { startingAfter }) });
+    if (!page) throw apiErrors.keyStartingAfterUnknown();
+    const keys = page.keys.map(listedKey);
+    // note: the plain list (docs/endpoints.md#key-management) is `{keys}` and nothing else: a
+    // client that sends no parameter gets exactly that; paging answers say whether more follow.
+    return queryParameterNames(request.url).length === 0 ? { keys } : { keys, has_more: page.hasMore };
   });
 
   app.post('/v1/api/keys', { schema: createSchema, schemaErrorFormatter: refuseKeyBody, onRequest, bodyLimit: CREATE_BODY_LIMIT_BYTES }, async (request, reply) => {

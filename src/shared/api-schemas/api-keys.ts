@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { CreateKeyBodySchema } from '../access/key-request.js';
-import { ACTIVE_KEY_CAP, KEY_LIST_LIMIT } from '../repositories/api-keys.js';
+import { ACTIVE_KEY_CAP, KEY_LIST_LIMIT, KEY_PAGE_MAX, KEY_STATUSES } from '../repositories/api-keys.js';
 import { SCOPES, toUnderscoreForm } from '../access/scopes.js';
 
 /** The create response's `note` (docs/endpoints.md#key-management). */
@@ -25,8 +25,36 @@ export const KeyRecordSchema = z
   .meta({ id: 'ApiKey' });
 
 export const KeyListResponseSchema = z
-  .object({ keys: z.array(KeyRecordSchema).max(KEY_LIST_LIMIT).meta({ description: `Newest first, at most ${KEY_LIST_LIMIT}, revoked keys included.` }) })
+  .object({
+    keys: z
+      .array(KeyRecordSchema)
+      .max(KEY_PAGE_MAX)
+      .meta({ description: `Newest first (ties by id). Without a query parameter: the ${KEY_LIST_LIMIT} newest, revoked keys included; with one, a page of \`limit\` keys.` }),
+    has_more: z.boolean().optional().meta({
+      description: 'Only when the query has a parameter: more keys follow; ask again with `starting_after` the last id of `keys`. The list without parameters is `{keys}` alone, as it always was.',
+    }),
+  })
   .meta({ id: 'ApiKeyList' });
+
+/**
+ * `GET /v1/api/keys`' query (docs/endpoints.md#key-management): paging in the shape of the
+ * import list. note: with no parameter at all the answer is the plain list, the 50 newest keys
+ * of any status without `has_more`; the route tells the two apart by the parameters sent.
+ */
+export const KeyListQuerySchema = z.object({
+  limit: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(KEY_PAGE_MAX)
+    .default(KEY_LIST_LIMIT)
+    .meta({ description: `How many keys to return: 1 to ${KEY_PAGE_MAX}, ${KEY_LIST_LIMIT} by default.` }),
+  starting_after: KeyIdSchema.optional().meta({ description: 'A key id of the account: the page starts after it (the last id of the previous page). It may be a key of another status than `status` asks for.' }),
+  status: z
+    .enum(KEY_STATUSES)
+    .default('all')
+    .meta({ description: '`active`: only keys that work; `revoked`: only revoked keys; `all` (the default): both.' }),
+});
 
 export const CreateKeyRequestSchema = CreateKeyBodySchema.meta({ id: 'NewApiKey' });
 

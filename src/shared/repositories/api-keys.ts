@@ -3,7 +3,10 @@ import type { Account } from './accounts.js';
 import type { Scope } from '../access/scopes.js';
 
 export const ACTIVE_KEY_CAP = 20;
+/** The plain list (no query parameter): the 50 newest keys; also a page's size when `limit` is not given. */
 export const KEY_LIST_LIMIT = 50;
+/** The largest page `limit` asks for. */
+export const KEY_PAGE_MAX = 100;
 
 export interface ApiKeyRecord {
   id: string;
@@ -77,12 +80,40 @@ export async function createKeyWithinCap(sql: Sql, input: NewApiKey): Promise<Ap
   });
 }
 
-export async function listKeys(sql: Sql, accountId: string): Promise<ApiKeyRecord[]> {
-  return sql<ApiKeyRecord[]>`
+/** Which of the account's keys a list shows: all of them (the default), or the active or revoked ones. */
+export const KEY_STATUSES = ['all', 'active', 'revoked'] as const;
+export type KeyStatus = (typeof KEY_STATUSES)[number];
+
+export interface KeyPage {
+  keys: ApiKeyRecord[];
+  hasMore: boolean;
+}
+
+const STATUS_FILTERS: Record<KeyStatus, string> = { all: '', active: 'and not is_revoked', revoked: 'and is_revoked' };
+
+/**
+ * The account's keys of `status`, newest first (ties by id), `limit` of them after the key
+ * `startingAfter` (a key id); undefined when that is no key of the account. The cursor may be of
+ * any status, so a key revoked between two pages still marks where the next one starts.
+ * note: the cursor's place is compared in SQL, not sent back as a Date: created_at holds
+ * microseconds a Date would drop, and keys made within the same millisecond would be skipped.
+ */
+export async function listKeys(sql: Sql, accountId: string, page: { limit: number; status: KeyStatus; startingAfter?: string }): Promise<KeyPage | undefined> {
+  let after = sql``;
+  if (page.startingAfter !== undefined) {
+    const [cursor] = await sql`select 1 from api_keys where id = ${page.startingAfter} and account_id = ${accountId}`;
+    if (!cursor) return undefined;
+    after = sql`and (created_at, id) < (select created_at, id from api_keys where id = ${page.startingAfter})`;
+  }
+  // note: one more than asked says whether there is more. api_keys_account_created_idx serves
+  // `all` and `revoked`, the partial api_keys_account_active_idx `active`, so an account's
+  // revoked keys are never read to find its few active ones.
+  const rows = await sql<ApiKeyRecord[]>`
     select ${sql.unsafe(KEY_COLUMNS)}
-    from api_keys where account_id = ${accountId}
+    from api_keys where account_id = ${accountId} ${sql.unsafe(STATUS_FILTERS[page.status])} ${after}
     order by created_at desc, id desc
-    limit ${KEY_LIST_LIMIT}`;
+    limit ${page.limit + 1}`;
+  return { keys: rows.slice(0, page.limit), hasMore: rows.length > page.limit };
 }
 
 /** Revokes one of the account's keys; revoking twice is harmless. undefined: not the account's key. */
