@@ -85,6 +85,26 @@ describe('file imports while they are uploaded', () => {
     expect(await counts(s)).toMatchObject({ imports: 1, staged: 0 });
   }, 240_000);
 
+  it('takes FILE_IMPORT_MAX_BYTES and ACCOUNT_MAX_FILE_IMPORTS from the API process\'s environment', async () => {
+    scenario = await createFaultScenario();
+    const s = scenario;
+    // note: no worker, so an accepted file import stays queued and counts against the limit
+    const api = await s.startApi({ FILE_IMPORT_MAX_BYTES: '20000', ACCOUNT_MAX_FILE_IMPORTS: '1' });
+
+    // 100 lines of about 225 bytes: past the 20,000 bytes set, streamed without a declared length
+    const tooLarge = await uploadNdjson(api.baseUrl, s.apiKey, 100);
+    expect(tooLarge.status, tooLarge.body).toBe(413);
+    expect(JSON.parse(tooLarge.body)).toMatchObject({ error: 'Request body too large', limit_bytes: 20_000 });
+    expect(await counts(s)).toEqual({ imports: 0, staged: 0, errors: 0 });
+
+    const first = await uploadNdjson(api.baseUrl, s.apiKey, 20);
+    expect(first.status, first.body).toBe(202);
+    const second = await uploadNdjson(api.baseUrl, s.apiKey, 20, { line: (n) => listingLine(n + 20) });
+    expect(second.status, second.body).toBe(429);
+    expect(JSON.parse(second.body)).toMatchObject({ error: 'Too many file imports in progress' });
+    expect(await counts(s)).toMatchObject({ imports: 1, staged: 20 });
+  }, 60_000);
+
   it('gives a file upload FILE_UPLOAD_TIMEOUT_MS and every other request REQUEST_TIMEOUT_MS, as set in the API process\'s environment', async () => {
     scenario = await createFaultScenario();
     const api = await scenario.startApi({ REQUEST_TIMEOUT_MS: '1000', FILE_UPLOAD_TIMEOUT_MS: '8000' });
