@@ -87,6 +87,7 @@ export async function createApiDeps(config: Config, log: Logger): Promise<ApiDep
     log,
     importReplies,
   );
+  const quota = new AccountQuota(redis, config.redisPrefix);
   const importPreparer = new ImportPreparer(config.importPrepareThreads ?? defaultPrepareThreads());
 
   return {
@@ -97,7 +98,7 @@ export async function createApiDeps(config: Config, log: Logger): Promise<ApiDep
     queue,
     fileImportQueue,
     importRunner,
-    quota: new AccountQuota(redis, config.redisPrefix),
+    quota,
     lockout: new AuthLockout(redis, config.redisPrefix),
     authVersion: new AuthVersion(redis, config.redisPrefix),
     inFlight,
@@ -108,6 +109,7 @@ export async function createApiDeps(config: Config, log: Logger): Promise<ApiDep
     async close() {
       importRunner.close();
       inFlight.close();
+      await quota.close();
       await importPreparer.close();
       await authChanges.stop();
       await listenSql.end({ timeout: 5 });

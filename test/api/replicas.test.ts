@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { InjectOptions } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { MAX_LEASE } from '../../src/api/limits/quota-leases.js';
 import { bearer, validListing } from '../support/fixtures.js';
 import { startTestService, type ApiReplica, type TestService } from '../support/test-service.js';
 
@@ -24,25 +25,30 @@ describe('two API replicas', () => {
 
   const onEither = (i: number, options: InjectOptions) => (i % 2 === 0 ? service.request(options) : replica.request(options));
 
-  it('count one per-minute window together: exactly 300 of 330 concurrent requests pass, split over both', async () => {
+  it('count one per-minute window together: of 330 concurrent requests split over both, never more than 300 pass, and at most one share fewer', async () => {
     const account = await service.createAccount({ tier: 'enterprise' });
     const key = await service.createKey(account);
     const replies = await Promise.all(
       Array.from({ length: 330 }, (_, i) => onEither(i, { method: 'GET', url: '/v1/api/me', headers: bearer(key) })),
     );
     const statuses = replies.map((r) => r.statusCode);
-    expect(statuses.filter((s) => s === 200)).toHaveLength(300);
-    expect(statuses.filter((s) => s === 429)).toHaveLength(30);
+    const passed = statuses.filter((s) => s === 200).length;
+    expect(passed).toBeLessThanOrEqual(300);
+    // note: a replica may hold a share of the window it was not sent the requests to spend
+    // (docs/access.md#how-the-quota-is-counted-across-replicas)
+    expect(passed).toBeGreaterThanOrEqual(300 - MAX_LEASE);
+    expect(statuses.filter((s) => s === 429)).toHaveLength(330 - passed);
     const refused = replies.find((r) => r.statusCode === 429)!;
     expect(refused.json()).toMatchObject({ error: 'Rate limit exceeded (per-minute)', code: 'rate_limited_minute' });
-    // Both replicas see the same day window: the 300 that passed. The requests refused by the
-    // minute window (these too) are given back to it, off the request path, so it settles there.
+    // Both replicas see the same day window: the requests that passed. The requests refused by
+    // the minute window (these too) and a share not spent are given back to it, off the request
+    // path, so it settles there.
     await expect
       .poll(async () => {
         const next = await replica.request({ method: 'GET', url: '/v1/api/me', headers: bearer(key) });
         return [next.statusCode, next.headers['x-ratelimit-remaining-day']];
-      }, { timeout: 3_000, interval: 100 })
-      .toEqual([429, String(100_000 - 300)]);
+      }, { timeout: 4_000, interval: 100 })
+      .toEqual([429, String(100_000 - passed)]);
   });
 
   it('refuse a key revoked through one replica on the very next request to the other', async () => {

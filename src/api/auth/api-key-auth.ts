@@ -99,7 +99,7 @@ export function apiKeyAuth(deps: ApiKeyAuthDeps): onRequestAsyncHookHandler {
 
     // The quota is counted in the same round trip and given back if the request turns out not
     // to be the cached key's (locked out, or the key changed since).
-    const counting = quota.count(cached.key.account.id);
+    const counting = quota.count(cached.key.account.id, cached.key.account.subscriptionTier);
     counting.catch(() => undefined);
     let version: string;
     try {
@@ -118,7 +118,7 @@ export function apiKeyAuth(deps: ApiKeyAuthDeps): onRequestAsyncHookHandler {
   /** Steps 3-4: the account's tier, then its quota, whose headers the answer carries either way. */
   async function admitAccount(key: AuthenticatedKey, count: QuotaCount | undefined, reply: FastifyReply): Promise<void> {
     const tier = requireApiTier(key.account, config.upgradeUrl);
-    const decision = quota.decide(count ?? (await quota.count(key.account.id)), tier);
+    const decision = quota.decide(count ?? (await quota.count(key.account.id, tier)), tier);
     setQuotaHeaders(reply, decision);
     if (decision.exceeded) {
       const { window, retryAfterSec } = decision.exceeded;

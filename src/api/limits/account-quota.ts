@@ -1,7 +1,8 @@
 import type { RedisClient } from '../../shared/infra/redis.js';
 import { RateLimiterRedis } from 'rate-limiter-flexible';
-import { TIER_LIMITS, type ApiTier } from '../../shared/access/tiers.js';
+import { TIER_LIMITS, hasApiAccess, type ApiTier } from '../../shared/access/tiers.js';
 import { secondsUntil, settleLimit } from './store-unavailable.js';
+import { IDLE_MS, QuotaLeases, type Returned } from './quota-leases.js';
 
 export interface QuotaWindow {
   limit: number;
@@ -50,26 +51,69 @@ const highest = (pick: (limits: { perMinute: number; perDay: number }) => number
  * which is how RateLimiterRedis counts. The count is per account whatever its tier, and the
  * decision compares it with the tier's limit, so the two windows can be counted together with
  * the lockout check in one round trip, before the tier is known for sure.
+ *
+ * An account that keeps this process busy is counted a share at a time (quota-leases.ts): one
+ * reservation in Redis covers its next requests here, so most of them cost no quota round trip.
  */
 export class AccountQuota {
   private readonly minute: RateLimiterRedis;
   private readonly day: RateLimiterRedis;
+  private readonly leases = new QuotaLeases();
+  private readonly sweeper: NodeJS.Timeout;
 
   constructor(redis: RedisClient, redisPrefix: string) {
     const build = (window: string, points: number, duration: number) =>
       new RateLimiterRedis({ storeClient: redis, keyPrefix: `${redisPrefix}:quota-${window}`, points, duration });
     this.minute = build('minute', highest((l) => l.perMinute), MINUTE_SEC);
     this.day = build('day', highest((l) => l.perDay), DAY_SEC);
+    this.sweeper = setInterval(() => void this.giveBackUnspent(this.leases.sweep(Date.now())), IDLE_MS / 2);
+    this.sweeper.unref();
   }
 
-  /** Counts one request in both windows (both commands go out together). */
-  async count(accountId: string): Promise<QuotaCount> {
-    const [minute, day] = await Promise.all([settleLimit(this.minute.consume(accountId)), settleLimit(this.day.consume(accountId))]);
-    return {
-      accountId,
-      minute: { consumed: minute.res.consumedPoints, msBeforeNext: minute.res.msBeforeNext },
-      day: { consumed: day.res.consumedPoints, msBeforeNext: day.res.msBeforeNext },
-    };
+  /**
+   * Counts one request in both windows: from this process's share of the account's windows when
+   * it holds one, else in Redis (both commands go out together), reserving a share for the
+   * account's next requests when its windows have room. `tier` is the one the account is known
+   * by (a cached key's): a share is reserved only within that tier's limits.
+   */
+  async count(accountId: string, tier: string): Promise<QuotaCount> {
+    const local = this.leases.take(accountId, Date.now());
+    if (local) return { accountId, ...local };
+    const coming = this.leases.reservationFor(accountId);
+    if (coming) {
+      await coming;
+      const shared = this.leases.take(accountId, Date.now());
+      if (shared) return { accountId, ...shared };
+    }
+    const limits = hasApiAccess(tier) ? TIER_LIMITS[tier] : undefined;
+    const counting = this.leases.begin(accountId, limits, Date.now());
+    try {
+      return await this.countInRedis(accountId, limits, counting.size);
+    } finally {
+      counting.done();
+    }
+  }
+
+  /** Counts `size` points in both windows; keeps what fits beyond the request's own as a share. */
+  private async countInRedis(accountId: string, limits: { perMinute: number; perDay: number } | undefined, size: number): Promise<QuotaCount> {
+    const [minute, day] = await Promise.all([settleLimit(this.minute.consume(accountId, size)), settleLimit(this.day.consume(accountId, size))]);
+    const counted = { count: minute.res.consumedPoints, msBeforeNext: minute.res.msBeforeNext };
+    const dayCounted = { count: day.res.consumedPoints, msBeforeNext: day.res.msBeforeNext };
+    // note: what did not fit under the limits goes back at once; a request that did not fit at
+    // all is counted as one, as it would be without shares, for the decision to refuse it.
+    const over = limits === undefined ? 0 : Math.max(0, counted.count - limits.perMinute, dayCounted.count - limits.perDay);
+    const granted = Math.max(0, size - over);
+    // note: a request refused while this process received a share meanwhile takes the share,
+    // and its own count goes back: the share's point is counted already.
+    const held = granted === 0 ? this.leases.take(accountId, Date.now()) : undefined;
+    const excess = held ? size : granted === 0 ? size - 1 : size - granted;
+    if (excess > 0) {
+      void this.giveBack(this.minute, accountId, excess);
+      void this.giveBack(this.day, accountId, excess);
+    }
+    if (held) return { accountId, ...held };
+    const result = this.leases.reserved(accountId, size, granted, counted, dayCounted, Date.now());
+    return { accountId, ...result };
   }
 
   /**
@@ -86,7 +130,7 @@ export class AccountQuota {
     });
     const minute = window(count.minute.consumed, limits.perMinute, MINUTE_SEC, count.minute.msBeforeNext);
     if (count.minute.consumed > limits.perMinute) {
-      this.giveBack(this.day, count.accountId);
+      void this.giveBack(this.day, count.accountId);
       const day = window(count.day.consumed - 1, limits.perDay, DAY_SEC, count.day.msBeforeNext);
       return { minute, day, exceeded: { window: 'per-minute', retryAfterSec: secondsUntilAllowed(minute, day) } };
     }
@@ -107,23 +151,41 @@ export class AccountQuota {
     if (points <= 0) return { ok: true };
     const { res } = await settleLimit(this.day.consume(accountId, points));
     if (res.consumedPoints <= TIER_LIMITS[tier].perDay) return { ok: true };
-    this.giveBack(this.day, accountId, points);
+    void this.giveBack(this.day, accountId, points);
     return { ok: false, retryAfterSec: secondsUntil(res.msBeforeNext) };
   }
 
   /** Gives back a day charge whose import was not kept after all (best effort). */
   refundDay(accountId: string, points: number): void {
-    if (points > 0) this.giveBack(this.day, accountId, points);
+    if (points > 0) void this.giveBack(this.day, accountId, points);
   }
 
   /** Undoes a count for a request that turned out not to be the account's (locked-out IP, stale key). */
   refund(count: QuotaCount): void {
-    this.giveBack(this.minute, count.accountId);
-    this.giveBack(this.day, count.accountId);
+    // note: into this process's share when it holds one, spent by the account's next request here.
+    if (this.leases.giveBack(count.accountId, Date.now())) return;
+    void this.giveBack(this.minute, count.accountId);
+    void this.giveBack(this.day, count.accountId);
   }
 
-  private giveBack(limiter: RateLimiterRedis, accountId: string, points = 1): void {
+  /** Gives every unspent share back (the process stops), before its Redis connection closes. */
+  async close(): Promise<void> {
+    clearInterval(this.sweeper);
+    await Promise.all(this.giveBackUnspent(this.leases.sweep(Date.now(), true)));
+  }
+
+  private giveBackUnspent(returned: Returned[]): Promise<void>[] {
+    return returned.flatMap(({ accountId, minute, day }) => [
+      ...(minute > 0 ? [this.giveBack(this.minute, accountId, minute)] : []),
+      ...(day > 0 ? [this.giveBack(this.day, accountId, day)] : []),
+    ]);
+  }
+
+  private giveBack(limiter: RateLimiterRedis, accountId: string, points = 1): Promise<void> {
     // note: best effort and off the request path; a lost refund costs the account what it gave back.
-    limiter.reward(accountId, points).catch(() => undefined);
+    return limiter.reward(accountId, points).then(
+      () => undefined,
+      () => undefined,
+    );
   }
 }
