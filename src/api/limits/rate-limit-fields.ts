@@ -19,7 +19,20 @@ function policyItems(decision: QuotaDecision, parameters: (window: QuotaWindow) 
  */
 export function rateLimitFields(decision: QuotaDecision): { 'ratelimit-policy': string; ratelimit: string } {
   return {
-    'ratelimit-policy': serializeList(policyItems(decision, (w) => [['q', w.limit], ['w', w.windowSec]])),
+    'ratelimit-policy': policyField(decision),
     ratelimit: serializeList(policyItems(decision, (w) => [['r', w.remaining], ['t', w.resetSec]])),
   };
+}
+
+/** note: a tier's policy never changes, so each is serialized once (it is on every API-key answer). */
+const policies = new Map<string, string>();
+
+function policyField(decision: QuotaDecision): string {
+  const key = `${decision.minute.limit}/${decision.minute.windowSec}/${decision.day.limit}/${decision.day.windowSec}`;
+  let field = policies.get(key);
+  if (field === undefined) {
+    field = serializeList(policyItems(decision, (w) => [['q', w.limit], ['w', w.windowSec]]));
+    policies.set(key, field);
+  }
+  return field;
 }
