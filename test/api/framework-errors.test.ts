@@ -90,6 +90,10 @@ describe('REQUEST_TIMEOUT_MS, FILE_UPLOAD_TIMEOUT_MS and refusals before the bod
     expect(JSON.parse(reply.body)).toEqual({ error: 'Request timeout', code: 'request_timeout' });
     expect(reply.headers['x-request-id']).toMatch(REQUEST_ID);
     expect(reply.closedAfterMs).toBeDefined();
+    // its one log line, under the id the answer carried
+    expect(service.logs.filter((line) => line.requestId === reply.headers['x-request-id'])).toEqual([
+      expect.objectContaining({ msg: 'request completed', level: 30, statusCode: 408, code: 'request_timeout', deadlineMs: 1_500, route: '/v1/api/listings/bulk' }),
+    ]);
   });
 
   /** A file of `rows` listings sent a line every `everyMs`, to the file-import route. */

@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { IMPORTS_PATH } from '../../shared/import/import-location.js';
-import { clientErrorHandler } from './framework-errors.js';
+import { refuseLateBody } from './framework-errors.js';
 
 export interface BodyDeadlines {
   /** REQUEST_TIMEOUT_MS: every request but a file upload */
@@ -21,7 +21,7 @@ const isFileUpload = (request: FastifyRequest): boolean => request.method === 'P
  * arrive with one server-wide setting, so the server gets the longer of the two deadlines and the
  * requests with the shorter one are bounded here: one whose body has not all arrived when its
  * deadline passes (counted from its headers) is answered 408 and its connection closed, as Node
- * answers one past its own deadline (clientErrorHandler). A request whose reply has gone needs no
+ * answers one past its own deadline (refuseLateBody). A request whose reply has gone needs no
  * deadline: the timer is cleared then.
  */
 export function registerBodyDeadline(app: FastifyInstance, deadlines: BodyDeadlines): void {
@@ -30,11 +30,7 @@ export function registerBodyDeadline(app: FastifyInstance, deadlines: BodyDeadli
     const deadline = isFileUpload(request) ? deadlines.fileUploadTimeoutMs : deadlines.requestTimeoutMs;
     if (deadline < longest && !request.raw.complete) {
       const timer = setTimeout(() => {
-        if (request.raw.complete) return;
-        const late: NodeJS.ErrnoException = new Error('the request did not arrive in time');
-        late.code = 'ERR_HTTP_REQUEST_TIMEOUT';
-        request.log.info({ deadlineMs: deadline }, 'request body did not arrive in time');
-        clientErrorHandler(late, request.raw.socket);
+        if (!request.raw.complete) refuseLateBody(request, reply, deadline);
       }, deadline);
       timer.unref();
       reply.raw.once('close', () => clearTimeout(timer));

@@ -29,29 +29,53 @@ function clientErrorReply(code: string | undefined): ApiError {
   return apiErrors.badRequest();
 }
 
-/**
- * Node's HTTP parser refuses a request before Fastify sees it (a bad Content-Length, headers too
- * large, a request that did not arrive within REQUEST_TIMEOUT_MS): answered in the service's
- * shape with a fresh X-Request-Id, then the connection is closed. Fastify calls it bound to the
- * app, whose logger writes the request's line (request-log.ts); called directly (body-deadline.ts,
- * which logs the request itself) it writes none.
- */
-export function clientErrorHandler(this: FastifyInstance | void, error: NodeJS.ErrnoException, socket: Socket): void {
-  // note: a reset connection has nobody to answer; a reply already under way cannot be replaced.
-  if (error.code === 'ECONNRESET' || socket.destroyed) return;
-  const { statusCode: status, body: reply } = clientErrorReply(error.code);
+/** Writes `refusal` on the socket as a whole HTTP answer and closes the connection; false when the socket can no longer be written. */
+function answerOnSocket(socket: Socket, refusal: ApiError, requestId: string): boolean {
+  const { statusCode: status, body: reply } = refusal;
   const body = JSON.stringify(reply);
-  const requestId = randomUUID();
-  if (socket.writable) {
+  const writable = socket.writable;
+  if (writable) {
     socket.end(
       `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +
         `X-Request-Id: ${requestId}\r\nConnection: close\r\n\r\n${body}`,
     );
-    // note: nothing of the request is known but its address: Node refused it before Fastify saw it.
-    this?.log[completionLevel(status, reply.code, undefined)](
-      { requestId, statusCode: status, remoteAddress: canonicalIp(socket.remoteAddress ?? ''), code: reply.code, frameworkCode: error.code },
-      'request completed',
-    );
   }
   setTimeout(() => socket.destroy(), LINGER_MS).unref();
+  return writable;
+}
+
+/**
+ * Node's HTTP parser refuses a request before Fastify sees it (a bad Content-Length, headers too
+ * large, a request that did not arrive within REQUEST_TIMEOUT_MS): answered in the service's
+ * shape with a fresh X-Request-Id, then the connection is closed. Fastify calls it bound to the
+ * app, whose logger writes the request's line (request-log.ts).
+ */
+export function clientErrorHandler(this: FastifyInstance | void, error: NodeJS.ErrnoException, socket: Socket): void {
+  // note: a reset connection has nobody to answer; a reply already under way cannot be replaced.
+  if (error.code === 'ECONNRESET' || socket.destroyed) return;
+  const refusal = clientErrorReply(error.code);
+  const requestId = randomUUID();
+  if (!answerOnSocket(socket, refusal, requestId)) return;
+  const { statusCode, body } = refusal;
+  // note: nothing of the request is known but its address: Node refused it before Fastify saw it.
+  this?.log[completionLevel(statusCode, body.code, undefined)](
+    { requestId, statusCode, remoteAddress: canonicalIp(socket.remoteAddress ?? ''), code: body.code, frameworkCode: error.code },
+    'request completed',
+  );
+}
+
+/**
+ * A request whose body has not all arrived within its deadline (body-deadline.ts): 408 on its
+ * socket as Node answers one past its own deadline, under the request's own id, and the
+ * request's one line. note: the reply is written on the socket, not sent through Fastify, which
+ * is still waiting for the body.
+ */
+export function refuseLateBody(request: FastifyRequest, reply: FastifyReply, deadlineMs: number): void {
+  const socket = request.raw.socket;
+  if (socket.destroyed) return;
+  const refusal = apiErrors.requestTimeout();
+  if (!answerOnSocket(socket, refusal, request.id)) return;
+  noteForRequestLog(request, { code: refusal.body.code, deadlineMs });
+  reply.code(refusal.statusCode);
+  writeRequestLine(request, reply);
 }

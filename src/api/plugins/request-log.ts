@@ -95,8 +95,13 @@ export function registerRequestLog(app: FastifyInstance): void {
   });
 }
 
+/** Requests whose line is written: one line each, however their answer went. */
+const written = new WeakSet<FastifyRequest>();
+
 /** Writes a request's completion line; also for requests answered outside the hooks (framework-errors.ts). */
 export function writeRequestLine(request: FastifyRequest, reply: FastifyReply): void {
+  if (written.has(request)) return;
+  written.add(request);
   const route = request.is404 ? undefined : request.routeOptions.url;
   const extra = noted.get(request) ?? {};
   const level = completionLevel(reply.statusCode, typeof extra['code'] === 'string' ? extra['code'] : undefined, route);
