@@ -49,7 +49,8 @@ describe('migration 0010: file imports staged in chunks', () => {
              jsonb_build_object('title', 'Row ' || n, 'external_id', case when n % 3 = 0 then 'SKU-' || n end)
       from generate_series(100, 2499) as n`;
 
-    expect((await migrate(sql)).applied).toEqual(['0010_file_import_chunks.sql']);
+    // note: the later migrations follow it; they have tests of their own
+    expect((await migrate(sql)).applied[0]).toBe('0010_file_import_chunks.sql');
 
     const chunks = await sql<{ first_index: number; rows: number; body: string; with_external_ids: boolean }[]>`
       select first_index, rows, body, with_external_ids from import_file_chunks where job_id = 'file-1' order by first_index`;
