@@ -19,9 +19,9 @@ ENV NODE_OPTIONS=--max-semi-space-size=4
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --omit=dev && npm cache clean --force
-# note: dist/ must sit beside package.json, migrations/ and CHANGELOG.md: version.ts reads
-# ../../package.json, migrate.ts ../../../migrations/ and the OpenAPI document ../../../CHANGELOG.md,
-# relative to the compiled module.
+# note: dist/ must sit beside package.json, migrations/ and CHANGELOG.md: service-version.ts
+# reads ../../../package.json, migrate.ts ../../../migrations/ and the OpenAPI document
+# ../../../CHANGELOG.md, relative to the compiled module.
 COPY migrations ./migrations
 COPY CHANGELOG.md ./
 COPY --from=build /app/dist ./dist
