@@ -5,7 +5,7 @@ import type { InFlightSlot } from './limits/in-flight-slots.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
-    /** set by the API-key hook */
+    /** set by the API-key hook once the key is identified, before the tier, quota and scope checks */
     apiKey?: AuthenticatedKey;
     /** set by the session-token hook */
     sessionAccount?: Account;

@@ -89,7 +89,22 @@ describe('error codes and the request log, on real requests (docs/errors.md#code
     expect(res.statusCode).toBe(429);
     expect(res.json()).toEqual({ error: 'Rate limit exceeded (per-minute)', code: 'rate_limited_minute', retry_after_sec: expect.any(Number) });
     expect(documentedCodes('/v1/api/me', 'get', 429)).toContain('rate_limited_minute');
-    expectOneLine(lines, res, INFO);
+    // note: refused by the account's quota, after the key was known: the line says whose
+    expect(expectOneLine(lines, res, INFO)).toMatchObject({ accountId: own.id, keyPrefix: ownKey.slice(9, 17) });
+  });
+
+  it('a 403 and a 402: refused after the key was known, logged with its account and key prefix', async () => {
+    const readOnly = await service.createKey(account, ['listings:read']);
+    const scoped = await send({ method: 'POST', url: '/v1/api/listings/bulk', headers: bearer(readOnly), payload: { listings: [validListing()] } });
+    expect(scoped.res.statusCode).toBe(403);
+    expect(expectOneLine(scoped.lines, scoped.res, WARN)).toMatchObject({ code: 'missing_scope', accountId: account.id, keyPrefix: readOnly.slice(9, 17) });
+
+    const downgraded = await service.createAccount();
+    const downgradedKey = await service.createKey(downgraded);
+    await service.sql`update accounts set subscription_tier = 'pro' where id = ${downgraded.id}`;
+    const tier = await send({ method: 'GET', url: '/v1/api/me', headers: bearer(downgradedKey) });
+    expect(tier.res.statusCode).toBe(402);
+    expect(tier.lines[0]).toMatchObject({ code: 'subscription_required', accountId: downgraded.id, keyPrefix: downgradedKey.slice(9, 17) });
   });
 
   it('a 429 of the in-flight cap: code too_many_concurrent_requests, told apart from the rate limits', async () => {

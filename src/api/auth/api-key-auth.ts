@@ -139,6 +139,10 @@ export function apiKeyAuth(deps: ApiKeyAuthDeps): onRequestAsyncHookHandler {
   return async function authenticateApiKey(request: FastifyRequest, reply) {
     const ip = clientIp(request);
     const { key, count } = await identify(ip, request.headers.authorization);
+    // note: set once the key is known, so that a request the account's tier, quota or the
+    // route's scope refuses is logged with its account and key prefix too (request-log.ts); a
+    // handler reads it through authenticatedKey, which only runs once every check passed.
+    request.apiKey = key;
     await admitAccount(key, count, reply);
     // Step 5: the route's scope.
     const required = request.routeOptions.config.requiredScope;
@@ -146,7 +150,6 @@ export function apiKeyAuth(deps: ApiKeyAuthDeps): onRequestAsyncHookHandler {
       const accepted: readonly Scope[] = typeof required === 'string' ? [required] : required;
       if (!accepted.some((scope) => key.scopes.includes(scope))) throw apiErrors.scopeMissing(toUnderscoreForm(accepted[0]!));
     }
-    request.apiKey = key;
     recordUse(key, request);
   };
 }
