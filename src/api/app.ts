@@ -42,7 +42,7 @@ export async function buildApp(deps: ApiDeps): Promise<FastifyInstance> {
     logController: new RequestLogController({ requestIdLogLabel: 'requestId' }),
     // note: per-route limits (1 MB machines, 2 MB listings) are set on those routes.
     bodyLimit: 64 * 1024,
-    return503OnClosing: true,
+    return503OnClosing: false, // note: graceful-close.ts answers the catalogue's 503 instead
     // note: bounds how long headers and body may take to arrive, not the wait for an import's
     // result (IMPORT_TIMEOUT_MS); Node checks open requests against it every second. It is the
     // longer of REQUEST_TIMEOUT_MS and FILE_UPLOAD_TIMEOUT_MS; the shorter is applied per request
