@@ -1,3 +1,4 @@
+import type postgres from 'postgres';
 import type { Sql } from '../infra/db.js';
 import type { ImportKind } from '../import/import-kinds.js';
 import type { RowError } from '../rows/row-errors.js';
@@ -59,17 +60,40 @@ const UNSETTLED = `
   received, skipped as processed, 0 as inserted, 0 as updated, 0 as unchanged, skipped`;
 
 /**
- * The account's imports as one relation: the records, and the imports answered 504 whose record
- * does not show yet (its worker's transaction may be writing it uncommitted: once committed, the
- * record is read instead).
+ * The account's newest `rows` imports, after `before` when given, as one relation: the records,
+ * and the imports answered 504 whose record does not show yet (its worker's transaction may be
+ * writing it uncommitted: once committed, the record is read instead).
+ * note: `before`, the order and `rows` are applied inside each branch, which then reads its
+ * table's account and created_at index from the cursor's place on and stops after `rows` imports
+ * (ties on created_at put in id order as they come): a condition holding a subquery on the union
+ * as a whole is not pushed down into its branches, and the union sorted whole would read every
+ * older import of the account for each page.
  */
-function imports(sql: Sql, accountId: string) {
+function imports(sql: Sql, accountId: string, page: { rows: number; before: postgres.PendingQuery<postgres.Row[]> | undefined }) {
+  const recordsBefore = page.before ? sql`and (created_at, job_id) < ${page.before}` : sql``;
+  const unsettledBefore = page.before ? sql`and (u.created_at, u.job_id) < ${page.before}` : sql``;
   return sql`(
-    select ${sql.unsafe(RECORDED)} from imports where account_id = ${accountId}
+    (select ${sql.unsafe(RECORDED)} from imports where account_id = ${accountId} ${recordsBefore}
+     order by created_at desc, job_id desc limit ${page.rows})
     union all
-    select ${sql.unsafe(UNSETTLED)} from unsettled_imports as u
-    where u.account_id = ${accountId} and not exists (select 1 from imports as i where i.job_id = u.job_id)
+    (select ${sql.unsafe(UNSETTLED)} from unsettled_imports as u
+     where u.account_id = ${accountId} ${unsettledBefore} and not exists (select 1 from imports as i where i.job_id = u.job_id)
+     order by u.created_at desc, u.job_id desc limit ${page.rows})
   ) as account_imports`;
+}
+
+/**
+ * The place of the account's import `importId` in the list, (created_at, id), as a row subquery:
+ * by primary key in both tables, the record when it shows. note: no row when the account has no
+ * such import, and then nothing compares below it.
+ */
+function placeOf(sql: Sql, accountId: string, importId: string) {
+  return sql`(
+    select r.created_at, r.job_id from imports as r where r.job_id = ${importId} and r.account_id = ${accountId}
+    union all
+    select s.created_at, s.job_id from unsettled_imports as s
+    where s.job_id = ${importId} and s.account_id = ${accountId} and not exists (select 1 from imports as i where i.job_id = s.job_id)
+  )`;
 }
 
 /**
@@ -93,20 +117,20 @@ export interface Page<T> {
 /**
  * The account's imports, newest first (ties by id), `limit` of them after `startingAfter`;
  * undefined when `startingAfter` names no import of the account.
+ * note: the cursor's place is compared in SQL, not sent back as a Date: created_at holds
+ * microseconds a Date would drop, and imports made within the same millisecond would be skipped.
  */
 export async function listImports(sql: Sql, accountId: string, page: { limit: number; startingAfter?: string }): Promise<Page<ImportView> | undefined> {
-  let after = sql``;
-  if (page.startingAfter !== undefined) {
-    const cursor = await findImport(sql, accountId, page.startingAfter);
-    if (!cursor) return undefined;
-    after = sql`where ("createdAt", id) < (${cursor.createdAt}, ${cursor.id})`;
-  }
-  // note: one more than asked says whether there is more (the account and created_at indexes of
-  // both tables).
+  const before = page.startingAfter === undefined ? undefined : placeOf(sql, accountId, page.startingAfter);
+  // note: one more than asked says whether there is more.
   const rows = await sql<ImportView[]>`
-    select * from ${imports(sql, accountId)} ${after}
+    select * from ${imports(sql, accountId, { rows: page.limit + 1, before })}
     order by "createdAt" desc, id desc
     limit ${page.limit + 1}`;
+  // note: a page with imports shows that the cursor was one of the account's when it was read; an
+  // empty one may come from a cursor that is none (or no longer one: purged meanwhile), which is
+  // then told as such.
+  if (rows.length === 0 && page.startingAfter !== undefined && !(await findImport(sql, accountId, page.startingAfter))) return undefined;
   return { data: rows.slice(0, page.limit), hasMore: rows.length > page.limit };
 }
 
