@@ -1,5 +1,5 @@
 import { apiErrors } from '../../shared/errors/api-errors.js';
-import { example, IMPORT_ID } from './examples.js';
+import { ERROR_EXAMPLES, example, IMPORT_ID } from './examples.js';
 import type { Examples } from './route-schema.js';
 
 /** The examples of the import resource (docs/imports.md). */
@@ -66,6 +66,12 @@ export const IMPORT_CANCEL_EXAMPLES: Examples = {
 
 export const IMPORT_CANCEL_BAD_REQUEST_EXAMPLES: Examples = {
   unknownQueryParameter: example('A query parameter', apiErrors.unknownQueryParameter('force').body),
+  invalidJson: example('A body that is not JSON', apiErrors.invalidJson().body, 'The route takes no body; one sent as `application/json` is still read, and must be JSON.'),
+  badRequest: ERROR_EXAMPLES.badRequest,
+};
+
+export const IMPORT_GET_BAD_REQUEST_EXAMPLES: Examples = {
+  unknownQueryParameter: example('A query parameter', apiErrors.unknownQueryParameter('expand').body),
 };
 
 export const IMPORT_CANCEL_UNAVAILABLE_EXAMPLES: Examples = {

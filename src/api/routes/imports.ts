@@ -22,16 +22,28 @@ import {
   IMPORT_ERRORS_BAD_REQUEST_EXAMPLES,
   IMPORT_ERRORS_CSV_EXAMPLE,
   IMPORT_EXAMPLES,
+  IMPORT_GET_BAD_REQUEST_EXAMPLES,
   IMPORT_LIST_BAD_REQUEST_EXAMPLES,
   IMPORT_LIST_EXAMPLES,
   IMPORT_NOT_FOUND_EXAMPLES,
 } from '../openapi/import-examples.js';
-import { apiKeyAuthErrors, AUTHENTICATED, errorResponse, internalErrorResponse, unavailableResponse } from '../openapi/responses.js';
+import {
+  apiKeyAuthErrors,
+  AUTHENTICATED,
+  errorResponse,
+  internalErrorResponse,
+  tooLargeResponse,
+  unavailableResponse,
+  unsupportedMediaTypeResponse,
+} from '../openapi/responses.js';
 import { jsonResponse } from '../openapi/route-schema.js';
 import { refusalsByPart, refuseUnknownQueryParameters } from '../route-validation.js';
 
 /** Reading imports needs one of these; a key with neither is told the first (docs/imports.md). */
 const READ_SCOPES: readonly [Scope, ...Scope[]] = ['jobs:read', 'listings:write'];
+
+/** The server's body limit (app.ts), which a body sent to cancel meets: the route takes none. */
+const DEFAULT_BODY_LIMIT_BYTES = 64 * 1024;
 
 const LIST_MAX = 100;
 const ERRORS_MAX = 1_000;
@@ -84,6 +96,7 @@ const getSchema = {
   params: ImportIdParamsSchema,
   response: {
     200: jsonResponse(ImportSchema, { description: 'The import.', headers: AUTHENTICATED, examples: IMPORT_EXAMPLES }),
+    400: errorResponse('The query has a parameter (the route takes none).', IMPORT_GET_BAD_REQUEST_EXAMPLES, AUTHENTICATED),
     ...readErrors(),
     404: notFound(),
   },
@@ -132,9 +145,12 @@ const cancelSchema = {
   params: ImportIdParamsSchema,
   response: {
     200: jsonResponse(ImportSchema, { description: 'The import, as `GET /v1/api/imports/{id}` reads it after the request.', headers: AUTHENTICATED, examples: IMPORT_CANCEL_EXAMPLES }),
-    400: errorResponse('The query has a parameter (the route takes none). Nothing was cancelled.', IMPORT_CANCEL_BAD_REQUEST_EXAMPLES, AUTHENTICATED),
+    400: errorResponse('The query has a parameter (the route takes none), or a body was sent that is not JSON. Nothing was cancelled.', IMPORT_CANCEL_BAD_REQUEST_EXAMPLES, AUTHENTICATED),
     ...apiKeyAuthErrors({ scoped: true }),
     404: notFound(),
+    // note: the route takes no body, but one sent is read as on every route: Fastify's bodyLimit (app.ts).
+    413: tooLargeResponse(DEFAULT_BODY_LIMIT_BYTES, AUTHENTICATED),
+    415: unsupportedMediaTypeResponse(AUTHENTICATED),
     500: internalErrorResponse(AUTHENTICATED),
     503: errorResponse(
       'PostgreSQL or Redis is unavailable, or a chunk of the import held it for more than 5 s. Nothing was cancelled; retry after `Retry-After` seconds.',

@@ -1,0 +1,191 @@
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import ajvFormats from 'ajv-formats';
+import type { InjectOptions, LightMyRequestResponse } from 'fastify';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { bearer, validListing, validMachine } from '../support/fixtures.js';
+import { startTestService, type TestService } from '../support/test-service.js';
+
+interface Media {
+  schema: object;
+  examples?: Record<string, { value: { error?: string; code?: string } }>;
+}
+interface Operation {
+  responses: Record<string, { headers?: Record<string, unknown>; content?: Record<string, Media> }>;
+}
+interface Document {
+  paths: Record<string, Record<string, Operation>>;
+}
+
+const pointer = (...parts: string[]) => `#/${parts.map((p) => p.replaceAll('~', '~0').replaceAll('/', '~1')).join('/')}`;
+
+/** A request to send, with the operation of the document it is held to. */
+interface Probe {
+  name: string;
+  path: string;
+  method: 'get' | 'post' | 'delete';
+  request: InjectOptions;
+  /** the status it must get: a refusal the route is known to send */
+  status: number;
+}
+
+/** What every request an operation can take is made of: a valid one, by method and URL. */
+interface Valid {
+  path: string;
+  method: 'get' | 'post' | 'delete';
+  url: string;
+  auth: 'key' | 'session' | 'none';
+  /** a valid body, for the operations that take one */
+  payload?: object | string;
+  /** its media type, when not JSON */
+  contentType?: string;
+  /** the query parameters it takes: an unknown one is refused (400) when it takes any check at all */
+  refusesUnknownQuery: boolean;
+}
+
+const UNKNOWN_QUERY = 'bogus_param=1';
+
+/** The response headers the document declares where they are sent (openapi.test.ts holds the same list). */
+const DOCUMENTED_HEADERS = [
+  'x-request-id', 'x-ratelimit-limit-minute', 'x-ratelimit-remaining-minute', 'x-ratelimit-limit-day', 'x-ratelimit-remaining-day',
+  'ratelimit-policy', 'ratelimit', 'retry-after', 'idempotent-replayed',
+];
+
+/**
+ * Every answer an operation gives to a bad request is in the document: its status is one the
+ * operation lists, its body matches that status's schema, and its code is in that status's enum
+ * with the text the examples pair with it. note: the document's list of statuses is what a
+ * generated client switches on; an undocumented 400 reaches it as an unknown response.
+ */
+describe('the refusals each operation sends are the ones its document lists', () => {
+  let service: TestService;
+  let doc: Document;
+  let ajv: Ajv2020;
+  let key: string;
+  let session: string;
+  let importId: string;
+  let keyId: string;
+
+  beforeAll(async () => {
+    service = await startTestService();
+    doc = (await service.request({ method: 'GET', url: '/v1/openapi.json' })).json();
+    ajv = new Ajv2020({ strict: false, allErrors: true });
+    ajvFormats.default(ajv);
+    ajv.addSchema(doc, 'openapi');
+    const account = await service.createAccount();
+    key = await service.createKey(account, ['listings:write', 'jobs:read']);
+    session = account.sessionToken;
+    const created = await service.request({ method: 'POST', url: '/v1/api/listings/bulk', headers: bearer(key), payload: { listings: [validListing()] } });
+    expect(created.statusCode).toBe(201);
+    importId = (created.json() as { import_id: string }).import_id;
+    const other = await service.request({ method: 'POST', url: '/v1/api/keys', headers: bearer(session), payload: { label: 'to revoke', scopes: ['jobs:read'] } });
+    expect(other.statusCode).toBe(201);
+    keyId = (other.json() as { metadata: { id: string } }).metadata.id;
+  });
+  afterAll(async () => {
+    await service?.close();
+  });
+
+  const valid = (): Valid[] => [
+    { path: '/v1/health', method: 'get', url: '/v1/health', auth: 'none', refusesUnknownQuery: false },
+    { path: '/v1/api/me', method: 'get', url: '/v1/api/me', auth: 'key', refusesUnknownQuery: false },
+    { path: '/v1/api/listings/bulk', method: 'post', url: '/v1/api/listings/bulk', auth: 'key', payload: { listings: [validListing()] }, refusesUnknownQuery: true },
+    { path: '/v1/api/machines/bulk', method: 'post', url: '/v1/api/machines/bulk', auth: 'key', payload: { machines: [validMachine()] }, refusesUnknownQuery: true },
+    { path: '/v1/api/imports', method: 'get', url: '/v1/api/imports', auth: 'key', refusesUnknownQuery: true },
+    {
+      path: '/v1/api/imports',
+      method: 'post',
+      url: '/v1/api/imports?kind=listings',
+      auth: 'key',
+      payload: `${JSON.stringify(validListing())}\n`,
+      contentType: 'application/x-ndjson',
+      refusesUnknownQuery: true,
+    },
+    { path: '/v1/api/imports/{id}', method: 'get', url: `/v1/api/imports/${importId}`, auth: 'key', refusesUnknownQuery: true },
+    { path: '/v1/api/imports/{id}/errors', method: 'get', url: `/v1/api/imports/${importId}/errors`, auth: 'key', refusesUnknownQuery: true },
+    { path: '/v1/api/imports/{id}/cancel', method: 'post', url: `/v1/api/imports/${importId}/cancel`, auth: 'key', refusesUnknownQuery: true },
+    { path: '/v1/api/keys', method: 'get', url: '/v1/api/keys', auth: 'session', refusesUnknownQuery: true },
+    { path: '/v1/api/keys', method: 'post', url: '/v1/api/keys', auth: 'session', payload: { label: 'probe', scopes: ['jobs:read'] }, refusesUnknownQuery: false },
+    { path: '/v1/api/keys/{id}', method: 'delete', url: `/v1/api/keys/${keyId}`, auth: 'session', refusesUnknownQuery: false },
+  ];
+
+  const headersOf = (op: Valid): Record<string, string> => (op.auth === 'key' ? bearer(key) : op.auth === 'session' ? bearer(session) : {});
+
+  function probes(): Probe[] {
+    return valid().flatMap((op) => {
+      const base = { path: op.path, method: op.method };
+      const headers = { ...headersOf(op), ...(op.contentType === undefined ? {} : { 'content-type': op.contentType }) };
+      const request = (extra: Partial<InjectOptions>): InjectOptions => ({
+        method: op.method.toUpperCase() as InjectOptions['method'],
+        url: op.url,
+        headers,
+        ...(op.payload === undefined ? {} : { payload: op.payload }),
+        ...extra,
+      });
+      const withQuery = `${op.url}${op.url.includes('?') ? '&' : '?'}${UNKNOWN_QUERY}`;
+      const succeeds = op.method === 'get' || op.path.endsWith('/cancel') ? 200 : op.path === '/v1/api/imports' ? 202 : op.method === 'post' ? 201 : 200;
+      const list: Probe[] = [{ ...base, name: 'an unknown query parameter', request: request({ url: withQuery }), status: op.refusesUnknownQuery ? 400 : succeeds }];
+      const json = { ...headersOf(op), 'content-type': 'application/json' };
+      if (op.method === 'get') {
+        // note: a GET's body is not read, whatever it holds.
+        list.push({ ...base, name: 'a body that is not JSON', request: request({ headers: json, payload: '{"no' }), status: succeeds });
+      } else if (op.contentType === undefined) {
+        list.push(
+          { ...base, name: 'a body that is not JSON', request: request({ headers: json, payload: '{"no' }), status: 400 },
+          { ...base, name: 'a body of another media type', request: request({ headers: { ...headersOf(op), 'content-type': 'application/xml' }, payload: '<a/>' }), status: 415 },
+          { ...base, name: 'a body over the limit', request: request({ headers: json, payload: `"${'x'.repeat(2_200_000)}"` }), status: 413 },
+        );
+      } else {
+        list.push({ ...base, name: 'a body of another media type', request: request({ headers: json, payload: '{}' }), status: 415 });
+      }
+      if (op.path.includes('{id}')) {
+        list.push({ ...base, name: 'an unknown id', request: request({ url: op.url.replace(/\/(?:imports|keys)\/[^/]+/, (m) => `${m.slice(0, m.lastIndexOf('/'))}/unknown-id`) }), status: 404 });
+      }
+      return list;
+    });
+  }
+
+  /** Each probe's answer held to the document; what does not hold, one line each. */
+  async function problemsOf(list: readonly Probe[]): Promise<string[]> {
+    const problems: string[] = [];
+    for (const probe of list) {
+      const res: LightMyRequestResponse = await service.request(probe.request);
+      const label = `${probe.method.toUpperCase()} ${probe.path} with ${probe.name}: ${res.statusCode} ${res.body.slice(0, 200)}`;
+      if (res.statusCode !== probe.status) problems.push(`${label}: expected ${probe.status}`);
+      const response = doc.paths[probe.path]?.[probe.method]?.responses[String(res.statusCode)];
+      if (response === undefined) {
+        problems.push(`${label}: status not documented`);
+        continue;
+      }
+      const declared = Object.keys(response.headers ?? {}).map((name) => name.toLowerCase());
+      for (const name of DOCUMENTED_HEADERS.filter((h) => res.headers[h] !== undefined && !declared.includes(h))) problems.push(`${label}: sends ${name}, not declared`);
+      if (res.statusCode < 400) continue;
+      const validate = ajv.compile({ $ref: `openapi${pointer('paths', probe.path, probe.method, 'responses', String(res.statusCode), 'content', 'application/json', 'schema')}` });
+      if (!validate(res.json())) problems.push(`${label}: body does not match: ${JSON.stringify(validate.errors)}`);
+      const sent = res.json() as { error: string; code: string };
+      const shown = Object.values(response.content?.['application/json']?.examples ?? {}).map((e) => e.value);
+      // note: by code, not text: a text that names a value (the parameter, say) differs from its example's.
+      if (!shown.some((e) => e.code === sent.code)) problems.push(`${label}: code ${sent.code} not among the examples`);
+    }
+    return problems;
+  }
+
+  /**
+   * A body sent to `DELETE /v1/api/keys/{id}` (which takes none) is read: 400 invalid_json, 415 and
+   * 413 are sent but not in the operation's document (src/api/routes/keys.ts, revokeSchema).
+   */
+  const isRevokeBodyGap = (probe: Probe) => probe.path === '/v1/api/keys/{id}' && probe.method === 'delete' && probe.name.startsWith('a body');
+
+  it('sends only documented statuses, headers, bodies and codes to bad requests', async () => {
+    const list = probes().filter((probe) => !isRevokeBodyGap(probe));
+    expect(list.length).toBeGreaterThan(30);
+    expect(await problemsOf(list)).toEqual([]);
+  });
+
+  // note: passes while the gap is there; once revokeSchema documents them, drop `.fails` (or fold
+  // these probes into the test above).
+  it.fails('DELETE /v1/api/keys/{id}: the refusals of a body sent to it are documented (not yet)', async () => {
+    const list = probes().filter(isRevokeBodyGap);
+    expect(list).toHaveLength(3);
+    expect(await problemsOf(list)).toEqual([]);
+  });
+});
