@@ -8,7 +8,7 @@ import { newPartner } from '../support/bulk-endpoint.js';
 import { startTestService, type TestAccount, type TestService } from '../support/test-service.js';
 
 /**
- * `GET /v1/api/imports` a page at a time (decisions I.2), when imports share a millisecond:
+ * `GET /v1/api/imports` a page at a time (docs/imports.md), when imports share a millisecond:
  * created_at keeps microseconds, which a JavaScript Date drops, so the place of `starting_after`
  * has to be compared in PostgreSQL, not sent back as a Date.
  */
