@@ -181,9 +181,7 @@ describe('the refusals each operation sends are the ones its document lists', ()
     expect(await problemsOf(list)).toEqual([]);
   });
 
-  // note: passes while the gap is there; once revokeSchema documents them, drop `.fails` (or fold
-  // these probes into the test above).
-  it.fails('DELETE /v1/api/keys/{id}: the refusals of a body sent to it are documented (not yet)', async () => {
+  it('DELETE /v1/api/keys/{id}: the refusals of a body sent to it are documented', async () => {
     const list = probes().filter(isRevokeBodyGap);
     expect(list).toHaveLength(3);
     expect(await problemsOf(list)).toEqual([]);

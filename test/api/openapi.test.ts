@@ -203,7 +203,7 @@ describe('GET /v1/openapi.json', () => {
     ['get', '/v1/api/me', ['200', '401', '402', '403', '429', '500', '503']],
     ['get', '/v1/api/keys', ['200', '400', '401', '402', '403', '429', '500', '503']],
     ['post', '/v1/api/keys', ['201', '400', '401', '402', '403', '413', '415', '429', '500', '503']],
-    ['delete', '/v1/api/keys/{id}', ['200', '401', '402', '403', '404', '429', '500', '503']],
+    ['delete', '/v1/api/keys/{id}', ['200', '400', '401', '402', '403', '404', '413', '415', '429', '500', '503']],
     ['get', '/v1/health', ['200', '403', '500', '503']],
   ] as const)('%s %s documents the statuses %j', (method, path, statuses) => {
     expect(Object.keys(doc.paths[path]![method]!.responses).sort()).toEqual([...statuses].sort());

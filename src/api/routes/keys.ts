@@ -37,11 +37,14 @@ import {
   unsupportedMediaTypeResponse,
 } from '../openapi/responses.js';
 import { jsonBody, jsonResponse } from '../openapi/route-schema.js';
+import { example } from '../openapi/examples.js';
 import { sessionAuth } from '../auth/session-auth.js';
 import { apiErrors } from '../../shared/errors/api-errors.js';
 import { MaybeRetryLaterErrorSchema } from '../../shared/api-schemas/error-body.js';
 
 const CREATE_BODY_LIMIT_BYTES = 16 * 1024;
+/** note: the app's default body limit (app.ts), which a body sent to DELETE meets */
+const REVOKE_BODY_LIMIT_BYTES = 64 * 1024;
 
 const common = { tags: ['API keys'], security: [{ session: [] }] };
 
@@ -96,7 +99,14 @@ const revokeSchema = {
   response: {
     200: jsonResponse(RevokeKeyResponseSchema, { description: 'Revoked.', headers: ALWAYS, examples: REVOKED_KEY_EXAMPLES }),
     ...sessionErrors(),
+    // note: the route takes no body; one sent as `application/json` is still read, within the app's limit.
+    400: errorResponse('A body was sent that is not JSON (the route takes none). Nothing was revoked.', {
+      invalidJson: example('A body that is not JSON', apiErrors.invalidJson().body, 'The route takes no body; one sent as `application/json` is still read, and must be JSON.'),
+      badRequest: ERROR_EXAMPLES.badRequest,
+    }),
     404: errorResponse('Not one of the account\'s keys.', { keyNotFound: ERROR_EXAMPLES.keyNotFound }),
+    413: tooLargeResponse(REVOKE_BODY_LIMIT_BYTES),
+    415: unsupportedMediaTypeResponse(),
   },
 };
 
