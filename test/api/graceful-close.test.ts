@@ -119,6 +119,8 @@ describe('a request that arrives while the API is closing', () => {
     const [{ count } = { count: -1 }] = await service.sql<{ count: number }[]>`select count(*)::int as count from listings where account_id = ${account.id}`;
     expect(count).toBe(2);
     const refusals = service.logs.filter((line) => line['msg'] === 'request completed' && line['statusCode'] === 503);
+    // note: at info, not error: the stop doing its job
+    expect(refusals.map((line) => line['level'])).toEqual([30, 30, 30]);
     expect(refusals.map((line) => [line['url'], line['code']]).sort()).toEqual(
       [
         ['/v1/api/listings/bulk', 'service_unavailable'],

@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { apiErrors } from '../../shared/errors/api-errors.js';
 import { lingerOnClose } from './linger-close.js';
+import { noteForRequestLog } from './request-log.js';
 
 /**
  * What the API does while it closes (docs/endpoints.md#shutdown):
@@ -34,6 +35,8 @@ export function registerGracefulClose(app: FastifyInstance): void {
     // the answer (linger-close.ts).
     if (!request.raw.complete) lingerOnClose(request.raw.socket);
     const unavailable = apiErrors.serviceUnavailable();
+    // note: a refusal the stop itself causes, logged as what it is rather than as a failure
+    noteForRequestLog(request, { shuttingDown: true });
     // note: serialized as it is, not by the route's response schema: the 503 of `/v1/health`
     // documents the health body, which would turn this one into a 500.
     reply

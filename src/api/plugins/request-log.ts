@@ -104,7 +104,9 @@ export function writeRequestLine(request: FastifyRequest, reply: FastifyReply): 
   written.add(request);
   const route = request.is404 ? undefined : request.routeOptions.url;
   const extra = noted.get(request) ?? {};
-  const level = completionLevel(reply.statusCode, typeof extra['code'] === 'string' ? extra['code'] : undefined, route);
+  const outcome = completionLevel(reply.statusCode, typeof extra['code'] === 'string' ? extra['code'] : undefined, route);
+  // note: a 503 of a process that is stopping is the stop doing its job (graceful-close.ts): info
+  const level = extra['shuttingDown'] === true && outcome === 'error' ? 'info' : outcome;
   // note: the request's logger is a pino child (app.ts hands Fastify the service's pino logger).
   if (!(request.log as unknown as Logger).isLevelEnabled(level)) return;
   const key = request.apiKey;

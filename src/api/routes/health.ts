@@ -1,7 +1,10 @@
 import type { FastifyInstance } from 'fastify';
+import { z } from 'zod';
 import { HealthResponseSchema } from '../../shared/api-schemas/health.js';
+import { RetryLaterErrorSchema } from '../../shared/api-schemas/error-body.js';
+import { apiErrors } from '../../shared/errors/api-errors.js';
 import type { ApiDeps } from '../deps.js';
-import { ERROR_EXAMPLES, HEALTH_EXAMPLES } from '../openapi/examples.js';
+import { ERROR_EXAMPLES, HEALTH_EXAMPLES, example } from '../openapi/examples.js';
 import { errorResponse, internalErrorResponse } from '../openapi/responses.js';
 import { jsonResponse } from '../openapi/route-schema.js';
 import { SERVICE_VERSION } from '../version.js';
@@ -30,10 +33,12 @@ const schema = {
     200: jsonResponse(HealthResponseSchema, { description: 'Up: PostgreSQL and Redis answer.', headers: ['X-Request-Id'], examples: { ok: HEALTH_EXAMPLES.ok } }),
     403: errorResponse('A browser sent an Origin that is not allowed.', { origin: ERROR_EXAMPLES.origin }),
     500: internalErrorResponse(),
-    503: jsonResponse(HealthResponseSchema, {
-      description: 'Degraded: the failing check is `down`.',
+    503: jsonResponse(z.union([HealthResponseSchema, RetryLaterErrorSchema]), {
+      description:
+        'Degraded: the failing check is `down`. Or the process is shutting down (a load balancer should stop sending it requests): the error `service_unavailable`, with `Retry-After`.',
       headers: ['X-Request-Id'],
-      examples: { degraded: HEALTH_EXAMPLES.degraded },
+      sometimes: ['Retry-After'],
+      examples: { degraded: HEALTH_EXAMPLES.degraded, shuttingDown: example('Shutting down', apiErrors.serviceUnavailable().body) },
     }),
   },
 };
