@@ -1,9 +1,9 @@
 import { randomBytes, randomUUID } from 'node:crypto';
-import { Ajv2020 } from 'ajv/dist/2020.js';
-import ajvFormats from 'ajv-formats';
+import type { Ajv2020 } from 'ajv/dist/2020.js';
 import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bearer } from '../support/fixtures.js';
+import { documentValidator } from '../support/openapi-validator.js';
 import { startTestService, type TestAccount, type TestService } from '../support/test-service.js';
 
 interface KeyRecord {
@@ -245,9 +245,7 @@ describe('GET /v1/api/keys paging, as the OpenAPI document shows it', () => {
 
   beforeAll(async () => {
     doc = (await service.request({ method: 'GET', url: '/v1/openapi.json' })).json();
-    ajv = new Ajv2020({ strict: false, allErrors: true });
-    ajvFormats.default(ajv);
-    ajv.addSchema(doc, 'openapi');
+    ajv = documentValidator(doc);
   });
 
   function expectDocumented(res: LightMyRequestResponse): void {

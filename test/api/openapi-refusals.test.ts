@@ -1,8 +1,8 @@
-import { Ajv2020 } from 'ajv/dist/2020.js';
-import ajvFormats from 'ajv-formats';
+import type { Ajv2020 } from 'ajv/dist/2020.js';
 import type { InjectOptions, LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bearer, validListing, validMachine } from '../support/fixtures.js';
+import { documentValidator } from '../support/openapi-validator.js';
 import { startTestService, type TestService } from '../support/test-service.js';
 
 interface Media {
@@ -68,9 +68,7 @@ describe('the refusals each operation sends are the ones its document lists', ()
   beforeAll(async () => {
     service = await startTestService();
     doc = (await service.request({ method: 'GET', url: '/v1/openapi.json' })).json();
-    ajv = new Ajv2020({ strict: false, allErrors: true });
-    ajvFormats.default(ajv);
-    ajv.addSchema(doc, 'openapi');
+    ajv = documentValidator(doc);
     const account = await service.createAccount();
     key = await service.createKey(account, ['listings:write', 'jobs:read']);
     session = account.sessionToken;

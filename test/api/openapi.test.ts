@@ -1,8 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { Validator } from '@seriousme/openapi-schema-validator';
-import { Ajv2020 } from 'ajv/dist/2020.js';
-import ajvFormats from 'ajv-formats';
+import type { Ajv2020 } from 'ajv/dist/2020.js';
 import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { changelogSection } from '../../src/api/openapi/document.js';
@@ -12,6 +11,7 @@ import { bearer, validListing, validMachine } from '../support/fixtures.js';
 import { redoclyLint } from '../support/redocly-lint.js';
 import { ROW_ERROR_CODE_MEANINGS, ROW_ERROR_CODES } from '../../src/shared/rows/row-error-codes.js';
 import { API_ERROR_CODES } from '../../src/shared/errors/api-errors.js';
+import { documentValidator } from '../support/openapi-validator.js';
 import { startTestService, type TestService } from '../support/test-service.js';
 
 const CHANGELOG = readFileSync(new URL('../../CHANGELOG.md', import.meta.url), 'utf8');
@@ -77,9 +77,7 @@ describe('GET /v1/openapi.json', () => {
     const res = await service.request({ method: 'GET', url: '/v1/openapi.json' });
     expect(res.statusCode).toBe(200);
     doc = res.json();
-    ajv = new Ajv2020({ strict: false, allErrors: true });
-    ajvFormats.default(ajv);
-    ajv.addSchema(doc, 'openapi');
+    ajv = documentValidator(doc);
   });
   afterAll(async () => {
     await service?.close();
@@ -383,9 +381,7 @@ describe('responses the server sends match the document', () => {
   beforeAll(async () => {
     service = await startTestService();
     doc = (await service.request({ method: 'GET', url: '/v1/openapi.json' })).json();
-    ajv = new Ajv2020({ strict: false, allErrors: true });
-    ajvFormats.default(ajv);
-    ajv.addSchema(doc, 'openapi');
+    ajv = documentValidator(doc);
   });
   afterAll(async () => {
     await service?.close();
