@@ -1,4 +1,4 @@
-import { QueueEvents, type Queue } from 'bullmq';
+import type { Queue } from 'bullmq';
 import type { RedisClient } from '../shared/infra/redis.js';
 import type { Config } from '../shared/infra/config.js';
 import { createSql, type Sql } from '../shared/infra/db.js';
@@ -56,14 +56,7 @@ export async function createApiDeps(config: Config, log: Logger): Promise<ApiDep
   queue.on('error', (err) => log.warn({ err: err.message }, 'import queue error'));
   const fileImportQueue = createFileImportQueue(config, producerRedis);
   fileImportQueue.on('error', (err) => log.warn({ err: err.message }, 'file import queue error'));
-  const eventsRedis = createRedis(config, 'blocking');
-  const events = new QueueEvents(IMPORT_QUEUE_NAME, {
-    connection: eventsRedis,
-    prefix: config.redisPrefix,
-  });
-  events.on('error', (err) => log.warn({ err: err.message }, 'queue events error'));
-  await events.waitUntilReady();
-  // note: the workers' replies to this process; the queue's events above remain the fallback.
+  // note: the workers' news of the imports they finish; each waiting request polls its job too.
   const importReplies = new ImportReplyListener(config, log);
   await importReplies.subscribed;
 
@@ -82,7 +75,6 @@ export async function createApiDeps(config: Config, log: Logger): Promise<ApiDep
     sql,
     queue,
     new ImportRowsStore(producerRedis, config.redisPrefix),
-    events,
     { pickupMs: config.importPickupTimeoutMs, finishMs: config.importTimeoutMs },
     log,
     importReplies,
@@ -114,11 +106,9 @@ export async function createApiDeps(config: Config, log: Logger): Promise<ApiDep
       await authChanges.stop();
       await listenSql.end({ timeout: 5 });
       await importReplies.close();
-      await events.close();
       await queue.close();
       await fileImportQueue.close();
       await sql.end({ timeout: 5 });
-      eventsRedis.disconnect();
       producerRedis.disconnect();
       redis.disconnect();
     },

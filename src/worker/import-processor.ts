@@ -31,7 +31,7 @@ function isPermanent(error: unknown): boolean {
  */
 export function replyIfFailedForGood(job: Job<ImportJobData, ImportResult> | undefined, replies: ImportReplySender): void {
   if (job?.id === undefined || !failedForGood(job)) return;
-  replies.send(job.data?.replyTo, { jobId: job.id, state: 'failed', reason: job.failedReason });
+  replies.send({ jobId: job.id, state: 'failed', reason: job.failedReason });
 }
 
 /**
@@ -95,7 +95,7 @@ export function createImportProcessor(sql: Sql, rowsStore: ImportRowsStore, log:
     // promises, and a job that runs again returns this same recorded result. After the fault
     // hook, so a worker that dies after its commit has told no one, as the fault tests assume,
     // and after the log line, so the answer never comes before the worker says what it wrote.
-    replies?.send(data.replyTo, { jobId, state: 'completed', result });
+    replies?.send({ jobId, state: 'completed', result });
     return result;
   };
 }

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { Job, type Queue, type QueueEvents } from 'bullmq';
+import { Job, type Queue } from 'bullmq';
 import { type ImportResult, ImportResultSchema, type ImportJobData } from '../../shared/import/import-job.js';
 import type { NewImport } from '../../shared/import/import-queue.js';
 import type { ImportRowsStore } from '../../shared/import/rows-store.js';
@@ -11,7 +11,12 @@ import { ImportNotWrittenError, ImportOutcomeUnknownError } from './import-error
 import type { ImportReplies } from './import-reply-listener.js';
 import { JobWatch, type JobOutcome } from './job-watch.js';
 
-// note: QueueEvents delivery is best effort; polling the job bounds the cost of a lost event.
+/**
+ * How often a waiting request polls its job. note: the poll is what a lost reply costs (one
+ * published while this process was reconnecting to Redis), and how a request learns that a worker
+ * has taken its job (the pickup timeout withdraws a job no worker took): every half second, a
+ * Redis round trip or two per request waiting.
+ */
 const POLL_INTERVAL_MS = 500;
 
 /**
@@ -51,14 +56,15 @@ function timeout(ms: number): { promise: Promise<'timeout'>; cancel(): void } {
 }
 
 /**
- * Enqueues an import and waits for its outcome. The worker sends the outcome straight to this
- * process (`replies`, when given: the job names it as `replyTo`); one QueueEvents subscription
- * serves every request in flight as well, and each waiter also polls its job, so a lost reply
- * and a lost event delay an answer by at most POLL_INTERVAL_MS instead of hanging it. The first
- * news wins (JobWatch). Every exit is one the partner can act on: the result
- * (rows in exactly once), ImportNotWrittenError (safe to retry: thrown only once the import's
- * record proves that it wrote nothing and never will), or ImportOutcomeUnknownError (still
- * running: resolved by retrying with the Idempotency-Key).
+ * Enqueues an import and waits for its outcome. The worker publishes the outcome to every API
+ * process (`replies`: import-reply.ts), and each waiter also polls its job, so a lost reply
+ * delays an answer by at most POLL_INTERVAL_MS instead of hanging it. The first news wins
+ * (JobWatch). note: not the queue's own events (QueueEvents): reading them cost this process some
+ * 7 % of its CPU per import and Redis 12 % (bench/README.md), for news the replies already bring.
+ * Every exit is one the partner can act on: the result (rows in exactly once),
+ * ImportNotWrittenError (safe to retry: thrown only once the import's record proves that it wrote
+ * nothing and never will), or ImportOutcomeUnknownError (still running: resolved by retrying with
+ * the Idempotency-Key).
  */
 export class ImportRunner {
   /** one watch per job, shared by the requests of this process that wait on it */
@@ -71,20 +77,17 @@ export class ImportRunner {
     private readonly sql: Sql,
     private readonly queue: Queue<ImportJobData, ImportResult>,
     private readonly rowsStore: ImportRowsStore,
-    events: QueueEvents,
     private readonly timeouts: ImportTimeouts,
     private readonly log: Logger,
-    private readonly replies?: ImportReplies,
+    replies?: ImportReplies,
   ) {
     this.closed = new Promise((resolve) => (this.markClosed = resolve));
-    // note: a reply is news of the same weight as the queue's event: a result sent only once the
-    // import committed, a failure only once the job failed for good (the worker's side).
+    // note: a reply is final news: a result sent only once the import committed, a failure only
+    // once the job failed for good (the worker's side). Replies of jobs this process does not
+    // wait on are ignored.
     replies?.onReply((reply) =>
       this.watches.get(reply.jobId)?.watch.finish(reply.state === 'completed' ? { state: 'completed', result: reply.result } : { state: 'failed', reason: reply.reason }),
     );
-    events.on('active', ({ jobId }) => this.watches.get(jobId)?.watch.markPickedUp());
-    events.on('completed', ({ jobId, returnvalue }) => this.watches.get(jobId)?.watch.finish({ state: 'completed', result: returnvalue }));
-    events.on('failed', ({ jobId, failedReason }) => this.watches.get(jobId)?.watch.finish({ state: 'failed', reason: failedReason }));
   }
 
   /**
@@ -243,15 +246,14 @@ export class ImportRunner {
    * yet. note: on one connection both go on the queue's own client, which carries commands in
    * order, so the add need not wait a round trip for the store; on a cluster it waits (see
    * ImportRowsStore.keepsSendOrder). Re-storing the rows of a job that exists (a repeat) is
-   * harmless: they are the same rows. note: a repeat's add changes nothing, so the job keeps the
-   * `replyTo` of the process that added it first; another process waiting on it hears the event.
+   * harmless: they are the same rows.
    */
   private async enqueue({ rows, ...data }: NewImport, jobId: string, watch: JobWatch): Promise<void> {
     const stored = this.rowsStore.put(jobId, rows.take());
     let added: Promise<unknown> | undefined;
     try {
       if (!this.rowsStore.keepsSendOrder) await stored;
-      added = this.queue.add(data.kind, { ...data, replyTo: this.replies?.replyTo }, { jobId });
+      added = this.queue.add(data.kind, data, { jobId });
       await Promise.all([stored, added]);
       watch.markAdded();
     } catch (error) {

@@ -12,8 +12,7 @@ const MISSING_POLLS_BEFORE_GONE = 3;
 
 /**
  * What one waiting request knows about its job: whether a worker has taken it and how it ended.
- * Fed by the worker's reply, the queue's events and a poll timer, whichever comes first; later
- * news is ignored.
+ * Fed by the workers' reply and a poll timer, whichever comes first; later news is ignored.
  */
 export class JobWatch {
   readonly pickedUp: Promise<void>;

@@ -1,13 +1,13 @@
 import { z } from 'zod';
 import { IMPORT_KIND_NAMES } from './import-kinds.js';
 import { RowErrorSchema } from '../rows/row-errors.js';
-import { ReplyToSchema } from './import-reply.js';
 
 /**
  * What the API hands the worker: the counts and the per-row errors of the request, so the worker
  * records the whole result. The valid rows travel beside the job (rows-store.ts). Never a
  * secret. note: the worker parses every job with this schema: the queue is a trust boundary
- * (anything with Redis access can add a job).
+ * (anything with Redis access can add a job). Keys it does not know are dropped: the `replyTo`
+ * of an API before 0.6.0, say.
  */
 export const ImportJobDataSchema = z.object({
   kind: z.enum(IMPORT_KIND_NAMES as ['machines', 'listings']),
@@ -31,12 +31,6 @@ export const ImportJobDataSchema = z.object({
    * optional, so that a job from an older API replica is recorded at the time it is written.
    */
   createdAt: z.number().int().positive().optional(),
-  /**
-   * the API process waiting for the outcome (import-reply.ts). note: optional, for a job from an
-   * older API replica; one that is not a plain token is dropped rather than failing the job, as
-   * the reply is only a shortcut past the queue's event.
-   */
-  replyTo: ReplyToSchema.optional().catch(undefined),
 });
 /** A job's data as the API adds it; the flags may be left out (false). */
 export type ImportJobData = z.input<typeof ImportJobDataSchema>;

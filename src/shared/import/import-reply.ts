@@ -3,16 +3,8 @@ import type { Logger } from '../infra/logger.js';
 import type { RedisClient } from '../infra/redis.js';
 
 /**
- * Where a job's API process waits for its answer: a random id per API process start, which the
- * job data carries as `replyTo`. note: the queue is a trust boundary, so a worker reads it as
- * untrusted: a short plain token, only ever used as the last part of a key under REDIS_PREFIX.
- */
-export const ReplyToSchema = z.string().regex(/^[A-Za-z0-9-]{1,64}$/);
-
-/**
- * What a worker tells the waiting API, the same news as the queue's own `completed` and
- * `failed` events: the job's result once its import committed, or its reason once it failed
- * for good (never a failed attempt that is retried).
+ * What a worker tells the waiting API: the job's result once its import committed, or its
+ * reason once it failed for good (never a failed attempt that is retried).
  */
 export const ImportReplySchema = z.discriminatedUnion('state', [
   z.object({ jobId: z.string().min(1), state: z.literal('completed'), result: z.unknown() }),
@@ -21,20 +13,22 @@ export const ImportReplySchema = z.discriminatedUnion('state', [
 export type ImportReply = z.infer<typeof ImportReplySchema>;
 
 /**
- * One channel per API process, named under the prefix. note: pub/sub rather than a list the API
- * pops: Redis pushes each reply to the subscriber as it is published, so replies that arrive
- * together reach the API in one read, where a blocking pop (BRPOP, BLMPOP, or QueueEvents'
- * XREAD) costs a round trip after each batch. A reply published while nobody listens is simply
- * lost, which the queue's event and the poll cover. On a Redis Cluster a PUBLISH goes to every
- * node (a few hundred bytes per import). With Redis ACLs the user needs the channels too
- * (`&<prefix>:import-replies:*`): without them PUBLISH and SUBSCRIBE are refused and every
- * answer comes the slower way.
+ * One channel for every API process, named under the prefix: each process takes the replies of
+ * the jobs it waits on and ignores the rest, so a request waiting on a job another process added
+ * (an Idempotency-Key repeat) is answered as fast as the one that added it. note: pub/sub rather
+ * than a list the API pops: Redis pushes each reply to the subscribers as it is published, so
+ * replies that arrive together reach the API in one read, where a blocking pop (BRPOP, BLMPOP, or
+ * the queue's events through XREAD) costs a round trip after each batch. A reply published while
+ * a process is not subscribed (reconnecting) is lost to it, which its poll covers. On a Redis
+ * Cluster a PUBLISH goes to every node (a few hundred bytes per import). With Redis ACLs the user
+ * needs the channel too (`&<prefix>:import-replies`): without it PUBLISH and SUBSCRIBE are
+ * refused and every answer waits for the poll.
  */
-export function importReplyChannel(prefix: string, replyTo: string): string {
-  return `${prefix}:import-replies:${replyTo}`;
+export function importReplyChannel(prefix: string): string {
+  return `${prefix}:import-replies`;
 }
 
-/** The worker's side: sends a job's outcome to the API process waiting for it. */
+/** The worker's side: sends a job's outcome to the API processes, one of which waits for it. */
 export class ImportReplySender {
   /** note: a refusal (no channel permission) would repeat for every job: logged once */
   private warned = false;
@@ -45,18 +39,12 @@ export class ImportReplySender {
     private readonly log: Logger,
   ) {}
 
-  /**
-   * Best effort, never throws: the API settles the wait through the queue's event or its poll
-   * when a reply is lost. `replyTo` comes from the job data; anything but a ReplyToSchema token
-   * (an older API's job has none; a forged one may hold anything) sends nothing.
-   */
-  send(replyTo: unknown, reply: ImportReply): void {
-    const target = ReplyToSchema.safeParse(replyTo);
-    if (!target.success) return;
-    this.redis.publish(importReplyChannel(this.prefix, target.data), JSON.stringify(reply)).catch((err: unknown) => {
+  /** Best effort, never throws: the API's poll settles the wait when a reply is lost. */
+  send(reply: ImportReply): void {
+    this.redis.publish(importReplyChannel(this.prefix), JSON.stringify(reply)).catch((err: unknown) => {
       if (this.warned) return;
       this.warned = true;
-      this.log.warn({ err, jobId: reply.jobId }, 'could not send an import reply; the API falls back to the queue event (logged once)');
+      this.log.warn({ err, jobId: reply.jobId }, 'could not send an import reply; the API falls back to polling the job (logged once)');
     });
   }
 }

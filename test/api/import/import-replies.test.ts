@@ -1,15 +1,12 @@
 import { randomUUID } from 'node:crypto';
-import { EventEmitter } from 'node:events';
-import { QueueEvents } from 'bullmq';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ImportNotWrittenError } from '../../../src/api/import/import-errors.js';
 import { ImportReplyListener } from '../../../src/api/import/import-reply-listener.js';
 import { ImportRunner, type ImportTimeouts } from '../../../src/api/import/import-runner.js';
 import type { ImportReply } from '../../../src/shared/import/import-reply.js';
-import { IMPORT_QUEUE_NAME, type NewImport } from '../../../src/shared/import/import-queue.js';
+import type { NewImport } from '../../../src/shared/import/import-queue.js';
 import { RowsHandOver, encodeImportRows } from '../../../src/shared/import/rows-hand-over.js';
 import { ImportRowsStore } from '../../../src/shared/import/rows-store.js';
-import { createRedis } from '../../../src/shared/infra/redis.js';
 import { ListingRowSchema } from '../../../src/shared/rows/listing-row.js';
 import { startWorker, type RunningWorker } from '../../../src/worker/worker.js';
 import { validListing } from '../../support/fixtures.js';
@@ -25,8 +22,8 @@ const NO_FALLBACK: ImportTimeouts = { pickupMs: PICKUP_MS, finishMs: 3_000, poll
 const BY_REPLY_MS = PICKUP_MS / 2;
 
 /**
- * The worker answers the waiting API process directly (import-reply.ts); the queue's event and
- * the poll stay the fallback, and a reply reaches only the process that added the job.
+ * The worker answers the waiting API processes directly (import-reply.ts), every process on one
+ * channel; the poll stays the fallback.
  */
 describe('ImportRunner with replies from the worker', () => {
   let service: TestService;
@@ -52,20 +49,10 @@ describe('ImportRunner with replies from the worker', () => {
     return replies;
   }
 
-  function runner(replies: ImportReplyListener | undefined, events: QueueEvents, timeouts: ImportTimeouts): ImportRunner {
+  function runner(replies: ImportReplyListener | undefined, timeouts: ImportTimeouts): ImportRunner {
     const rowsStore = new ImportRowsStore(service.deps.redis, service.config.redisPrefix);
-    return new ImportRunner(service.deps.sql, service.deps.queue, rowsStore, events, timeouts, service.deps.log, replies);
+    return new ImportRunner(service.deps.sql, service.deps.queue, rowsStore, timeouts, service.deps.log, replies);
   }
-
-  async function queueEvents(): Promise<QueueEvents> {
-    const connection = createRedis(service.config, 'blocking');
-    const events = new QueueEvents(IMPORT_QUEUE_NAME, { connection, prefix: service.config.redisPrefix });
-    closing.push({ close: async () => (await events.close(), connection.disconnect()) });
-    await events.waitUntilReady();
-    return events;
-  }
-
-  const silentEvents = () => new EventEmitter() as unknown as QueueEvents;
 
   function newImport(rows: string, rowCount: number): NewImport {
     return { kind: 'listings', accountId: account.id, requestId: randomUUID(), total: rowCount, errors: [], rowCount, rows: new RowsHandOver(rows) };
@@ -77,8 +64,8 @@ describe('ImportRunner with replies from the worker', () => {
   }
   const twoListings = () => encodeImportRows([validListing(), validListing()].map((row) => ListingRowSchema.parse(row)));
 
-  it('answers from the reply alone, with no queue event and no poll: the result, and a failure for good', async () => {
-    const importRunner = runner(await listener(), silentEvents(), NO_FALLBACK);
+  it('answers from the reply alone, with no poll: the result, and a failure for good', async () => {
+    const importRunner = runner(await listener(), NO_FALLBACK);
     for (let i = 0; i < 3; i += 1) {
       const { outcome, ms } = await timed(importRunner.run(newImport(twoListings(), 2)));
       expect(outcome).toEqual({ inserted: 2, skipped: 0, errors: [] });
@@ -90,44 +77,42 @@ describe('ImportRunner with replies from the worker', () => {
     expect(ms).toBeLessThan(BY_REPLY_MS);
   });
 
-  it('a reply goes only to the process that added the job: another process takes nothing', async () => {
-    const mine = await listener();
-    const other = await listener();
-    const heardByOther: ImportReply[] = [];
-    other.onReply((reply) => heardByOther.push(reply));
-    expect(other.replyTo).not.toBe(mine.replyTo);
-
-    const { outcome, ms } = await timed(runner(mine, silentEvents(), NO_FALLBACK).run(newImport(twoListings(), 2)));
-    expect(outcome).toEqual({ inserted: 2, skipped: 0, errors: [] });
-    expect(ms).toBeLessThan(BY_REPLY_MS);
-    // note: a moment for a reply to the other process to arrive, had one been sent.
-    await new Promise((resolve) => setTimeout(resolve, 100));
-    expect(heardByOther).toEqual([]);
+  it('a reply reaches every API process: one waiting on a job another process added (an Idempotency-Key repeat) is answered by it', async () => {
+    const adding = runner(await listener(), NO_FALLBACK);
+    const rejoining = runner(await listener(), NO_FALLBACK);
+    const jobId = randomUUID();
+    const rows = twoListings();
+    // note: the second add of the same job id changes nothing; both requests wait on the one job.
+    const [byAdder, byOther] = await Promise.all([timed(adding.run(newImport(rows, 2), jobId)), timed(rejoining.run(newImport(rows, 2), jobId))]);
+    for (const { outcome, ms } of [byAdder, byOther]) {
+      expect(outcome).toEqual({ inserted: 2, skipped: 0, errors: [] });
+      expect(ms).toBeLessThan(BY_REPLY_MS);
+    }
+    const [written] = await service.sql<{ n: number }[]>`select count(*)::int as n from listings where import_job_id = ${jobId}`;
+    expect(written?.n).toBe(2);
   });
 
-  it('a lost reply (its process stopped listening): the queue event ends the wait', async () => {
+  it('a lost reply (its process stopped listening): the poll ends the wait', async () => {
     const lost = await listener();
     await lost.close();
-    const events = await queueEvents();
-
-    const { outcome, ms } = await timed(runner(lost, events, NO_FALLBACK).run(newImport(twoListings(), 2)));
-    expect(outcome).toEqual({ inserted: 2, skipped: 0, errors: [] });
-    expect(ms).toBeLessThan(BY_REPLY_MS);
-  });
-
-  it('a lost reply and no queue event: the poll ends the wait', async () => {
-    const lost = await listener();
-    await lost.close();
-    const importRunner = runner(lost, silentEvents(), { ...NO_FALLBACK, pollIntervalMs: 200 });
+    const importRunner = runner(lost, { ...NO_FALLBACK, pollIntervalMs: 200 });
     const { outcome, ms } = await timed(importRunner.run(newImport(twoListings(), 2)));
     expect(outcome).toEqual({ inserted: 2, skipped: 0, errors: [] });
     expect(ms).toBeLessThan(BY_REPLY_MS);
   });
 
-  it('a job from an older API (no replyTo) is still answered, by the queue event', async () => {
-    const events = await queueEvents();
-    const { outcome, ms } = await timed(runner(undefined, events, NO_FALLBACK).run(newImport(twoListings(), 2)));
-    expect(outcome).toEqual({ inserted: 2, skipped: 0, errors: [] });
-    expect(ms).toBeLessThan(BY_REPLY_MS);
+  it('a job from an API before 0.6.0 (its data names a replyTo) is answered on the one channel all the same', async () => {
+    const replies = await listener();
+    const heard: ImportReply[] = [];
+    replies.onReply((reply) => heard.push(reply));
+    const jobId = randomUUID();
+    await new ImportRowsStore(service.deps.redis, service.config.redisPrefix).put(jobId, twoListings());
+    const { rows: _rows, ...data } = newImport('[]', 2);
+    await service.deps.queue.add('listings', { ...data, replyTo: randomUUID() } as never, { jobId });
+    await expect.poll(() => heard.find((reply) => reply.jobId === jobId), { timeout: 5_000 }).toEqual({
+      jobId,
+      state: 'completed',
+      result: { inserted: 2, skipped: 0, errors: [] },
+    });
   });
 });

@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { EventEmitter } from 'node:events';
-import { Job, type QueueEvents } from 'bullmq';
+import { Job, Worker } from 'bullmq';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { importErrorReply } from '../../../src/api/import/import-error-replies.js';
 import { ImportNotWrittenError, ImportOutcomeUnknownError } from '../../../src/api/import/import-errors.js';
@@ -9,16 +8,17 @@ import { startWorker, type RunningWorker } from '../../../src/worker/worker.js';
 import { RowsHandOver } from '../../../src/shared/import/rows-hand-over.js';
 import type { NewImport } from '../../../src/shared/import/import-queue.js';
 import { ImportRowsStore } from '../../../src/shared/import/rows-store.js';
+import { createRedis } from '../../../src/shared/infra/redis.js';
 import { encodeImportRows } from '../../../src/shared/import/rows-hand-over.js';
 import { ListingRowSchema } from '../../../src/shared/rows/listing-row.js';
 import { validListing } from '../../support/fixtures.js';
 import { startTestService, type TestAccount, type TestService } from '../../support/test-service.js';
 
 /**
- * QueueEvents delivery is best effort: with no event at all, the runner's poll alone must give
- * every request its outcome, with the job's real result.
+ * A worker's reply is best effort: with none at all (no listener), the runner's poll alone must
+ * give every request its outcome, with the job's real result.
  */
-describe('ImportRunner when no queue event arrives', () => {
+describe('ImportRunner when no reply arrives', () => {
   let service: TestService;
   let account: TestAccount;
   let runner: ImportRunner;
@@ -29,12 +29,10 @@ describe('ImportRunner when no queue event arrives', () => {
     service = await startTestService({ worker: false });
     worker = await startImportWorker();
     account = await service.createAccount();
-    const silentEvents = new EventEmitter() as unknown as QueueEvents;
     runner = new ImportRunner(
       service.deps.sql,
       service.deps.queue,
       new ImportRowsStore(service.deps.redis, service.config.redisPrefix),
-      silentEvents,
       { pickupMs: 5_000, finishMs: 10_000 },
       service.deps.log,
     );
@@ -112,7 +110,6 @@ describe('ImportRunner when its job vanishes from the queue', () => {
       service.deps.sql,
       service.deps.queue,
       new ImportRowsStore(service.deps.redis, service.config.redisPrefix),
-      new EventEmitter() as unknown as QueueEvents,
       { pickupMs: 60_000, finishMs: 60_000 },
       service.deps.log,
     );
@@ -168,12 +165,10 @@ describe('ImportRunner after an import answered 504', () => {
   });
 
   it('keeps watching the job (settled stays pending) until the runner closes, and then lets go at once', async () => {
-    const events = new EventEmitter();
     const runner = new ImportRunner(
       service.deps.sql,
       service.deps.queue,
       new ImportRowsStore(service.deps.redis, service.config.redisPrefix),
-      events as unknown as QueueEvents,
       { pickupMs: 60_000, finishMs: 300 },
       service.deps.log,
     );
@@ -182,9 +177,12 @@ describe('ImportRunner after an import answered 504', () => {
       .run({ kind: 'listings', accountId: account.id, requestId: randomUUID(), total: 1, errors: [], rowCount: 1, rows: new RowsHandOver(rows) })
       .catch((e: unknown) => e);
     await vi.waitFor(async () => expect((await service.deps.queue.getWaiting()).length).toBe(1), { timeout: 5_000 });
-    const [job] = await service.deps.queue.getWaiting();
-    // A worker's pickup, as the queue's event reports it; the job then never finishes.
-    events.emit('active', { jobId: job!.id });
+    // A worker takes the job (the runner's poll sees it active) and never finishes it.
+    const connection = createRedis(service.config, 'blocking');
+    const taker = new Worker(service.deps.queue.name, null, { connection, prefix: service.config.redisPrefix, autorun: false });
+    const token = randomUUID();
+    const job = await taker.getNextJob(token);
+    expect(job).toBeDefined();
 
     const error = await outcome;
     expect(error).toBeInstanceOf(ImportOutcomeUnknownError);
@@ -195,6 +193,9 @@ describe('ImportRunner after an import answered 504', () => {
 
     runner.close();
     await vi.waitFor(() => expect(settled).toBe(true), { timeout: 1_000 });
+    await job!.moveToFailed(new Error('test over'), token);
     await job!.remove();
+    await taker.close();
+    await connection.quit();
   });
 });
