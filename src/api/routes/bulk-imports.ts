@@ -127,7 +127,7 @@ async function readImport(
     matchExternalIds,
     dryRun,
     createdAt: Date.now(),
-    rows: new RowsHandOver(Buffer.from(rows.buffer, rows.byteOffset, rows.byteLength)),
+    rows: new RowsHandOver(rows),
   };
   return { newImport, ...(key !== undefined && hash ? { idempotency: { key, hash: Buffer.from(hash.buffer, hash.byteOffset, hash.byteLength) } } : {}) };
 }

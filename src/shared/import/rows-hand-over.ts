@@ -17,14 +17,13 @@ export function encodeImportRows(rows: readonly (ListingRow | MachineRow)[]): st
  * rows until the import ends.
  */
 export class RowsHandOver {
-  private json: string | Buffer | undefined;
+  private json: string | undefined;
 
-  /** `json` as text or as its UTF-8 bytes */
-  constructor(json: string | Buffer) {
+  constructor(json: string) {
     this.json = json;
   }
 
-  take(): string | Buffer {
+  take(): string {
     const json = this.json;
     if (json === undefined) throw new Error('the rows of this import were already handed over');
     this.json = undefined;

@@ -33,7 +33,7 @@ export class ImportRowsStore {
     return `${this.prefix}:import-rows:${jobId}`;
   }
 
-  async put(jobId: string, rowsJson: string | Buffer): Promise<void> {
+  async put(jobId: string, rowsJson: string): Promise<void> {
     await this.redis.set(this.key(jobId), rowsJson, 'PX', ROWS_TTL_MS);
   }
 

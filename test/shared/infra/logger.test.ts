@@ -100,11 +100,11 @@ describe.skipIf(!redisServerAvailable())('createLogger: errors in log lines', ()
   const CASES: [string, () => Promise<Error>, RegExp][] = [
     ['a wrong Redis password (HELLO ... AUTH default <password>)', wrongPasswordError, /WRONGPASS/],
     [
-      'rows stored while Redis is out of memory (SET <key> <rows buffer>)',
+      'rows stored while Redis is out of memory (SET <key> <rows>)',
       async () => {
         await redis.config('SET', 'maxmemory', '1');
         try {
-          const rows = Buffer.from(JSON.stringify([validListing({ title: ROW_SECRET })]));
+          const rows = JSON.stringify([validListing({ title: ROW_SECRET })]);
           return await rejection(new ImportRowsStore(redis, 'logger-test').put('job-1', rows));
         } finally {
           await redis.config('SET', 'maxmemory', '0');
