@@ -1,6 +1,6 @@
 import type { FastifyReply, FastifyRequest, onRequestAsyncHookHandler } from 'fastify';
 import type { ApiError } from '../../shared/errors/api-error.js';
-import { bearerToken, hashApiKey, isWellFormedApiKey } from '../../shared/access/api-key.js';
+import { bearerToken, hashApiKeyBase64, isWellFormedApiKey } from '../../shared/access/api-key.js';
 import { findActiveKeyByHash, touchKeyLastUsed, type AuthenticatedKey } from '../../shared/repositories/api-keys.js';
 import { toUnderscoreForm, type Scope } from '../../shared/access/scopes.js';
 import { clientIp } from '../client-ip.js';
@@ -74,12 +74,12 @@ export function apiKeyAuth(deps: ApiKeyAuthDeps): onRequestAsyncHookHandler {
   }
 
   /** Loads the key from PostgreSQL under `version`, read before the query. */
-  async function loadKey(ip: string, hash: Buffer, cacheKey: string, version: string): Promise<AuthenticatedKey> {
+  async function loadKey(ip: string, cacheKey: string, version: string): Promise<AuthenticatedKey> {
     // note: the version is read before the query, so a revocation that commits after this read
     // bumps the version past the one stored with the entry, and the entry is never used; a
     // database notification during the query keeps the result out of the cache.
     const loadStartedAt = keyCache.startLoad();
-    const key = await findActiveKeyByHash(sql, hash);
+    const key = await findActiveKeyByHash(sql, Buffer.from(cacheKey, 'base64'));
     if (!key) return fail(ip, apiErrors.apiKeyInvalid());
     keyCache.set(cacheKey, { key, version }, loadStartedAt);
     return key;
@@ -92,10 +92,10 @@ export function apiKeyAuth(deps: ApiKeyAuthDeps): onRequestAsyncHookHandler {
       await gate(ip);
       return fail(ip, apiErrors.apiKeyMissing());
     }
-    const hash = hashApiKey(token);
-    const cacheKey = hash.toString('base64');
+    // note: the key's hash, as base64, names it in the cache; a key not cached is loaded by it.
+    const cacheKey = hashApiKeyBase64(token);
     const cached = keyCache.get(cacheKey);
-    if (!cached) return { key: await loadKey(ip, hash, cacheKey, await gate(ip)) };
+    if (!cached) return { key: await loadKey(ip, cacheKey, await gate(ip)) };
 
     // The quota is counted in the same round trip and given back if the request turns out not
     // to be the cached key's (locked out, or the key changed since).
@@ -112,7 +112,7 @@ export function apiKeyAuth(deps: ApiKeyAuthDeps): onRequestAsyncHookHandler {
     if (version === cached.version) return { key: cached.key, count: counted };
     quota.refund(counted);
     keyCache.delete(cacheKey);
-    return { key: await loadKey(ip, hash, cacheKey, version) };
+    return { key: await loadKey(ip, cacheKey, version) };
   }
 
   /** Steps 3-4: the account's tier, then its quota, whose headers the answer carries either way. */

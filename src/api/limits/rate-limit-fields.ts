@@ -18,10 +18,23 @@ function policyItems(decision: QuotaDecision, parameters: (window: QuotaWindow) 
  * which only makes a client wait longer.
  */
 export function rateLimitFields(decision: QuotaDecision): { 'ratelimit-policy': string; ratelimit: string } {
-  return {
-    'ratelimit-policy': policyField(decision),
-    ratelimit: serializeList(policyItems(decision, (w) => [['r', w.remaining], ['t', w.resetSec]])),
-  };
+  return { 'ratelimit-policy': policyField(decision), ratelimit: rateLimitField(decision) };
+}
+
+const isWholeNumber = (value: number) => Number.isSafeInteger(value) && value >= 0;
+
+/**
+ * The `RateLimit` field. note: written out when `r` and `t` are whole numbers (always, from
+ * AccountQuota): with the names fixed Strings, that is all RFC 9651 asks of the text, and the
+ * tests hold it to structured-headers' own output for any such numbers. Built through the library,
+ * it was 3 % of the CPU of a `GET /v1/api/me`, on every API-key answer; anything else still is.
+ */
+function rateLimitField(decision: QuotaDecision): string {
+  const { minute, day } = decision;
+  if (isWholeNumber(minute.remaining) && isWholeNumber(minute.resetSec) && isWholeNumber(day.remaining) && isWholeNumber(day.resetSec)) {
+    return `"minute";r=${minute.remaining};t=${minute.resetSec}, "day";r=${day.remaining};t=${day.resetSec}`;
+  }
+  return serializeList(policyItems(decision, (w) => [['r', w.remaining], ['t', w.resetSec]]));
 }
 
 /** note: a tier's policy never changes, so each is serialized once (it is on every API-key answer). */
