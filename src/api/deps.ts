@@ -2,7 +2,7 @@ import type { Queue } from 'bullmq';
 import type { RedisClient } from '../shared/infra/redis.js';
 import type { Config } from '../shared/infra/config.js';
 import { createSql, type Sql } from '../shared/infra/db.js';
-import { IMPORT_QUEUE_NAME, createImportQueue } from '../shared/import/import-queue.js';
+import { createImportQueue } from '../shared/import/import-queue.js';
 import { createFileImportQueue, type FileImportQueue } from '../shared/import/file-import-queue.js';
 import type { ImportResult, ImportJobData } from '../shared/import/import-job.js';
 import { ImportRowsStore } from '../shared/import/rows-store.js';
