@@ -12,6 +12,7 @@ import { AuthVersion } from '../shared/access/auth-version.js';
 import { createApiMetrics, type ApiMetrics } from './api-metrics.js';
 import { listenForAuthChanges, type AuthChangeListener } from './auth/auth-change-listener.js';
 import { KeyCache } from './auth/key-cache.js';
+import { KeyUseRecorder } from './auth/key-use-recorder.js';
 import { onRedisReconnect } from './auth/redis-reconnect.js';
 import { ImportPreparer, defaultPrepareThreads } from './import/import-preparer.js';
 import { ImportRunner, WATCH_AFTER_TIMEOUT_MS } from './import/import-runner.js';
@@ -38,6 +39,8 @@ export interface ApiDeps {
   /** each account's bulk imports in flight, across replicas (ACCOUNT_MAX_IN_FLIGHT) */
   inFlight: AccountInFlight;
   keyCache: KeyCache;
+  /** writes the keys' last_used_at, batched */
+  keyUse: KeyUseRecorder;
   /** reads bulk bodies off the event loop (IMPORT_PREPARE_THREADS) */
   importPreparer: ImportPreparer;
   metrics: ApiMetrics;
@@ -66,6 +69,7 @@ export async function createApiDeps(config: Config, log: Logger): Promise<ApiDep
     maxHoldMs: config.requestTimeoutMs + config.importPickupTimeoutMs + config.importTimeoutMs + WATCH_AFTER_TIMEOUT_MS + 60_000,
   });
   const keyCache = new KeyCache();
+  const keyUse = new KeyUseRecorder(sql, log);
   onRedisReconnect(redis, () => keyCache.clear());
   // note: changes made directly in the tables reach the cache through the database's NOTIFY, on
   // a connection of its own (DATABASE_LISTEN_URL): LISTEN does not work through transaction pooling.
@@ -95,6 +99,7 @@ export async function createApiDeps(config: Config, log: Logger): Promise<ApiDep
     authVersion: new AuthVersion(redis, config.redisPrefix),
     inFlight,
     keyCache,
+    keyUse,
     importPreparer,
     authChanges,
     metrics: createApiMetrics(queue, log),
@@ -103,6 +108,7 @@ export async function createApiDeps(config: Config, log: Logger): Promise<ApiDep
       inFlight.close();
       await quota.close();
       await importPreparer.close();
+      await keyUse.close();
       await authChanges.stop();
       await listenSql.end({ timeout: 5 });
       await importReplies.close();

@@ -1,7 +1,7 @@
 import type { FastifyReply, FastifyRequest, onRequestAsyncHookHandler } from 'fastify';
 import type { ApiError } from '../../shared/errors/api-error.js';
 import { bearerToken, hashApiKeyBase64, isWellFormedApiKey } from '../../shared/access/api-key.js';
-import { findActiveKeyByHash, touchKeyLastUsed, type AuthenticatedKey } from '../../shared/repositories/api-keys.js';
+import { findActiveKeyByHash, type AuthenticatedKey } from '../../shared/repositories/api-keys.js';
 import { toUnderscoreForm, type Scope } from '../../shared/access/scopes.js';
 import { clientIp } from '../client-ip.js';
 import type { Config } from '../../shared/infra/config.js';
@@ -13,6 +13,7 @@ import type { AccountQuota, QuotaCount, QuotaDecision } from '../limits/account-
 import type { AuthLockout } from '../limits/auth-lockout.js';
 import { rateLimitFields } from '../limits/rate-limit-fields.js';
 import type { KeyCache } from './key-cache.js';
+import type { KeyUseRecorder } from './key-use-recorder.js';
 import { requireApiTier } from './account-access.js';
 import { apiErrors } from '../../shared/errors/api-errors.js';
 
@@ -36,6 +37,7 @@ export interface ApiKeyAuthDeps {
   lockout: AuthLockout;
   config: Pick<Config, 'upgradeUrl'>;
   keyCache: KeyCache;
+  keyUse: KeyUseRecorder;
   authVersion: AuthVersion;
   metrics: Pick<ApiMetrics, 'authLockouts' | 'rateLimited'>;
 }
@@ -50,7 +52,7 @@ export interface ApiKeyAuthDeps {
  * since), is loaded from PostgreSQL first.
  */
 export function apiKeyAuth(deps: ApiKeyAuthDeps): onRequestAsyncHookHandler {
-  const { sql, redis, quota, lockout, config, keyCache, authVersion, metrics } = deps;
+  const { sql, redis, quota, lockout, config, keyCache, keyUse, authVersion, metrics } = deps;
 
   async function fail(ip: string, error: ApiError): Promise<never> {
     await lockout.recordFailure(ip);
@@ -128,12 +130,11 @@ export function apiKeyAuth(deps: ApiKeyAuthDeps): onRequestAsyncHookHandler {
   }
 
   /** Bookkeeping: `last_used_at`, written at most once a minute per key by this replica. */
-  function recordUse(key: AuthenticatedKey, request: FastifyRequest): void {
+  function recordUse(key: AuthenticatedKey): void {
     if (key.lastUsedAt !== null && Date.now() - key.lastUsedAt.getTime() < LAST_USED_RESOLUTION_MS) return;
     // Remembered in the cached entry too, so this replica writes at most once a minute per key.
     key.lastUsedAt = new Date();
-    // note: not awaited; a slow or failed bookkeeping write must not delay or fail the request.
-    touchKeyLastUsed(sql, key.keyId).catch((err: unknown) => request.log.warn({ err }, 'could not record key use'));
+    keyUse.record(key.keyId);
   }
 
   return async function authenticateApiKey(request: FastifyRequest, reply) {
@@ -150,6 +151,6 @@ export function apiKeyAuth(deps: ApiKeyAuthDeps): onRequestAsyncHookHandler {
       const accepted: readonly Scope[] = typeof required === 'string' ? [required] : required;
       if (!accepted.some((scope) => key.scopes.includes(scope))) throw apiErrors.scopeMissing(toUnderscoreForm(accepted[0]!));
     }
-    recordUse(key, request);
+    recordUse(key);
   };
 }

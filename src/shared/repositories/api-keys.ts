@@ -45,13 +45,19 @@ export async function findActiveKeyByHash(sql: Sql, keyHash: Buffer): Promise<Au
 }
 
 /**
- * Records a use at most about once a minute per key: the condition makes a second replica's
- * write in the same minute a no-op.
+ * Records the use of some keys, in one statement, at most about once a minute per key: the
+ * condition makes a second replica's write in the same minute a no-op. note: `skip locked`: a key
+ * whose row another replica is writing at that moment is being given the same time, so this
+ * statement neither waits for it nor can deadlock with it.
  */
-export async function touchKeyLastUsed(sql: Sql, keyId: string): Promise<void> {
+export async function touchKeysLastUsed(sql: Sql, keyIds: readonly string[]): Promise<void> {
   await sql`
     update api_keys set last_used_at = now()
-    where id = ${keyId} and (last_used_at is null or last_used_at < now() - interval '1 minute')`;
+    where id in (
+      select id from api_keys
+      where id = any(${sql.array(keyIds as string[])}::uuid[]) and (last_used_at is null or last_used_at < now() - interval '1 minute')
+      for update skip locked
+    )`;
 }
 
 export interface NewApiKey {
