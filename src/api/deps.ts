@@ -8,6 +8,7 @@ import type { ImportResult, ImportJobData } from '../shared/import/import-job.js
 import { ImportRowsStore } from '../shared/import/rows-store.js';
 import type { Logger } from '../shared/infra/logger.js';
 import { createRedis, waitForRedis } from '../shared/infra/redis.js';
+import { BatchedReads } from '../shared/infra/batched-reads.js';
 import { AuthVersion } from '../shared/access/auth-version.js';
 import { createApiMetrics, type ApiMetrics } from './api-metrics.js';
 import { listenForAuthChanges, type AuthChangeListener } from './auth/auth-change-listener.js';
@@ -27,6 +28,8 @@ export interface ApiDeps {
   log: Logger;
   sql: Sql;
   redis: RedisClient;
+  /** single-key reads of every request, sent together (the API-key checks) */
+  reads: BatchedReads;
   /** the import queue (producer side), also shown by Bull Board and counted by /metrics */
   queue: Queue<ImportJobData, ImportResult>;
   /** the file imports' queue (producer side): a job per upload, also shown by Bull Board */
@@ -91,6 +94,7 @@ export async function createApiDeps(config: Config, log: Logger): Promise<ApiDep
     log,
     sql,
     redis,
+    reads: new BatchedReads(redis),
     queue,
     fileImportQueue,
     importRunner,

@@ -6,7 +6,7 @@ import { toUnderscoreForm, type Scope } from '../../shared/access/scopes.js';
 import { clientIp } from '../client-ip.js';
 import type { Config } from '../../shared/infra/config.js';
 import type { Sql } from '../../shared/infra/db.js';
-import type { RedisClient } from '../../shared/infra/redis.js';
+import type { BatchedReads } from '../../shared/infra/batched-reads.js';
 import type { AuthVersion } from '../../shared/access/auth-version.js';
 import type { ApiMetrics } from '../api-metrics.js';
 import type { AccountQuota, QuotaCount, QuotaDecision } from '../limits/account-quota.js';
@@ -32,7 +32,8 @@ function setQuotaHeaders(reply: FastifyReply, quota: QuotaDecision): void {
 
 export interface ApiKeyAuthDeps {
   sql: Sql;
-  redis: RedisClient;
+  /** the IP's lockout and the auth version, read with the other requests' (BatchedReads) */
+  reads: BatchedReads;
   quota: AccountQuota;
   lockout: AuthLockout;
   config: Pick<Config, 'upgradeUrl'>;
@@ -46,13 +47,14 @@ export interface ApiKeyAuthDeps {
  * Authenticates an API-key route before its body is read, in the order of docs/access.md#order-of-checks:
  * lockout (429) -> key (401) -> tier (402) -> account quota (429) -> scope (403).
  *
- * A key found in the cache costs one round trip to Redis (one MGET for the IP's lockout and the
- * auth version, sent together with both quota windows) and no PostgreSQL query. A key not
+ * A key found in the cache costs one round trip to Redis (the IP's lockout and the auth version,
+ * in one MGET with those of the requests that arrived with it; the quota windows, when counted
+ * in Redis, alongside) and no PostgreSQL query. A key not
  * cached, or cached under an older auth version (something was revoked or a tier changed
  * since), is loaded from PostgreSQL first.
  */
 export function apiKeyAuth(deps: ApiKeyAuthDeps): onRequestAsyncHookHandler {
-  const { sql, redis, quota, lockout, config, keyCache, keyUse, authVersion, metrics } = deps;
+  const { sql, reads, quota, lockout, config, keyCache, keyUse, authVersion, metrics } = deps;
 
   async function fail(ip: string, error: ApiError): Promise<never> {
     await lockout.recordFailure(ip);
@@ -61,13 +63,13 @@ export function apiKeyAuth(deps: ApiKeyAuthDeps): onRequestAsyncHookHandler {
 
   /** The IP's lockout and the current auth version, in one command; throws 429 when locked. */
   async function gate(ip: string): Promise<string> {
-    let values: (string | null)[];
+    let failures: string | null;
+    let version: string | null;
     try {
-      values = await redis.mget(lockout.failureKey(ip), authVersion.key);
+      [failures, version] = await Promise.all([reads.get(lockout.failureKey(ip)), reads.get(authVersion.key)]);
     } catch {
       throw apiErrors.serviceUnavailable();
     }
-    const [failures = null, version = null] = values;
     if (lockout.isLockedOut(failures)) {
       metrics.authLockouts.inc();
       throw apiErrors.lockedOut((await lockout.lockedForSec(ip)) ?? 1);
