@@ -9,8 +9,9 @@ import { listingRows } from './lib/rows.js';
 import { startStack } from './lib/stack.js';
 
 /**
- * `npm run bench:profile -- auth|import`: drives GET /v1/api/me at concurrency 32, or 200-row
- * listings imports at concurrency 1, against an API and a worker started with --cpu-prof. The
+ * `npm run bench:profile -- auth|import [concurrency]`: drives GET /v1/api/me at concurrency 32,
+ * or 200-row listings imports at concurrency 1 (or the concurrency given), against an API and a
+ * worker started with --cpu-prof. The
  * profiles land in bench/results/profiles/ (open them in Chrome DevTools); a summary of self
  * time by package and by function is printed.
  */
@@ -22,7 +23,7 @@ try {
   const api = await startApi(stack.env, { nodeArgs: profile, runtime: 'compiled' });
   const worker = await startWorkerProcess({ ...stack.env, LOG_LEVEL: 'info' }, { nodeArgs: profile, runtime: 'compiled' });
   const bodies = Array.from({ length: 4 }, (_, s) => JSON.stringify({ listings: listingRows(200, s) }));
-  const concurrency = mode === 'auth' ? 32 : 1;
+  const concurrency = Number(process.argv[3] ?? (mode === 'auth' ? 32 : 1));
   const pool = new Pool(api.baseUrl, { connections: concurrency });
   const run = async (index: number) => {
     const account = stack.accounts[index % stack.accounts.length]!;

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
-import secureJson from 'secure-json-parse';
 import type { ImportKind } from './import-kinds.js';
 import { checkImportBody } from './check-import-body.js';
+import { parseGuardedJson } from './guarded-json.js';
 import { encodeImportRows } from './rows-hand-over.js';
 import type { RowError } from '../rows/row-errors.js';
 import { isImportRefusal, type ImportRefusal } from './import-refusal.js';
@@ -47,7 +47,7 @@ export function prepareImport(kind: ImportKind, bytes: Uint8Array, withHash: boo
   let parsed: unknown;
   try {
     if (bytes.length === 0) throw new SyntaxError('empty body');
-    parsed = secureJson.parse(strictUtf8.decode(bytes), undefined, { protoAction: 'error', constructorAction: 'error' });
+    parsed = parseGuardedJson(strictUtf8.decode(bytes));
   } catch {
     return { refused: 'invalid-json' };
   }
