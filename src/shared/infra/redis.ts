@@ -8,11 +8,11 @@ export type RedisClient = Redis | Cluster;
 /**
  * - `command`: rate limits, lockouts, auth version and health. Fails fast when Redis is away (no
  *   offline queue) so a request gets an error instead of hanging. Auto-pipelined: the commands
- *   of one request (and of concurrent ones) leave in one write, which cuts the syscalls that
- *   dominate the API-key hot path.
+ *   of one request leave in one write, and the reads of concurrent ones share an MGET
+ *   (BatchedReads), which cuts the syscalls that dominate the API-key hot path.
  * - `producer`: the API's BullMQ queue and the rows of its jobs (ImportRowsStore). Fails fast
  *   too, but is not auto-pipelined: BullMQ's maintainers have seen odd behaviour with it.
- * - `blocking`: BullMQ workers and queue events. They must wait for Redis forever
+ * - `blocking`: BullMQ workers and the API's subscriber to the import replies. They must wait for Redis forever
  *   (`maxRetriesPerRequest: null`) as BullMQ requires.
  */
 export type RedisRole = 'command' | 'producer' | 'blocking';
