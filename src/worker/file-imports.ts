@@ -6,6 +6,7 @@ import type { Sql } from '../shared/infra/db.js';
 import type { Logger } from '../shared/infra/logger.js';
 import { startFileImportFallback, FILE_IMPORTS_POLL_MS } from './file-import-fallback.js';
 import { createFileImportProcessor } from './file-import-processor.js';
+import { closeQueueWorker } from './close-queue-worker.js';
 
 export interface FileImportsSettings {
   /** how long the fallback waits between its looks (file-import-fallback.ts) */
@@ -69,7 +70,7 @@ export function startFileImports(
     async stop() {
       stopping = true;
       await fallback.stop();
-      await worker.close();
+      await closeQueueWorker(worker);
     },
   };
 }

@@ -15,6 +15,7 @@ import { createImportProcessor, replyIfFailedForGood } from './import-processor.
 import { startImportRetention } from './import-retention.js';
 import { startFileImports } from './file-imports.js';
 import { createWorkerMetrics, measureJobs, startMetricsServer, type MetricsServer, type WorkerMetrics } from './worker-metrics.js';
+import { closeQueueWorker } from './close-queue-worker.js';
 
 // note: every worker sweeps; the delete is idempotent, so replicas sweeping together is harmless.
 const IDEMPOTENCY_SWEEP_INTERVAL_MS = 10 * 60_000;
@@ -106,7 +107,7 @@ export async function startWorker(config: Config, log: Logger, options: WorkerOp
       clearInterval(sweep);
       await retention.stop();
       await fileImports.stop();
-      await worker.close();
+      await closeQueueWorker(worker);
       await fileImportQueue.close();
       await Promise.all(fencing);
       await metricsServer?.close();
