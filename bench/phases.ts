@@ -9,6 +9,8 @@ import { ListingRowSchema } from '../src/shared/rows/listing-row.js';
 import { validateRows } from '../src/shared/rows/validate-rows.js';
 import { listingRows } from './lib/rows.js';
 import { startStack } from './lib/stack.js';
+import { startDirectInsertServer } from './lib/direct-insert-process.js';
+import { loadableGetTarget } from './lib/get-target.js';
 import { cpuSplit, pidsNamed } from './lib/cpu.js';
 import { runLoad } from './lib/load.js';
 import { percentile, round, type LoadResult } from './lib/stats.js';
@@ -18,9 +20,12 @@ import { percentile, round, type LoadResult } from './lib/stats.js';
  * API and the worker, at concurrency 1 (the steps the service publishes on a diagnostics channel,
  * written out by bench/lib/step-recorder.js, on the clock the processes share), next to the
  * floor's latency; then the CPU each process spends per import at concurrency 8, where the two
- * cores are the limit (the recorder's own writes, nine short lines per import, included).
+ * cores are the limit (the recorder's own writes, nine short lines per import, included), and
+ * the same for the direct-insert service that `--only=direct` compares us with; last, the CPU per
+ * request of `GET /v1/api/me` and of the bare route at concurrency 32.
  */
-const stack = await startStack({ workers: 1, accounts: 10, keysPerAccount: 1, nodeArgs: ['--import', './bench/lib/step-recorder.js'] });
+// note: 40 accounts of three keys, so that the /me requests stay under each account's per-minute quota.
+const stack = await startStack({ workers: 1, accounts: 40, keysPerAccount: 3, nodeArgs: ['--import', './bench/lib/step-recorder.js'] });
 const now = () => performance.timeOrigin + performance.now();
 try {
   const pool = new Pool(stack.api.baseUrl, { connections: 1 });
@@ -126,6 +131,53 @@ try {
   await sql.end({ timeout: 5 });
   console.log(`\nfloor c=8, ${imports} direct writes: ${floor!.requestsPerSec} req/s; CPU per import:`);
   for (const [name, ms] of Object.entries(floorUsed)) console.log(`${name.padEnd(16)} ${round(ms / imports)} ms`);
+
+  // The reference of issue 24's ratios, the direct-insert service (`npm run bench -- --only=direct`),
+  // the same way: where its CPU goes tells whether the gap is in our processes or in PostgreSQL.
+  const reference = await startDirectInsertServer(stack.env);
+  try {
+    const toReference = new Pool(reference.baseUrl, { connections: 8 });
+    const send = async (index: number) => {
+      const account = stack.accounts[index % stack.accounts.length]!;
+      const res = await toReference.request({
+        path: '/v1/api/listings/bulk',
+        method: 'POST',
+        headers: { authorization: `Bearer ${account.keys[0]}`, 'content-type': 'application/json' },
+        body: bodies[index % 4],
+      });
+      await res.body.text();
+      return res.statusCode;
+    };
+    await runLoad({ concurrency: 8, operations: 40, rowsPerOperation: 200, run: send }); // warm-up
+    let referenceLoad: LoadResult | undefined;
+    const referenceUsed = await cpuSplit(
+      { 'direct service': () => [reference.child.pid!], postgres: () => pidsNamed('postgres'), 'load generator': () => [process.pid] },
+      async () => {
+        referenceLoad = await runLoad({ concurrency: 8, operations: imports, rowsPerOperation: 200, run: send });
+      },
+    );
+    await toReference.close();
+    console.log(`\ndirect-insert service c=8, ${imports} imports: ${referenceLoad!.requestsPerSec} req/s, errors ${referenceLoad!.errors}; CPU per import:`);
+    for (const [name, ms] of Object.entries(referenceUsed)) console.log(`${name.padEnd(16)} ${round(ms / imports)} ms`);
+  } finally {
+    await reference.stop();
+  }
+
+  // GET /v1/api/me at c=32 beside the bare route (the third ratio), the same way: CPU per request.
+  const bare = await stack.startBareServer();
+  const me = loadableGetTarget({ name: 'me', baseUrl: stack.api.baseUrl, accounts: stack.accounts, path: () => '/v1/api/me', withKey: true, expected: 200 });
+  const bareRoute = loadableGetTarget({ name: 'bare', baseUrl: bare.baseUrl, accounts: stack.accounts, path: () => '/bare', withKey: false, expected: 200 });
+  const requests = 15_000;
+  for (const [target, server] of [[me, { api: () => [stack.api.child.pid!], redis: () => pidsNamed('redis-server'), postgres: () => pidsNamed('postgres') }], [bareRoute, { 'bare route': () => [bare.child.pid!] }]] as const) {
+    await runLoad({ concurrency: 32, operations: 2_000, rowsPerOperation: 0, run: target.run }); // warm-up
+    let measured: LoadResult | undefined;
+    const used = await cpuSplit({ ...server, 'load generator': () => [process.pid] }, async () => {
+      measured = await runLoad({ concurrency: 32, operations: requests, rowsPerOperation: 0, run: target.run });
+    });
+    await target.pool.close();
+    console.log(`\n${target === me ? 'GET /v1/api/me' : 'bare Fastify route'} c=32, ${requests} requests: ${measured!.requestsPerSec} req/s, errors ${measured!.errors}; CPU per request:`);
+    for (const [name, ms] of Object.entries(used)) console.log(`${name.padEnd(16)} ${round((ms * 1000) / requests)} µs`);
+  }
 } finally {
   await stack.close();
 }
