@@ -12,7 +12,7 @@ import { startStack } from './lib/stack.js';
 import { startDirectInsertServer } from './lib/direct-insert-process.js';
 import { loadableGetTarget } from './lib/get-target.js';
 import { cpuSplit, pidsNamed } from './lib/cpu.js';
-import { runLoad } from './lib/load.js';
+import { runLoad, type LoadOptions } from './lib/load.js';
 import { percentile, round, type LoadResult } from './lib/stats.js';
 
 /**
@@ -24,6 +24,40 @@ import { percentile, round, type LoadResult } from './lib/stats.js';
  * the same for the direct-insert service that `--only=direct` compares us with; last, the CPU per
  * request of `GET /v1/api/me` and of the bare route at concurrency 32.
  */
+/** 200-listing imports (`bodies` in turn) sent to `baseUrl` at c=8, with each account's first key. */
+function importsTo(baseUrl: string, bodies: readonly string[]) {
+  const pool = new Pool(baseUrl, { connections: 8 });
+  const run = async (index: number) => {
+    const account = stack.accounts[index % stack.accounts.length]!;
+    const res = await pool.request({
+      path: '/v1/api/listings/bulk',
+      method: 'POST',
+      headers: { authorization: `Bearer ${account.keys[0]}`, 'content-type': 'application/json' },
+      body: bodies[index % bodies.length],
+    });
+    await res.body.text();
+    return res.statusCode;
+  };
+  return { run, close: () => pool.close() };
+}
+
+/**
+ * Runs `load` after a tenth of it as a warm-up, and prints the CPU each group of processes (and
+ * this process, as `self`) spent per operation: ms for imports, µs for requests without rows.
+ */
+async function measureCpu(title: string, load: LoadOptions, groups: Record<string, () => number[]>, self = 'load generator'): Promise<void> {
+  await runLoad({ ...load, operations: Math.ceil(load.operations / 10) }); // warm-up
+  let measured: LoadResult | undefined;
+  const used = await cpuSplit({ ...groups, [self]: () => [process.pid] }, async () => {
+    measured = await runLoad(load);
+  });
+  const inMicroseconds = load.rowsPerOperation === 0;
+  console.log(`\n${title}: ${measured!.requestsPerSec} req/s, errors ${measured!.errors}; CPU per ${inMicroseconds ? 'request' : 'import'}:`);
+  for (const [name, ms] of Object.entries(used)) {
+    console.log(`${name.padEnd(16)} ${inMicroseconds ? `${round((ms * 1000) / load.operations)} µs` : `${round(ms / load.operations)} ms`}`);
+  }
+}
+
 // note: 40 accounts of three keys, so that the /me requests stay under each account's per-minute quota.
 const stack = await startStack({ workers: 1, accounts: 40, keysPerAccount: 3, nodeArgs: ['--import', './bench/lib/step-recorder.js'] });
 const now = () => performance.timeOrigin + performance.now();
@@ -87,97 +121,51 @@ try {
   console.log(`floor (the same insert code called directly), c=1: p50 ${floorC1.p50Ms} ms  p99 ${floorC1.p99Ms} ms`);
 
   const imports = 400;
-  const loaded = new Pool(stack.api.baseUrl, { connections: 8 });
-  const run = async (index: number) => {
-    const account = stack.accounts[index % stack.accounts.length]!;
-    const res = await loaded.request({
-      path: '/v1/api/listings/bulk',
-      method: 'POST',
-      headers: { authorization: `Bearer ${account.keys[0]}`, 'content-type': 'application/json' },
-      body: bodies[index % 4],
-    });
-    await res.body.text();
-    return res.statusCode;
-  };
-  await runLoad({ concurrency: 8, operations: 40, rowsPerOperation: 200, run }); // warm-up
-  let load: LoadResult | undefined;
-  const used = await cpuSplit(
-    {
-      api: () => [stack.api.child.pid!],
-      worker: () => stack.workers.map((w) => w.child.pid!),
-      redis: () => pidsNamed('redis-server'),
-      postgres: () => pidsNamed('postgres'),
-      'load generator': () => [process.pid],
-    },
-    async () => {
-      load = await runLoad({ concurrency: 8, operations: imports, rowsPerOperation: 200, run });
-    },
-  );
-  await loaded.close();
-  console.log(`\nc=8, ${imports} imports of 200 listings: ${load!.requestsPerSec} req/s, errors ${load!.errors}; CPU per import:`);
-  for (const [name, ms] of Object.entries(used)) console.log(`${name.padEnd(16)} ${round(ms / imports)} ms`);
+  const ours = importsTo(stack.api.baseUrl, bodies);
+  await measureCpu(`c=8, ${imports} imports of 200 listings`, { concurrency: 8, operations: imports, rowsPerOperation: 200, run: ours.run }, {
+    api: () => [stack.api.child.pid!],
+    worker: () => stack.workers.map((w) => w.child.pid!),
+    redis: () => pidsNamed('redis-server'),
+    postgres: () => pidsNamed('postgres'),
+  });
+  await ours.close();
 
   // The floor the same way.
   const sql = createSql({ ...config, databasePoolMax: 8 });
-  const direct = directWrites(sql);
-  await runLoad({ concurrency: 8, operations: 40, rowsPerOperation: 200, run: direct }); // warm-up
-  let floor: LoadResult | undefined;
-  const floorUsed = await cpuSplit(
-    { postgres: () => pidsNamed('postgres'), 'floor client': () => [process.pid] },
-    async () => {
-      floor = await runLoad({ concurrency: 8, operations: imports, rowsPerOperation: 200, run: direct });
-    },
-  );
+  await measureCpu(`floor c=8, ${imports} direct writes`, { concurrency: 8, operations: imports, rowsPerOperation: 200, run: directWrites(sql) }, {
+    postgres: () => pidsNamed('postgres'),
+  }, 'floor client');
   await sql.end({ timeout: 5 });
-  console.log(`\nfloor c=8, ${imports} direct writes: ${floor!.requestsPerSec} req/s; CPU per import:`);
-  for (const [name, ms] of Object.entries(floorUsed)) console.log(`${name.padEnd(16)} ${round(ms / imports)} ms`);
 
   // The reference of issue 24's ratios, the direct-insert service (`npm run bench -- --only=direct`),
   // the same way: where its CPU goes tells whether the gap is in our processes or in PostgreSQL.
   const reference = await startDirectInsertServer(stack.env);
   try {
-    const toReference = new Pool(reference.baseUrl, { connections: 8 });
-    const send = async (index: number) => {
-      const account = stack.accounts[index % stack.accounts.length]!;
-      const res = await toReference.request({
-        path: '/v1/api/listings/bulk',
-        method: 'POST',
-        headers: { authorization: `Bearer ${account.keys[0]}`, 'content-type': 'application/json' },
-        body: bodies[index % 4],
-      });
-      await res.body.text();
-      return res.statusCode;
-    };
-    await runLoad({ concurrency: 8, operations: 40, rowsPerOperation: 200, run: send }); // warm-up
-    let referenceLoad: LoadResult | undefined;
-    const referenceUsed = await cpuSplit(
-      { 'direct service': () => [reference.child.pid!], postgres: () => pidsNamed('postgres'), 'load generator': () => [process.pid] },
-      async () => {
-        referenceLoad = await runLoad({ concurrency: 8, operations: imports, rowsPerOperation: 200, run: send });
-      },
-    );
-    await toReference.close();
-    console.log(`\ndirect-insert service c=8, ${imports} imports: ${referenceLoad!.requestsPerSec} req/s, errors ${referenceLoad!.errors}; CPU per import:`);
-    for (const [name, ms] of Object.entries(referenceUsed)) console.log(`${name.padEnd(16)} ${round(ms / imports)} ms`);
+    const theirs = importsTo(reference.baseUrl, bodies);
+    await measureCpu(`direct-insert service c=8, ${imports} imports`, { concurrency: 8, operations: imports, rowsPerOperation: 200, run: theirs.run }, {
+      'direct service': () => [reference.child.pid!],
+      postgres: () => pidsNamed('postgres'),
+    });
+    await theirs.close();
   } finally {
     await reference.stop();
   }
 
   // GET /v1/api/me at c=32 beside the bare route (the third ratio), the same way: CPU per request.
   const bare = await stack.startBareServer();
-  const me = loadableGetTarget({ name: 'me', baseUrl: stack.api.baseUrl, accounts: stack.accounts, path: () => '/v1/api/me', withKey: true, expected: 200 });
-  const bareRoute = loadableGetTarget({ name: 'bare', baseUrl: bare.baseUrl, accounts: stack.accounts, path: () => '/bare', withKey: false, expected: 200 });
   const requests = 15_000;
-  for (const [target, server] of [[me, { api: () => [stack.api.child.pid!], redis: () => pidsNamed('redis-server'), postgres: () => pidsNamed('postgres') }], [bareRoute, { 'bare route': () => [bare.child.pid!] }]] as const) {
-    await runLoad({ concurrency: 32, operations: 2_000, rowsPerOperation: 0, run: target.run }); // warm-up
-    let measured: LoadResult | undefined;
-    const used = await cpuSplit({ ...server, 'load generator': () => [process.pid] }, async () => {
-      measured = await runLoad({ concurrency: 32, operations: requests, rowsPerOperation: 0, run: target.run });
-    });
-    await target.pool.close();
-    console.log(`\n${target === me ? 'GET /v1/api/me' : 'bare Fastify route'} c=32, ${requests} requests: ${measured!.requestsPerSec} req/s, errors ${measured!.errors}; CPU per request:`);
-    for (const [name, ms] of Object.entries(used)) console.log(`${name.padEnd(16)} ${round((ms * 1000) / requests)} µs`);
-  }
+  const me = loadableGetTarget({ name: 'me', baseUrl: stack.api.baseUrl, accounts: stack.accounts, path: () => '/v1/api/me', withKey: true, expected: 200 });
+  await measureCpu(`GET /v1/api/me c=32, ${requests} requests`, { concurrency: 32, operations: requests, rowsPerOperation: 0, run: me.run }, {
+    api: () => [stack.api.child.pid!],
+    redis: () => pidsNamed('redis-server'),
+    postgres: () => pidsNamed('postgres'),
+  });
+  await me.pool.close();
+  const bareRoute = loadableGetTarget({ name: 'bare', baseUrl: bare.baseUrl, accounts: stack.accounts, path: () => '/bare', withKey: false, expected: 200 });
+  await measureCpu(`bare Fastify route c=32, ${requests} requests`, { concurrency: 32, operations: requests, rowsPerOperation: 0, run: bareRoute.run }, {
+    'bare route': () => [bare.child.pid!],
+  });
+  await bareRoute.pool.close();
 } finally {
   await stack.close();
 }
