@@ -4,8 +4,9 @@ import { z } from 'zod';
 import { RetryLaterErrorSchema } from '../../shared/api-schemas/error-body.js';
 import { ImportErrorListSchema, ImportIdParamsSchema, ImportListSchema, ImportSchema } from '../../shared/api-schemas/imports.js';
 import { ImportIdSchema } from '../../shared/api-schemas/import-id.js';
+import { pageLimitSchema } from '../../shared/api-schemas/page-limit.js';
 import type { ApiError } from '../../shared/errors/api-error.js';
-import { API_ERRORS, apiErrors } from '../../shared/errors/api-errors.js';
+import { apiErrors } from '../../shared/errors/api-errors.js';
 import { IMPORTS_PATH } from '../../shared/import/import-location.js';
 import { cancelFileImport } from '../../shared/repositories/import-files.js';
 import { findImport, listImportErrors, listImports } from '../../shared/repositories/import-lookups.js';
@@ -48,23 +49,13 @@ const DEFAULT_BODY_LIMIT_BYTES = 64 * 1024;
 const LIST_MAX = 100;
 const ERRORS_MAX = 1_000;
 
-/** `limit`: a whole number from 1 to `max`, `fallback` when absent. */
-const pageLimit = (max: number, fallback: number) =>
-  z.coerce
-    .number({ error: API_ERRORS.pageLimitMalformed.text(max) })
-    .int()
-    .min(1)
-    .max(max)
-    .default(fallback)
-    .meta({ description: `How many to return: 1 to ${max}, ${fallback} by default.` });
-
 const ListQuerySchema = z.object({
-  limit: pageLimit(LIST_MAX, 20),
+  limit: pageLimitSchema(LIST_MAX, 20),
   starting_after: ImportIdSchema.optional().meta({ description: 'An import id: the page starts after it (the last id of the previous page).' }),
 });
 
 const ErrorsQuerySchema = z.object({
-  limit: pageLimit(ERRORS_MAX, 100),
+  limit: pageLimitSchema(ERRORS_MAX, 100),
   starting_after: z.coerce
     .number()
     .int()

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { CreateKeyBodySchema } from '../access/key-request.js';
 import { ACTIVE_KEY_CAP, KEY_LIST_LIMIT, KEY_PAGE_MAX, KEY_STATUSES } from '../repositories/api-keys.js';
 import { SCOPES, toUnderscoreForm } from '../access/scopes.js';
+import { pageLimitSchema } from './page-limit.js';
 
 /** The create response's `note` (docs/endpoints.md#key-management). */
 export const SHOWN_ONCE_NOTE =
@@ -42,13 +43,7 @@ export const KeyListResponseSchema = z
  * of any status without `has_more`; the route tells the two apart by the parameters sent.
  */
 export const KeyListQuerySchema = z.object({
-  limit: z.coerce
-    .number()
-    .int()
-    .min(1)
-    .max(KEY_PAGE_MAX)
-    .default(KEY_LIST_LIMIT)
-    .meta({ description: `How many keys to return: 1 to ${KEY_PAGE_MAX}, ${KEY_LIST_LIMIT} by default.` }),
+  limit: pageLimitSchema(KEY_PAGE_MAX, KEY_LIST_LIMIT, 'keys'),
   starting_after: KeyIdSchema.optional().meta({ description: 'A key id of the account: the page starts after it (the last id of the previous page). It may be a key of another status than `status` asks for.' }),
   status: z
     .enum(KEY_STATUSES)
