@@ -6,6 +6,7 @@ import { expect } from 'vitest';
 import { validListing } from './fixtures.js';
 import { startApi, startWorkerProcess, type ApiProcess, type ServiceProcess } from './processes.js';
 import { tally } from './tally.js';
+import { reportStuckImports } from './stuck-import-report.js';
 import { testRedisPrefix } from './test-database.js';
 import { testRedisEnv } from './test-redis.js';
 import { TEST_SESSION_SECRET } from './test-service.js';
@@ -125,6 +126,10 @@ interface ImportRecord {
   finishedAt?: number;
   /** every answer: a status, or the error of a request that got none */
   answers: (number | string)[];
+  /** when each answer came */
+  answeredAt: number[];
+  /** the import's id, from the last answer's `Location` that had one */
+  importId?: string;
 }
 
 /** When the primary died and when the new one took over, as the failover reports them. */
@@ -162,8 +167,11 @@ export async function streamImportsThroughFailover(stack: Stack, failover: () =>
         status = res.status;
         await res.arrayBuffer();
         record.answers.push(status);
+        record.answeredAt.push(Date.now());
+        record.importId = res.headers.get('location')?.split('/').pop() ?? record.importId;
       } catch (error) {
         record.answers.push(String((error as { cause?: { code?: string } }).cause?.code ?? (error as Error).name));
+        record.answeredAt.push(Date.now());
         await pause(RETRY_PAUSE_MS);
         continue;
       }
@@ -188,7 +196,7 @@ export async function streamImportsThroughFailover(stack: Stack, failover: () =>
           times = t;
         });
       }
-      const record: ImportRecord = { key: `${tag}-${index}-${n}`, client: index, startedAt: Date.now(), answers: [] };
+      const record: ImportRecord = { key: `${tag}-${index}-${n}`, client: index, startedAt: Date.now(), answers: [], answeredAt: [] };
       imports.push(record);
       await runImport(record);
     }
@@ -226,6 +234,10 @@ export async function expectFailoverSurvived(label: string, stack: Stack, stream
   }
   const parts = [...stack.apis, ...stack.workers];
   console.log(`warnings and errors logged: ${warningsOf(parts)}`);
+  const stuck = imports
+    .filter((r) => r.finishedAt === undefined)
+    .map((r) => ({ key: r.key, importId: r.importId, answers: r.answers.map((a, i) => `${a} at +${r.answeredAt[i]! - diedAt} ms`) }));
+  if (stuck.length > 0) console.log(`imports that never got their 201:\n${await reportStuckImports(stuck, stack.env, promotedUrl, parts)}`);
 
   expect(imports.filter((r) => r.finishedAt === undefined).map((r) => `${r.key}: ${r.answers.join(', ')}`)).toEqual([]);
   // Some imports were caught by the failover: sent before the new primary, answered after the death.
