@@ -22,7 +22,7 @@ export interface StuckImport {
  */
 export async function reportStuckImports(stuck: readonly StuckImport[], env: Record<string, string>, promotedUrl: string, parts: readonly ServiceProcess[]): Promise<string> {
   if (stuck.length === 0) return '';
-  const config = loadConfig({ ...env, SESSION_SECRET: env.SESSION_SECRET ?? 'unused-in-a-report-0123456789abcdef' });
+  const config = loadConfig(env);
   const redis = createRedis(config, 'producer');
   const queue = createImportQueue(config, redis);
   const sql = postgres(promotedUrl, { max: 1, onnotice: () => {} });

@@ -12,8 +12,8 @@ export type RedisClient = Redis | Cluster;
  *   (BatchedReads), which cuts the syscalls that dominate the API-key hot path.
  * - `producer`: the API's BullMQ queue and the rows of its jobs (ImportRowsStore). Fails fast
  *   too, but is not auto-pipelined: BullMQ's maintainers have seen odd behaviour with it.
- * - `blocking`: BullMQ workers and the API's subscriber to the import replies. They must wait for Redis forever
- *   (`maxRetriesPerRequest: null`) as BullMQ requires.
+ * - `blocking`: BullMQ workers and the API's subscriber to the import replies. They must wait
+ *   for Redis forever (`maxRetriesPerRequest: null`) as BullMQ requires.
  */
 export type RedisRole = 'command' | 'producer' | 'blocking';
 
