@@ -4,13 +4,17 @@ import { createSql } from '../src/shared/infra/db.js';
 import { IMPORT_KINDS } from '../src/shared/import/import-kinds.js';
 import { findActiveKeyByHash } from '../src/shared/repositories/api-keys.js';
 import { validateRows } from '../src/shared/rows/validate-rows.js';
-import { copyRows } from './lib/copy-insert.js';
+import { copyImport, copyRows } from './lib/copy-insert.js';
 
 /**
  * The reference of the `direct` benchmark section (issue 24): the import service a partner would
  * build without a queue. Same body, same row rules, same table as ours; an API key looked up once
  * and cached, the valid rows written with one `COPY` per request, and nothing else: no quota, no
  * lockout, no queue, no import record, no idempotency, no exactly-once.
+ *
+ * With DIRECT_RECORD_IMPORTS=1 it writes each request's rows in one transaction with a record of
+ * the import in `imports` (copyImport: the account read, the record inserted, then the COPY), as a
+ * service must to answer a retry exactly once: what exactly-once costs without a queue.
  */
 
 const { maxRows, bodyLimitBytes, rowSchema } = IMPORT_KINDS.listings;
@@ -29,6 +33,7 @@ interface CachedKey {
 // TCP_NODELAY sockets: without them COPY stalls on delayed ACKs, which would flatter our service.
 const sql = createSql({ databaseUrl: process.env.DATABASE_URL!, databasePoolMax: 10 });
 const keys = new Map<string, CachedKey>();
+const recordImports = process.env.DIRECT_RECORD_IMPORTS === '1';
 
 async function lookUpKey(token: string): Promise<CachedKey | undefined> {
   const hash = hashApiKey(token);
@@ -61,7 +66,8 @@ app.post('/v1/api/listings/bulk', async (request, reply) => {
   }
   const { rows, errors } = validateRows(rowSchema, listings);
   if (rows.length > 0) {
-    await copyRows(sql, rows, { account_id: key.accountId, import_job_id: null, maker_name: key.makerName, maker_photo_url: key.makerPhotoUrl });
+    if (recordImports) await copyImport(sql, key.accountId, rows);
+    else await copyRows(sql, rows, { account_id: key.accountId, import_job_id: null, maker_name: key.makerName, maker_photo_url: key.makerPhotoUrl });
   }
   return reply.code(201).send({ inserted: rows.length, skipped: errors.length, errors });
 });

@@ -21,7 +21,8 @@ import { percentile, round, type LoadResult } from './lib/stats.js';
  * written out by bench/lib/step-recorder.js, on the clock the processes share), next to the
  * floor's latency; then the CPU each process spends per import at concurrency 8, where the two
  * cores are the limit (the recorder's own writes, nine short lines per import, included), and
- * the same for the direct-insert service that `--only=direct` compares us with; last, the CPU per
+ * the same for the direct-insert service that `--only=direct` compares us with, and for that service
+ * writing a record of each import with its rows; last, the CPU per
  * request of `GET /v1/api/me` and of the bare route at concurrency 32.
  */
 /** 200-listing imports (`bodies` in turn) sent to `baseUrl` at c=8, with each account's first key. */
@@ -139,16 +140,21 @@ try {
 
   // The reference of issue 24's ratios, the direct-insert service (`npm run bench -- --only=direct`),
   // the same way: where its CPU goes tells whether the gap is in our processes or in PostgreSQL.
-  const reference = await startDirectInsertServer(stack.env);
-  try {
-    const theirs = importsTo(reference.baseUrl, bodies);
-    await measureCpu(`direct-insert service c=8, ${imports} imports`, { concurrency: 8, operations: imports, rowsPerOperation: 200, run: theirs.run }, {
-      'direct service': () => [reference.child.pid!],
-      postgres: () => pidsNamed('postgres'),
-    });
-    await theirs.close();
-  } finally {
-    await reference.stop();
+  // Then the same service with a record of each import in the rows' transaction, what answering a
+  // retry exactly once costs it: the rest of our gap is the queue's.
+  for (const recordImports of [false, true]) {
+    const reference = await startDirectInsertServer(stack.env, { recordImports });
+    try {
+      const theirs = importsTo(reference.baseUrl, bodies);
+      const title = recordImports ? 'direct-insert service with import records' : 'direct-insert service';
+      await measureCpu(`${title} c=8, ${imports} imports`, { concurrency: 8, operations: imports, rowsPerOperation: 200, run: theirs.run }, {
+        'direct service': () => [reference.child.pid!],
+        postgres: () => pidsNamed('postgres'),
+      });
+      await theirs.close();
+    } finally {
+      await reference.stop();
+    }
   }
 
   // GET /v1/api/me at c=32 beside the bare route (the third ratio), the same way: CPU per request.

@@ -223,6 +223,9 @@ async function main(): Promise<void> {
     // same machine; /me is read with the auth section's accounts, beside its bare route.
     if (want('direct')) {
       const direct = await startDirectInsertServer(stack.env);
+      // note: the same service writing a record of each import with its rows, in one transaction,
+      // as answering a retry exactly once needs: beside it, what the queue itself costs.
+      const directWithRecords = await startDirectInsertServer(stack.env, { recordImports: true });
       const bare = await stack.startBareServer();
       const pools: Pool[] = [];
       const imports = (name: string, baseUrl: string, concurrency: number): ComparedSide => {
@@ -236,12 +239,15 @@ async function main(): Promise<void> {
         pools.push(pool);
         return { name: target.name, load: (operations) => runLoad({ concurrency: 32, operations, rowsPerOperation: 0, run, ok }) };
       };
-      const importsAt = (concurrency: number) => ({
+      const importsAt = (concurrency: number, reference = { name: 'direct insert', baseUrl: direct.baseUrl }) => ({
         operations: N(150, 40),
         warmUpOperations: Math.max(8, concurrency),
-        ours: imports(`direct: ours, 200 listings c=${concurrency}`, stack.api.baseUrl, concurrency),
-        reference: imports(`direct: direct insert, 200 listings c=${concurrency}`, direct.baseUrl, concurrency),
+        // note: ours is measured again beside each reference, and named after it
+        ours: imports(`direct: ours${reference.baseUrl === direct.baseUrl ? '' : ` beside ${reference.name}`}, 200 listings c=${concurrency}`, stack.api.baseUrl, concurrency),
+        reference: imports(`direct: ${reference.name}, 200 listings c=${concurrency}`, reference.baseUrl, concurrency),
       });
+      const withRecords = { name: 'direct insert with import records', baseUrl: directWithRecords.baseUrl };
+      const noTarget = 'none: what the queue costs beside exactly once';
       // note: all 400 accounts with three keys each (1,200 keys; the auth section's /me has 100
       // accounts with ten): with the auth section's 100 alone, `--only=auth,direct` would spend
       // their per-minute quota and measure 429s.
@@ -260,6 +266,8 @@ async function main(): Promise<void> {
               ours: read({ name: 'direct: GET /v1/api/me c=32', baseUrl: stack.api.baseUrl, accounts: meAccounts, path: () => '/v1/api/me', withKey: true, expected: 200 }),
               reference: read({ name: 'direct: bare Fastify route c=32', baseUrl: bare.baseUrl, accounts: meAccounts, path: () => '/bare', withKey: false, expected: 200 }),
             },
+            { ratio: 'c=1 p50 ours/direct with import records', field: 'p50Ms', target: noTarget, ...importsAt(1, withRecords) },
+            { ratio: 'c=8 rows/s ours/direct with import records', field: 'rowsPerSec', target: noTarget, ...importsAt(8, withRecords) },
           ],
           ROUNDS,
         );
@@ -267,7 +275,7 @@ async function main(): Promise<void> {
         record('direct: ratios', directRatios);
       } finally {
         await Promise.all(pools.map((pool) => pool.close()));
-        await Promise.all([direct.stop(), bare.stop()]);
+        await Promise.all([direct.stop(), directWithRecords.stop(), bare.stop()]);
       }
     }
 
