@@ -5,11 +5,12 @@
 -- bench/README.md). The array checks are PL/pgSQL loops, whose plans the session keeps, and the
 -- checks of one value are SQL expressions PostgreSQL inlines into the constraint.
 --
--- note: the rules are those of 0007, value for value (test/migrations/row-limits.test.ts holds
--- them to the row rules): a null entry fails; an empty array passes; a null value passes (the
--- columns that must have one are NOT NULL). Replacing a function keeps the constraints built on
--- it. Only the thumbnail's constraint is rebuilt, on the one-value check, and NOT VALID again:
--- catalogue only, no row read.
+-- note: the rules are those of 0007, value for value (test/migrations/cheaper-row-checks.test.ts
+-- holds each function to 0007's, row-limits.test.ts the tables to the row rules): a null entry
+-- fails; an empty array passes; a null value passes (the columns that must have one are NOT
+-- NULL). Replacing a function keeps the constraints built on it. Only the thumbnail's constraint
+-- is rebuilt, on the one-value check, and NOT VALID again: catalogue only, no row read, under the
+-- same moment's exclusive lock on listings as 0007's.
 
 -- An absolute https:// URL with a host, as the row rule shapes it (field-schemas.ts): "https://"
 -- in any case, an authority, then a path, query or fragment; no whitespace (as JavaScript's \s has
