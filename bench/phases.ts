@@ -21,9 +21,9 @@ import { percentile, round, type LoadResult } from './lib/stats.js';
  * written out by bench/lib/step-recorder.js, on the clock the processes share), next to the
  * floor's latency; then the CPU each process spends per import at concurrency 8, where the two
  * cores are the limit (the recorder's own writes, nine short lines per import, included), and
- * the same for the direct-insert service that `--only=direct` compares us with, and for that service
- * writing a record of each import with its rows; last, the CPU per
- * request of `GET /v1/api/me` and of the bare route at concurrency 32.
+ * the same for the direct-insert service that `--only=direct` compares us with, plain and writing
+ * a record of each import with its rows; last, the CPU per request of `GET /v1/api/me` and of the
+ * bare route at concurrency 32.
  */
 /** 200-listing imports (`bodies` in turn) sent to `baseUrl` at c=8, with each account's first key. */
 function importsTo(baseUrl: string, bodies: readonly string[]) {
