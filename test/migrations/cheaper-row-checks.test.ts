@@ -45,6 +45,18 @@ describe("migration 0012's row checks answer as 0007's", () => {
   /** the JSON array `$1` as text[], nulls kept. note: sent as text: a json parameter would be encoded again */
   const textArray = '(select array_agg(e order by n) from json_array_elements_text($1::text::json) with ordinality as a(e, n))';
 
+  it('answer with an empty search_path, as pg_restore has it while it loads the rows a check reads', async () => {
+    const [row] = await db.sql.begin(async (tx) => {
+      await tx`set local search_path to ''`;
+      return tx`
+        select public.https_urls_fit(array['https://cdn.example.test/a.jpg', 'javascript:alert(1)']) as urls,
+               public.https_url_fits('https://cdn.example.test/a.jpg') as url,
+               public.text_entries_fit(array['ok', repeat('t', 81)], 80) as entries,
+               public.external_id_fits('SKU-1') as id`;
+    });
+    expect(row).toEqual({ urls: false, url: true, entries: false, id: true });
+  });
+
   it("finds 0007's three functions in its file", () => {
     expect(FUNCTIONS_0007.map((statement) => /^create function (\w+)/.exec(statement)![1])).toEqual([
       'text_entries_fit', 'https_urls_fit', 'external_id_fits',
