@@ -1,9 +1,10 @@
--- The row checks of 0007, the same rules at about half the cost. A SQL function whose body reads
--- a set (`from unnest(...)`), or a strict one whose body is an AND, is never inlined: PostgreSQL
--- runs it as a query of its own for every row it checks, executor set-up included. The checks
--- took 2.2 of PostgreSQL's 6.5 ms for each import of 200 listings, and take 1.1 now (issue 24,
--- bench/README.md). The array checks are PL/pgSQL loops, whose plans the session keeps, and the
--- checks of one value are SQL expressions PostgreSQL inlines into the constraint.
+-- The row checks of 0007, the same rules for a third to a half less. A SQL function whose body
+-- reads a set (`from unnest(...)`), or a strict one whose body is an AND, is never inlined:
+-- PostgreSQL runs it as a query of its own for every row it checks, executor set-up included. The
+-- checks took 1.7-2.4 ms of PostgreSQL's 5.8-6.5 ms for each import of 200 listings, and take
+-- 1.0-1.3 ms now (issue 24, bench/README.md). The array checks are PL/pgSQL loops, whose plans
+-- the session keeps, and the checks of one value are SQL expressions PostgreSQL inlines into the
+-- constraint.
 --
 -- note: the rules are those of 0007, value for value (test/migrations/cheaper-row-checks.test.ts
 -- holds each function to 0007's, row-limits.test.ts the tables to the row rules): a null entry
