@@ -60,8 +60,9 @@ begin
 end
 $$;
 
--- As 0007 has it, no longer strict: PostgreSQL inlines a function only when it can show the
--- body gives null for a null argument, and an AND does not. It does: each term is then null.
+-- As 0007 has it, no longer strict: PostgreSQL inlines a strict function only when it can show
+-- that the body gives null for a null argument, which it cannot for an AND. This body does: with
+-- a null id each of its terms is null, and so is their AND.
 create or replace function external_id_fits(id text) returns boolean
   language sql immutable parallel safe
   as $$
