@@ -11,6 +11,7 @@ import { listingRows } from './lib/rows.js';
 import { startStack } from './lib/stack.js';
 import { startDirectInsertServer } from './lib/direct-insert-process.js';
 import { loadableGetTarget } from './lib/get-target.js';
+import { httpImports } from './lib/http-imports.js';
 import { cpuSplit, pidsNamed } from './lib/cpu.js';
 import { runLoad, type LoadOptions } from './lib/load.js';
 import { percentile, round, type LoadResult } from './lib/stats.js';
@@ -25,21 +26,10 @@ import { percentile, round, type LoadResult } from './lib/stats.js';
  * a record of each import with its rows; last, the CPU per request of `GET /v1/api/me` and of the
  * bare route at concurrency 32.
  */
-/** 200-listing imports (`bodies` in turn) sent to `baseUrl` at c=8, with each account's first key. */
+/** 200-listing imports (`bodies` in turn) sent to `baseUrl` at c=8 (httpImports). */
 function importsTo(baseUrl: string, bodies: readonly string[]) {
   const pool = new Pool(baseUrl, { connections: 8 });
-  const run = async (index: number) => {
-    const account = stack.accounts[index % stack.accounts.length]!;
-    const res = await pool.request({
-      path: '/v1/api/listings/bulk',
-      method: 'POST',
-      headers: { authorization: `Bearer ${account.keys[0]}`, 'content-type': 'application/json' },
-      body: bodies[index % bodies.length],
-    });
-    await res.body.text();
-    return res.statusCode;
-  };
-  return { run, close: () => pool.close() };
+  return { run: httpImports(stack.accounts, pool, 'listings', bodies), close: () => pool.close() };
 }
 
 /**

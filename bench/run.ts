@@ -18,6 +18,7 @@ import { loadableGetTarget, type GetTarget } from './lib/get-target.js';
 import { runLoad } from './lib/load.js';
 import { listingRows, machineRows } from './lib/rows.js';
 import { peakRssMb, startStack, type BenchAccount, type BenchStack } from './lib/stack.js';
+import { httpImports } from './lib/http-imports.js';
 import { percentile, ratio, round, type LoadResult } from './lib/stats.js';
 import { runFlood, statusCounts } from '../test/support/flood.js';
 
@@ -57,20 +58,6 @@ function record(name: string, value: LoadResult | Record<string, unknown>): void
     lines.push(`${name.padEnd(44)} ${JSON.stringify(value)}`);
   }
   console.log(lines.at(-1));
-}
-
-function httpImports(stack: BenchStack, pool: Pool, kind: 'listings' | 'machines', bodies: string[]) {
-  return async (index: number) => {
-    const account = stack.accounts[index % stack.accounts.length]!;
-    const { statusCode, body } = await pool.request({
-      path: `/v1/api/${kind}/bulk`,
-      method: 'POST',
-      headers: { authorization: `Bearer ${account.keys[index % account.keys.length]}`, 'content-type': 'application/json' },
-      body: bodies[index % bodies.length],
-    });
-    await body.text();
-    return statusCode;
-  };
 }
 
 async function main(): Promise<void> {
@@ -179,9 +166,9 @@ async function main(): Promise<void> {
       const listingOps = N(150, 40);
       const machineOps = N(concurrency === 1 ? 40 : 100, 30);
       const measurements = [
-        { name: `import: 200 listings c=${concurrency}`, rows: 200, operations: listingOps, run: httpImports(stack, pool, 'listings', listingBodies) },
+        { name: `import: 200 listings c=${concurrency}`, rows: 200, operations: listingOps, run: httpImports(stack.accounts, pool, 'listings', listingBodies) },
         { name: `floor: 200 listings c=${concurrency}`, rows: 200, operations: listingOps, run: direct('listings') },
-        { name: `import: 500 machines c=${concurrency}`, rows: 500, operations: machineOps, run: httpImports(stack, pool, 'machines', machineBodies) },
+        { name: `import: 500 machines c=${concurrency}`, rows: 500, operations: machineOps, run: httpImports(stack.accounts, pool, 'machines', machineBodies) },
         { name: `floor: 500 machines c=${concurrency}`, rows: 500, operations: machineOps, run: direct('machines') },
         ...(concurrency <= 8 ? [{ name: `floor: 200 listings via COPY c=${concurrency}`, rows: 200, operations: listingOps, run: copy }] : []),
       ];
@@ -231,7 +218,7 @@ async function main(): Promise<void> {
       const imports = (name: string, baseUrl: string, concurrency: number): ComparedSide => {
         const pool = new Pool(baseUrl, { connections: concurrency });
         pools.push(pool);
-        const run = httpImports(stack, pool, 'listings', listingBodies);
+        const run = httpImports(stack.accounts, pool, 'listings', listingBodies);
         return { name, load: (operations) => runLoad({ concurrency, operations, rowsPerOperation: 200, run }) };
       };
       const read = (target: GetTarget): ComparedSide => {
@@ -311,7 +298,7 @@ async function main(): Promise<void> {
       for (const concurrency of [1, 8]) {
         const pool = new Pool(stack.api.baseUrl, { connections: concurrency });
         const sides = [
-          { name: `upsert: insert 200 new listings c=${concurrency}`, run: httpImports(stack, pool, 'listings', listingBodies), rounds: [] as LoadResult[] },
+          { name: `upsert: insert 200 new listings c=${concurrency}`, run: httpImports(stack.accounts, pool, 'listings', listingBodies), rounds: [] as LoadResult[] },
           { name: `upsert: sync 200 existing, 100 changed c=${concurrency}`, run: sync, rounds: [] as LoadResult[] },
         ];
         for (const side of sides) await runLoad({ concurrency, operations: Math.max(8, concurrency), rowsPerOperation: 200, run: side.run }); // warm-up
@@ -338,7 +325,7 @@ async function main(): Promise<void> {
       const pool = new Pool(stack.api.baseUrl, { connections: 1 });
       for (const rows of [1, 10, 50, 200]) {
         const bodies = Array.from({ length: 4 }, (_, s) => JSON.stringify({ listings: listingRows(rows, 100 + s) }));
-        record(`growth: ${rows} listings c=1`, await runLoad({ concurrency: 1, operations: N(100, 20), rowsPerOperation: rows, run: httpImports(stack, pool, 'listings', bodies) }));
+        record(`growth: ${rows} listings c=1`, await runLoad({ concurrency: 1, operations: N(100, 20), rowsPerOperation: rows, run: httpImports(stack.accounts, pool, 'listings', bodies) }));
       }
       await pool.close();
     }
@@ -346,7 +333,7 @@ async function main(): Promise<void> {
     // --- 5. scale-out: 1 and 2 worker processes ----------------------------------------------------
     if (want('scale-out')) {
       const pool = new Pool(stack.api.baseUrl, { connections: 16 });
-      const load = () => runLoad({ concurrency: 16, operations: N(400, 60), rowsPerOperation: 200, run: httpImports(stack, pool, 'listings', listingBodies) });
+      const load = () => runLoad({ concurrency: 16, operations: N(400, 60), rowsPerOperation: 200, run: httpImports(stack.accounts, pool, 'listings', listingBodies) });
       record('scale-out: 200 listings c=16, 1 worker', await load());
       const second = await stack.addWorker();
       record('scale-out: 200 listings c=16, 2 workers', await load());
@@ -359,7 +346,7 @@ async function main(): Promise<void> {
       const before = await redisUsedMemory(stack);
       const pool = new Pool(stack.api.baseUrl, { connections: 32 });
       const small = Array.from({ length: 8 }, (_, s) => JSON.stringify({ listings: listingRows(10, 500 + s) }));
-      record('memory: 10 listings c=32 (10,000 imports)', await runLoad({ concurrency: 32, operations: N(10_000, 1_000), rowsPerOperation: 10, run: httpImports(stack, pool, 'listings', small) }));
+      record('memory: 10 listings c=32 (10,000 imports)', await runLoad({ concurrency: 32, operations: N(10_000, 1_000), rowsPerOperation: 10, run: httpImports(stack.accounts, pool, 'listings', small) }));
       await pool.close();
       const after = await redisUsedMemory(stack);
       record('memory', {
@@ -374,7 +361,7 @@ async function main(): Promise<void> {
     // --- 3b. import latency into a table of 1,000,000 listings ---------------------------------------
     if (!quick && want('table')) {
       const pool = new Pool(stack.api.baseUrl, { connections: 1 });
-      const measure = () => runLoad({ concurrency: 1, operations: 200, rowsPerOperation: 200, run: httpImports(stack, pool, 'listings', listingBodies) });
+      const measure = () => runLoad({ concurrency: 1, operations: 200, rowsPerOperation: 200, run: httpImports(stack.accounts, pool, 'listings', listingBodies) });
       const emptyTable = async () => {
         await stack.sql`truncate listings, machines, imports cascade`;
         await stack.sql`checkpoint`;
