@@ -18,15 +18,23 @@ import { onRedisReconnect } from './auth/redis-reconnect.js';
 import { ImportPreparer, defaultPrepareThreads } from './import/import-preparer.js';
 import { ImportRunner, WATCH_AFTER_TIMEOUT_MS } from './import/import-runner.js';
 import { ImportReplyListener } from './import/import-reply-listener.js';
+import { UploadsInProgress } from './import/uploads-in-progress.js';
 import { AccountQuota } from './limits/account-quota.js';
 import { AuthLockout } from './limits/auth-lockout.js';
 import { AccountInFlight } from './limits/in-flight-slots.js';
+import { FileUploadSlots } from './limits/file-upload-slots.js';
 
 /** Everything the API's routes and hooks use, created once per process and passed in. */
 export interface ApiDeps {
   config: Config;
   log: Logger;
   sql: Sql;
+  /** the uploads' own pool: a file's batches are staged on it (FILE_UPLOAD_POOL_MAX) */
+  uploadSql: Sql;
+  /** the uploads this process receives at once (FILE_UPLOADS_PER_PROCESS) */
+  uploadSlots: FileUploadSlots;
+  /** the uploads this process is receiving, said to be alive every few seconds */
+  uploads: UploadsInProgress;
   redis: RedisClient;
   /** single-key reads of every request, sent together (the API-key checks) */
   reads: BatchedReads;
@@ -53,6 +61,8 @@ export interface ApiDeps {
 
 export async function createApiDeps(config: Config, log: Logger): Promise<ApiDeps & { close(): Promise<void> }> {
   const sql = createSql(config);
+  const uploadSql = createSql(config, { max: config.fileUploadPoolMax });
+  const uploads = new UploadsInProgress(uploadSql, log);
   const redis = createRedis(config, 'command');
   redis.on('error', (err: Error) => log.warn({ err: err.message }, 'redis connection error'));
   const producerRedis = createRedis(config, 'producer');
@@ -93,6 +103,9 @@ export async function createApiDeps(config: Config, log: Logger): Promise<ApiDep
     config,
     log,
     sql,
+    uploadSql,
+    uploadSlots: new FileUploadSlots(config.fileUploadsPerProcess),
+    uploads,
     redis,
     reads: new BatchedReads(redis),
     queue,
@@ -119,6 +132,8 @@ export async function createApiDeps(config: Config, log: Logger): Promise<ApiDep
       await queue.close();
       await fileImportQueue.close();
       await sql.end({ timeout: 5 });
+      await uploads.close();
+      await uploadSql.end({ timeout: 5 });
       producerRedis.disconnect();
       redis.disconnect();
     },

@@ -13,6 +13,7 @@ import { failedForGood, recordFailedForGood } from './final-failure.js';
 import { faultHooks } from './fault-injection.js';
 import { createImportProcessor, replyIfFailedForGood } from './import-processor.js';
 import { startImportRetention } from './import-retention.js';
+import { startUploadSweep } from './upload-sweep.js';
 import { startFileImports } from './file-imports.js';
 import { createWorkerMetrics, measureJobs, startMetricsServer, type MetricsServer, type WorkerMetrics } from './worker-metrics.js';
 import { closeQueueWorker } from './close-queue-worker.js';
@@ -32,6 +33,8 @@ export interface RunningWorker {
 export interface WorkerOptions {
   /** how often this worker purges and sweeps imports (import-retention.ts); tests shorten it */
   importRetentionIntervalMs?: number;
+  /** how often this worker deletes abandoned uploads (upload-sweep.ts); tests shorten it */
+  uploadSweepIntervalMs?: number;
   /** how long this worker's fallback waits between looks for file imports without a live job (file-import-fallback.ts) */
   fileImportsPollMs?: number;
 }
@@ -82,6 +85,7 @@ export async function startWorker(config: Config, log: Logger, options: WorkerOp
     );
   }, IDEMPOTENCY_SWEEP_INTERVAL_MS);
   sweep.unref();
+  const uploadSweep = startUploadSweep(sql, log, options.uploadSweepIntervalMs);
   const retention = startImportRetention(sql, log, {
     retentionDays: config.importRetentionDays,
     purged: metrics.importsPurged,
@@ -106,6 +110,7 @@ export async function startWorker(config: Config, log: Logger, options: WorkerOp
     async close() {
       clearInterval(sweep);
       await retention.stop();
+      await uploadSweep.stop();
       await fileImports.stop();
       await closeQueueWorker(worker);
       await fileImportQueue.close();

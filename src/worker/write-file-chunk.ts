@@ -46,7 +46,8 @@ export async function writeFileChunk(sql: Sql, jobId: string, hooks: Hooks = {})
     if (!(await shareFileImportWriting(tx, jobId))) return { state: 'busy' };
     const [record] = await tx<FileImportRecord[]>`
       select account_id as "accountId", kind, state, source from imports where job_id = ${jobId}`;
-    if (!record || record.source !== 'file') return { state: 'ended' };
+    // note: an upload not accepted yet has no job; its staging is its API process's to drop.
+    if (!record || record.source !== 'file' || record.state === 'uploading') return { state: 'ended' };
     if (!isUnfinished(record.state)) {
       // note: a cancel drops the staging itself; this is for an import ended any other way.
       await dropStagedRows(tx, jobId);

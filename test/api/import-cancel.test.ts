@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { cancelFileImport } from '../../src/shared/repositories/import-files.js';
+import { cancelFileImport, stagedRow } from '../../src/shared/repositories/import-files.js';
 import { ListingRowSchema } from '../../src/shared/rows/listing-row.js';
 import { writeFileChunk } from '../../src/worker/write-file-chunk.js';
 import { newPartner } from '../support/bulk-endpoint.js';
@@ -36,7 +36,7 @@ describe('POST /v1/api/imports/{id}/cancel', () => {
       await tx`
         insert into imports (job_id, account_id, kind, request_id, received, inserted, skipped, errors, state, source, created_at)
         values (${jobId}, ${accountId}, 'listings', 'cancel-test', ${rows}, 0, 0, '[]', 'queued', 'file', now())`;
-      await stageInChunks(tx, jobId, Array.from({ length: rows }, (_, index) => ({ index, row: ListingRowSchema.parse(validListing({ title: `Row ${index}` })) })), 10);
+      await stageInChunks(tx, jobId, Array.from({ length: rows }, (_, index) => stagedRow(index, ListingRowSchema.parse(validListing({ title: `Row ${index}` })))), 10);
     });
     return jobId;
   }
@@ -210,7 +210,7 @@ describe('cancelFileImport', () => {
       await tx`
         insert into imports (job_id, account_id, kind, request_id, received, inserted, skipped, errors, state, source, created_at)
         values (${id}, ${account.id}, 'listings', 'cancel-test', 20, 0, 0, '[]', 'queued', 'file', now())`;
-      await stageInChunks(tx, id, Array.from({ length: 20 }, (_, index) => ({ index, row: ListingRowSchema.parse(validListing()) })), 10);
+      await stageInChunks(tx, id, Array.from({ length: 20 }, (_, index) => stagedRow(index, ListingRowSchema.parse(validListing()))), 10);
     });
 
     const chunk = holdChunkInTransaction(service.sql, id);

@@ -8,7 +8,7 @@ import { ImportRowsStore } from '../../src/shared/import/rows-store.js';
 import { createRedis } from '../../src/shared/infra/redis.js';
 import { createImportProcessor } from '../../src/worker/import-processor.js';
 import { purgeEndedImports } from '../../src/shared/repositories/import-retention.js';
-import { recordFileRowErrors, type StagedRow } from '../../src/shared/repositories/import-files.js';
+import { recordFileRowErrors, stagedRow, type StagedRow } from '../../src/shared/repositories/import-files.js';
 import { ListingRowSchema } from '../../src/shared/rows/listing-row.js';
 import type { RowError } from '../../src/shared/rows/row-errors.js';
 import { writeFileChunk } from '../../src/worker/write-file-chunk.js';
@@ -376,7 +376,7 @@ describe('GET /v1/api/imports (a file import)', () => {
     return jobId;
   }
   const listingsAt = (first: number, count: number, row: (index: number) => Record<string, unknown> = () => validListing()): StagedRow[] =>
-    Array.from({ length: count }, (_, n) => ({ index: first + n, row: ListingRowSchema.parse(row(first + n)) }));
+    Array.from({ length: count }, (_, n) => stagedRow(first + n, ListingRowSchema.parse(row(first + n))));
 
   it('shows a file import\'s counts as its chunks commit, while it runs and after it was cancelled', async () => {
     const { account, key } = await newPartner(service);

@@ -4,7 +4,7 @@ import { addFileImportJob, createFileImportQueue, type FileImportQueue } from '.
 import { loadConfig } from '../../src/shared/infra/config.js';
 import { createLogger } from '../../src/shared/infra/logger.js';
 import { createRedis, waitForRedis } from '../../src/shared/infra/redis.js';
-import { holdFileImportWriting } from '../../src/shared/repositories/import-files.js';
+import { holdFileImportWriting, stagedRow } from '../../src/shared/repositories/import-files.js';
 import { ListingRowSchema } from '../../src/shared/rows/listing-row.js';
 import { startFileImports, type FileImportsSettings } from '../../src/worker/file-imports.js';
 import { createWorkerMetrics } from '../../src/worker/worker-metrics.js';
@@ -57,7 +57,7 @@ describe('startFileImports', () => {
       await tx`
         insert into imports (job_id, account_id, kind, request_id, received, inserted, skipped, errors, state, source, created_at)
         values (${jobId}, ${db.accountId}, 'listings', 'file-loop', ${rows}, 0, 0, '[]', ${state}, 'file', now())`;
-      await stageInChunks(tx, jobId, Array.from({ length: rows }, (_, index) => ({ index, row: ListingRowSchema.parse(validListing()) })), chunkRows);
+      await stageInChunks(tx, jobId, Array.from({ length: rows }, (_, index) => stagedRow(index, ListingRowSchema.parse(validListing()))), chunkRows);
     });
     return jobId;
   }
@@ -183,7 +183,7 @@ describe('startFileImports', () => {
       expect((await queue.getJob(jobId))!.returnvalue).toEqual({ state: 'ended' });
       await db.sql.begin(async (tx) => {
         await tx`update imports set state = 'queued', finished_at = null, received = 25 where job_id = ${jobId}`;
-        await stageInChunks(tx, jobId, Array.from({ length: 25 }, (_, index) => ({ index, row: ListingRowSchema.parse(validListing()) })), 10);
+        await stageInChunks(tx, jobId, Array.from({ length: 25 }, (_, index) => stagedRow(index, ListingRowSchema.parse(validListing()))), 10);
       });
       await expect.poll(() => stateOf(jobId), { timeout: 10_000, interval: 20 }).toBe('completed');
       expect(await writtenBy(jobId)).toBe(25);

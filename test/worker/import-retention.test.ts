@@ -9,7 +9,7 @@ import type { ImportJobData, ImportResult } from '../../src/shared/import/import
 import { createImportQueue, IMPORT_JOB_OPTIONS } from '../../src/shared/import/import-queue.js';
 import { encodeImportRows } from '../../src/shared/import/rows-hand-over.js';
 import { ImportRowsStore } from '../../src/shared/import/rows-store.js';
-import { recordFileRowErrors, stageFileRows } from '../../src/shared/repositories/import-files.js';
+import { recordFileRowErrors, stageFileRows, stagedRow } from '../../src/shared/repositories/import-files.js';
 import { findImportRecord, recordImportUnsettled } from '../../src/shared/repositories/import-records.js';
 import { purgeEndedImports, settleUnsettledImports } from '../../src/shared/repositories/import-retention.js';
 import { ListingRowSchema } from '../../src/shared/rows/listing-row.js';
@@ -65,7 +65,7 @@ async function stateOf(sql: Sql, jobId: string): Promise<{ state: string; finish
  */
 async function stageFile(sql: Sql, jobId: string, files: { rows: number; failed: number }): Promise<void> {
   await sql.begin(async (tx) => {
-    await stageFileRows(tx, jobId, Array.from({ length: files.rows }, (_, index) => ({ index, row: ListingRowSchema.parse(validListing({ external_id: `R-${index}` })) })));
+    await stageFileRows(tx, jobId, Array.from({ length: files.rows }, (_, index) => stagedRow(index, ListingRowSchema.parse(validListing({ external_id: `R-${index}` })))));
     await recordFileRowErrors(
       tx,
       jobId,

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { recordFileRowErrors, stageFileRows, type StagedRow } from '../../src/shared/repositories/import-files.js';
+import { recordFileRowErrors, stageFileRows, stagedRow, type StagedRow } from '../../src/shared/repositories/import-files.js';
 import { ListingRowSchema } from '../../src/shared/rows/listing-row.js';
 import { writeFileChunk, type ChunkOutcome } from '../../src/worker/write-file-chunk.js';
 import { openDatabaseWithAccount, type DatabaseWithAccount } from '../support/database-with-account.js';
@@ -30,7 +30,7 @@ describe('file imports: staging and chunks (stageFileRows, writeFileChunk)', () 
       await tx`
         insert into imports (job_id, account_id, kind, request_id, received, inserted, skipped, errors, state, source, created_at)
         values (${jobId}, ${db.accountId}, 'listings', 'file-test', ${rows.length + failed}, 0, ${failed}, '[]', 'queued', 'file', now())`;
-      const staged: StagedRow[] = rows.map((row, index) => ({ index, row: ListingRowSchema.parse(row) }));
+      const staged: StagedRow[] = rows.map((row, index) => stagedRow(index, ListingRowSchema.parse(row)));
       const repeats = await stageInChunks(tx, jobId, staged, chunkRows);
       return { jobId, repeats };
     });
@@ -59,7 +59,7 @@ describe('file imports: staging and chunks (stageFileRows, writeFileChunk)', () 
     const rows = [validListing({ external_id: 'A' }), validListing({ external_id: ' A ' }), validListing({ external_id: 'B' }), validListing()];
     const { jobId, repeats } = await stagedFile(rows, 10);
     expect(repeats).toEqual([1]);
-    const later = await db.sql.begin((tx) => stageFileRows(tx, jobId, [{ index: 4, row: ListingRowSchema.parse(validListing({ external_id: 'B' })) }]));
+    const later = await db.sql.begin((tx) => stageFileRows(tx, jobId, [stagedRow(4, ListingRowSchema.parse(validListing({ external_id: 'B' })))]));
     expect(later).toEqual([4]);
     expect(await stagedLeft(jobId)).toBe(3);
   });

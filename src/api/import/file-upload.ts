@@ -1,29 +1,36 @@
 import { createHash, type Hash } from 'node:crypto';
 import { Transform, type Readable, type TransformCallback } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
+import type { IncomingMessage } from 'node:http';
 import type { ApiError } from '../../shared/errors/api-error.js';
 import { apiErrors } from '../../shared/errors/api-errors.js';
 import { IMPORT_KINDS, type ImportKind } from '../../shared/import/import-kinds.js';
-import { FileReadError } from '../../shared/import/file/file-read-error.js';
+import { FileNotUtf8Error, FileReadError } from '../../shared/import/file/file-read-error.js';
 import { readCsvRows } from '../../shared/import/file/read-csv.js';
 import { readNdjsonRows } from '../../shared/import/file/read-ndjson.js';
 import { rowFields } from '../../shared/import/file/row-fields.js';
 import type { SourceRow } from '../../shared/import/file/source-row.js';
-import type { TransactionSql } from '../../shared/infra/db.js';
-import { recordFileRowErrors, stageFileRows } from '../../shared/repositories/import-files.js';
+import { stagedRow, type StagedRow } from '../../shared/repositories/import-files.js';
 import type { RowError } from '../../shared/rows/row-errors.js';
-import { validateRows } from '../../shared/rows/validate-rows.js';
+import { validateRow } from '../../shared/rows/validate-rows.js';
 
 /** Rows a file may hold (docs/imports.md#whole-files). */
 export const FILE_MAX_ROWS = 1_000_000;
 
 /**
- * Rows checked and staged at a time: what the upload holds in memory besides the stream's buffers,
- * and the most a worker's chunk writes (the batch's valid rows are staged as one chunk). note: a
- * thousand rows make a chunk of tens of milliseconds, which a cancel waits for and which leaves the
- * database to bulk requests between two chunks; chunks of 5,000 and 10,000 rows wrote no faster.
+ * Rows checked and staged at a time: the most a worker's chunk writes (the batch's valid rows are
+ * staged as one chunk). note: a thousand rows make a chunk of tens of milliseconds, which a cancel
+ * waits for and which leaves the database to bulk requests between two chunks; chunks of 5,000
+ * and 10,000 rows wrote no faster.
  */
 export const FILE_CHUNK_ROWS = 1_000;
+
+/**
+ * The most JSON a batch holds before it is staged, whatever its rows: what an upload holds in
+ * memory besides the row being read. note: a thousand rows of a usual catalogue are a few hundred
+ * KB; a thousand rows at the row rules' limits would be some 80 MB, so such a batch is staged at
+ * this size instead.
+ */
+export const FILE_CHUNK_MAX_BYTES = 2 * 1024 * 1024;
 
 /** Failed rows a `no valid rows` answer lists; the rest are not kept (nothing is). */
 const REFUSAL_ERRORS = 100;
@@ -37,6 +44,23 @@ export class FileRefusedError extends Error {
     super(reply.body.error);
   }
 }
+
+/** The client stopped sending before the file was whole (it went away, or its time ran out). */
+export class UploadAbortedError extends Error {
+  override name = 'UploadAbortedError';
+}
+
+/** A batch of a file, checked, to be staged: its valid rows and its failed ones. */
+export interface FileBatch {
+  rows: StagedRow[];
+  errors: RowError[];
+}
+
+/**
+ * Stages a batch (in a transaction of its own): returns the errors of the rows refused because an
+ * earlier row of the file carries their `external_id`, which it has recorded with the batch's.
+ */
+export type StageBatch = (batch: FileBatch) => Promise<RowError[]>;
 
 /** What the upload read and staged. */
 export interface ReceivedFile {
@@ -69,97 +93,92 @@ class MeteredBytes extends Transform {
   }
 }
 
-/** Decodes strict UTF-8 (a malformed byte refuses the file: 400), as text for the readers. */
-class StrictUtf8 extends Transform {
-  private readonly decoder = new TextDecoder('utf-8', { fatal: true });
-  constructor() {
-    super({ readableObjectMode: false, decodeStrings: true });
-  }
-
-  override _transform(chunk: Buffer, _encoding: BufferEncoding, done: TransformCallback): void {
-    try {
-      done(null, this.decoder.decode(chunk, { stream: true }));
-    } catch {
-      done(new FileRefusedError(apiErrors.fileNotUtf8()));
-    }
-  }
-
-  override _flush(done: TransformCallback): void {
-    try {
-      done(null, this.decoder.decode());
-    } catch {
-      done(new FileRefusedError(apiErrors.fileNotUtf8()));
-    }
-  }
-}
-
 /** A row the reader could not even read (a line that is not JSON): failed, as a row that is not an object. */
 function unreadable(index: number, problem: string): RowError {
   return { index, reason: problem, details: [{ field: null, code: 'not_an_object', message: problem }] };
 }
 
-const repeated = (index: number, externalId: unknown): RowError => ({
-  index,
-  ...(typeof externalId === 'string' ? { external_id: externalId } : {}),
-  reason: 'external_id: appears more than once in this file',
-  details: [{ field: 'external_id', code: 'duplicate_external_id', message: 'appears more than once in this file' }],
-});
+/** The answer to a file its reader stopped on. */
+function refusalOf(error: FileReadError): FileRefusedError {
+  return new FileRefusedError(error instanceof FileNotUtf8Error ? apiErrors.fileNotUtf8() : apiErrors.fileUnreadable(error.message));
+}
+
+/** The rows of a batch being gathered, bounded by count and by bytes. */
+class BatchInProgress {
+  rows: StagedRow[] = [];
+  errors: RowError[] = [];
+  private bytes = 0;
+
+  add(row: StagedRow): void {
+    this.rows.push(row);
+    this.bytes += row.json.length;
+  }
+
+  fail(error: RowError): void {
+    this.errors.push(error);
+  }
+
+  get full(): boolean {
+    return this.rows.length + this.errors.length >= FILE_CHUNK_ROWS || this.bytes >= FILE_CHUNK_MAX_BYTES;
+  }
+
+  get empty(): boolean {
+    return this.rows.length + this.errors.length === 0;
+  }
+
+  take(): FileBatch {
+    const batch = { rows: this.rows, errors: this.errors };
+    this.rows = [];
+    this.errors = [];
+    this.bytes = 0;
+    return batch;
+  }
+}
 
 /**
- * Reads a whole file as it arrives and stages it in the import's transaction (`tx`, whose record
- * `jobId` is inserted): every row checked with the bulk endpoints' rules, reasons and codes,
- * `index` its position in the file (from 0), the valid rows staged (a later row repeating an
- * `external_id` fails), the failed ones kept. Never holds the file whole: a batch of rows at a
- * time, with the stream's own buffers. Throws FileRefusedError for a file refused as a whole
- * (too large, not UTF-8, unreadable as its format, more than FILE_MAX_ROWS rows, no row, no
- * valid row); the caller rolls the transaction back, so nothing of it is kept.
+ * Reads a whole file as it arrives: every row checked, as it comes, with the bulk endpoints'
+ * rules, reasons and codes, `index` its position in the file (from 0); a batch at a time handed to
+ * `stage`. Throws FileRefusedError for a file refused as a whole (too large, not UTF-8, unreadable
+ * as its format, more than FILE_MAX_ROWS rows, no row, no valid row) as soon as it is known, and
+ * UploadAbortedError when the client stops sending; the caller drops what was staged.
+ *
+ * note: what one upload holds is bounded whatever its bytes: the readers' line or record
+ * (FILE_ROW_MAX_BYTES), the row being checked, and a batch (FILE_CHUNK_ROWS rows, at most
+ * FILE_CHUNK_MAX_BYTES of JSON). The request's own stream is piped into the reading, never part
+ * of a pipeline that would destroy it: a refusal is answered on it. On a refusal it is unpiped and
+ * left flowing, its bytes discarded, until the error handler's close ends the connection
+ * (lingerOnClose): nothing waits for its end.
  */
-export async function receiveFile(
-  tx: TransactionSql,
-  input: { jobId: string; kind: ImportKind; format: FileFormat; body: Readable; maxBytes: number },
-): Promise<ReceivedFile> {
-  const { jobId, kind, format, body, maxBytes } = input;
+export async function receiveFile(input: { kind: ImportKind; format: FileFormat; body: IncomingMessage | Readable; maxBytes: number; stage: StageBatch }): Promise<ReceivedFile> {
+  const { kind, format, body, maxBytes, stage } = input;
   const { rowSchema } = IMPORT_KINDS[kind];
   const hash = createHash('sha256').update(`file:${kind}\n`);
   const metered = new MeteredBytes(maxBytes, hash);
-  const text = new StrictUtf8();
-  // note: the pipeline's failure (too large, not UTF-8, the client gone) reaches the readers as the
-  // end of their input, and is thrown below once they stop. The request's own stream stays out of
-  // the pipeline, which would destroy it: a refused file is answered on it, and the error handler
-  // closes the connection after the answer.
-  body.on('error', (error) => metered.destroy(error));
+  // note: the first failure of the bytes' way in (too large, the client gone) is what the reading
+  // meets as the end of its input; it is told apart from the readers' own refusals below.
+  let stopped: Error | undefined;
+  metered.on('error', (error) => (stopped ??= error));
+  const abort = (error?: Error) => metered.destroy(error ?? new UploadAbortedError('the client stopped sending the file'));
+  const onBodyError = (error: Error) => abort(new UploadAbortedError(error.message));
+  const onBodyClose = () => {
+    if (!('complete' in body) || !body.complete) abort();
+  };
+  body.on('error', onBodyError);
+  body.once('close', onBodyClose);
   body.pipe(metered);
-  const flowing = pipeline(metered, text);
-  flowing.catch(() => undefined);
-  const rows: AsyncIterable<SourceRow> =
-    format === 'csv' ? readCsvRows(text, { fields: rowFields(rowSchema), kind }) : readNdjsonRows(text);
+  const rows: AsyncIterable<SourceRow> = format === 'csv' ? readCsvRows(metered, { fields: rowFields(rowSchema), kind }) : readNdjsonRows(metered);
 
   let received = 0;
   let staged = 0;
   let failed = 0;
   const firstErrors: RowError[] = [];
-  let batch: { index: number; value: unknown }[] = [];
-  let batchErrors: RowError[] = [];
-
+  const batch = new BatchInProgress();
   const flush = async () => {
-    const checked = validateRows(rowSchema, batch.map((row) => row.value));
-    const errors = [...batchErrors];
-    // note: validateRows numbers the rows of the batch from 0 and returns the valid ones in order;
-    // the file's positions are kept aside. Sets and maps, not searches: a batch of a thousand
-    // failed rows must not cost a million comparisons.
-    const failedInBatch = new Set(checked.errors.map((error) => error.index));
-    for (const error of checked.errors) errors.push({ ...error, index: batch[error.index]!.index });
-    const valid = batch.filter((_, position) => !failedInBatch.has(position)).map((row, n) => ({ index: row.index, row: checked.rows[n]! }));
-    const repeats = await stageFileRows(tx, jobId, valid);
-    const byIndex = new Map(valid.map((staged) => [staged.index, staged.row]));
-    for (const index of repeats) errors.push(repeated(index, byIndex.get(index)?.external_id));
-    errors.sort((a, b) => a.index - b.index);
-    await recordFileRowErrors(tx, jobId, errors);
+    const { rows: valid, errors } = batch.take();
+    const repeats = await stage({ rows: valid, errors });
     staged += valid.length - repeats.length;
-    failed += errors.length;
-    for (const error of errors) if (firstErrors.length < REFUSAL_ERRORS) firstErrors.push(error);
-    batch = [];
-    batchErrors = [];
+    failed += errors.length + repeats.length;
+    for (const error of [...errors, ...repeats].sort((a, b) => a.index - b.index)) if (firstErrors.length < REFUSAL_ERRORS) firstErrors.push(error);
   };
 
   try {
@@ -167,24 +186,26 @@ export async function receiveFile(
       const index = received;
       received += 1;
       if (received > FILE_MAX_ROWS) throw new FileRefusedError(apiErrors.fileTooManyRows(FILE_MAX_ROWS));
-      if ('error' in row) batchErrors.push(unreadable(index, row.error));
-      else batch.push({ index, value: row.value });
-      if (batch.length + batchErrors.length >= FILE_CHUNK_ROWS) await flush();
+      if ('error' in row) batch.fail(unreadable(index, row.error));
+      else {
+        const checked = validateRow(rowSchema, row.value, index);
+        if ('row' in checked) batch.add(stagedRow(index, checked.row));
+        else batch.fail(checked.error);
+      }
+      if (batch.full) await flush();
     }
-    await flowing;
+    if (!batch.empty) await flush();
   } catch (error) {
     body.unpipe(metered);
-    const refused = await flowing.then(
-      () => undefined,
-      (streamError: unknown) => streamError,
-    );
-    if (refused instanceof FileRefusedError) throw refused;
-    // note: a CSV header naming no row field, CSV that does not parse, an empty CSV file
-    if (error instanceof FileReadError) throw new FileRefusedError(apiErrors.fileUnreadable(error.message));
-    if (error instanceof FileRefusedError) throw error;
-    throw refused ?? error;
+    metered.destroy();
+    body.resume();
+    if (stopped instanceof FileRefusedError || stopped instanceof UploadAbortedError) throw stopped;
+    if (error instanceof FileReadError) throw refusalOf(error);
+    throw error;
+  } finally {
+    body.off('error', onBodyError);
+    body.off('close', onBodyClose);
   }
-  if (batch.length + batchErrors.length > 0) await flush();
   if (received === 0) throw new FileRefusedError(apiErrors.fileEmpty());
   if (staged === 0) throw new FileRefusedError(apiErrors.noValidRows(firstErrors));
   return { received, staged, failed, hash: hash.digest() };

@@ -1,22 +1,20 @@
-import { randomUUID } from 'node:crypto';
-import type { Readable } from 'node:stream';
+import type { IncomingMessage } from 'node:http';
 import type { FastifyInstance, FastifyRequest, onRequestAsyncHookHandler } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { hasApiAccess } from '../../shared/access/tiers.js';
 import { IdempotencyHeadersSchema } from '../../shared/api-schemas/headers.js';
 import { ImportSchema } from '../../shared/api-schemas/imports.js';
 import { API_ERRORS, apiErrors } from '../../shared/errors/api-errors.js';
-import { IMPORT_KIND_NAMES, IMPORT_KINDS, type ImportKind } from '../../shared/import/import-kinds.js';
+import { IMPORT_KIND_NAMES, type ImportKind } from '../../shared/import/import-kinds.js';
 import { IMPORTS_PATH, importLocation } from '../../shared/import/import-location.js';
-import type { Sql, TransactionSql } from '../../shared/infra/db.js';
-import { claimIdempotencyKey } from '../../shared/repositories/idempotency-keys.js';
-import { findImport } from '../../shared/repositories/import-lookups.js';
 import type { ApiDeps } from '../deps.js';
 import { apiKeyAuth } from '../auth/api-key-auth.js';
 import { authenticatedKey } from '../authenticated.js';
-import { FileRefusedError, receiveFile, type FileFormat } from '../import/file-upload.js';
+import { UploadAbortedError, type FileFormat } from '../import/file-upload.js';
+import { atFileImportCap, uploadFileImport, type FileUploadDeps } from '../import/file-upload-steps.js';
 import { addJobAfterUpload } from '../import/file-import-job.js';
+import { takeUploadSlot } from '../limits/file-upload-slots.js';
+import { shedWhenOverloaded } from '../plugins/load-shedding.js';
 import { importResource } from '../import/import-resource.js';
 import { refusalsByPart, refuseUnknownQueryParameters, validateAllButBody } from '../route-validation.js';
 import { BulkRequestErrorSchema, RetryLaterErrorSchema } from '../../shared/api-schemas/error-body.js';
@@ -39,9 +37,9 @@ const FileImportQuerySchema = z.object({
 });
 
 /** The bodies of file imports, as streams, until their handler takes them. */
-const fileBodies = new WeakMap<FastifyRequest, Readable>();
+const fileBodies = new WeakMap<FastifyRequest, IncomingMessage>();
 
-function takeFileBody(request: FastifyRequest): Readable {
+function takeFileBody(request: FastifyRequest): IncomingMessage {
   const body = fileBodies.get(request);
   if (body === undefined) throw new Error(`${request.url}: the file was not read as a stream`);
   fileBodies.delete(request);
@@ -57,33 +55,22 @@ const refuseOtherMediaTypes: onRequestAsyncHookHandler = async (request) => {
 };
 
 /**
- * 413 for a declared length over the limit and 429 for an account already at its file imports,
- * before the body is read. note: the second is checked again, under a lock, before the upload
- * commits: two uploads that pass here at once cannot both be kept over the limit.
+ * 413 for a declared length over the limit and 429 for an account already at its file imports
+ * (unless its Idempotency-Key names an earlier upload, which it may replay), before the body is
+ * read. note: the cap is checked again, under the account's lock, as the upload begins and as it
+ * is accepted (file-upload-steps.ts): uploads that pass here at once cannot all be kept.
  */
 function refuseBeforeReading(deps: ApiDeps): onRequestAsyncHookHandler {
   return async (request) => {
     const declared = Number(request.headers['content-length']);
     if (Number.isFinite(declared) && declared > deps.config.fileImportMaxBytes) throw apiErrors.bodyTooLarge(deps.config.fileImportMaxBytes);
-    if ((await unfinishedFileImportsOf(deps.sql, authenticatedKey(request).account.id)) >= deps.config.accountMaxFileImports) {
+    const idempotencyKey = request.headers['idempotency-key'];
+    const accountId = authenticatedKey(request).account.id;
+    if (await atFileImportCap(deps.uploadSql, deps.config, { accountId, idempotencyKey: typeof idempotencyKey === 'string' ? idempotencyKey : undefined })) {
       deps.metrics.rateLimited.inc({ window: 'file-imports' });
       throw apiErrors.tooManyFileImports();
     }
   };
-}
-
-async function unfinishedFileImportsOf(sql: Sql | TransactionSql, accountId: string, except = ''): Promise<number> {
-  const [row] = await sql<{ n: number }[]>`
-    select count(*)::int as n from imports
-    where account_id = ${accountId} and source = 'file' and state in ('queued', 'running') and job_id <> ${except}`;
-  return row!.n;
-}
-
-/** An Idempotency-Key that names an earlier upload of the same file: that import is the answer. */
-class ReplayedUpload extends Error {
-  constructor(readonly importId: string) {
-    super('idempotency replay');
-  }
 }
 
 const { rateMinute, lockout, idempotencyConflict } = ERROR_EXAMPLES;
@@ -132,10 +119,10 @@ const schema = (maxBytes: number) => ({
 const FileImportAcceptedSchema = z.object({ import: ImportSchema }).meta({ id: 'FileImportAccepted', description: 'The import the file became.' });
 
 /**
- * `POST /v1/api/imports?kind=listings|machines` (docs/imports.md#whole-files): a whole file,
- * read as a stream and staged in PostgreSQL in one transaction with the import's record, so
- * that a refused file, or an API that dies mid-upload, keeps nothing; then its job in the
- * `file-imports` queue, which the workers run a chunk at a time (src/worker/file-imports.ts).
+ * `POST /v1/api/imports?kind=listings|machines` (docs/imports.md#whole-files): a whole file, read
+ * as a stream, checked and staged in PostgreSQL a batch at a time, and kept only once it is whole
+ * (src/api/import/file-upload-steps.ts); then its job in the `file-imports` queue, which the
+ * workers run a chunk at a time (src/worker/file-imports.ts).
  */
 export async function fileImportRoutes(fastify: FastifyInstance, deps: ApiDeps): Promise<void> {
   const app = fastify.withTypeProvider<ZodTypeProvider>();
@@ -143,6 +130,14 @@ export async function fileImportRoutes(fastify: FastifyInstance, deps: ApiDeps):
     fileBodies.set(request, payload);
     done(null, undefined);
   });
+  const uploadDeps: FileUploadDeps = {
+    uploadSql: deps.uploadSql,
+    sql: deps.sql,
+    quota: deps.quota,
+    config: deps.config,
+    uploads: deps.uploads,
+    refused: (window) => deps.metrics.rateLimited.inc({ window }),
+  };
 
   app.post(
     IMPORTS_PATH,
@@ -152,60 +147,40 @@ export async function fileImportRoutes(fastify: FastifyInstance, deps: ApiDeps):
       config: { auth: 'api-key', requiredScope: 'listings:write' },
       validatorCompiler: validateAllButBody,
       schemaErrorFormatter: refusalsByPart({ querystring: apiErrors.importKindMalformed, headers: apiErrors.idempotencyKeyMalformed }),
-      onRequest: [apiKeyAuth(deps), refuseUnknownQueryParameters(['kind']), refuseOtherMediaTypes, refuseBeforeReading(deps)],
+      onRequest: [
+        apiKeyAuth(deps),
+        refuseUnknownQueryParameters(['kind']),
+        refuseOtherMediaTypes,
+        refuseBeforeReading(deps),
+        shedWhenOverloaded(fastify),
+        takeUploadSlot(deps.uploadSlots),
+      ],
     },
     async (request, reply) => {
-      const { account } = authenticatedKey(request);
+      const { account, keyId } = authenticatedKey(request);
       const kind: ImportKind = request.query.kind;
-      const format = formatOf(request)!;
-      const key = request.headers['idempotency-key'];
-      const body = takeFileBody(request);
-      const jobId = randomUUID();
-      let charged = 0;
-      try {
-        await deps.sql.begin(async (tx) => {
-          await tx`
-            insert into imports (job_id, account_id, kind, request_id, received, inserted, skipped, errors, state, source, created_at)
-            values (${jobId}, ${account.id}, ${kind}, ${request.id}, 0, 0, 0, '[]', 'queued', 'file', now())`;
-          const file = await receiveFile(tx, { jobId, kind, format, body, maxBytes: deps.config.fileImportMaxBytes });
-          await tx`update imports set received = ${file.received}, skipped = ${file.failed}, processed = ${file.failed} where job_id = ${jobId}`;
-          // note: under the account's lock, so that two uploads finishing at once count each other.
-          await tx`select pg_advisory_xact_lock(hashtext(${`file-imports:${account.id}`}))`;
-          if ((await unfinishedFileImportsOf(tx, account.id, jobId)) >= deps.config.accountMaxFileImports) {
-            deps.metrics.rateLimited.inc({ window: 'file-imports' });
-            throw new FileRefusedError(apiErrors.tooManyFileImports());
-          }
-          if (key !== undefined) {
-            const claim = await claimIdempotencyKey(tx, { accountId: account.id, key, requestHash: file.hash, jobId });
-            if (!claim.claimed && !claim.requestHash.equals(file.hash)) throw new FileRefusedError(apiErrors.idempotencyKeyReused());
-            if (!claim.claimed) throw new ReplayedUpload(claim.jobId);
-          }
-          // note: the request itself counted once in both windows; the file counts as the bulk
-          // requests it replaces in the day window. Last, so that a refusal above charges nothing.
-          const points = Math.ceil(file.received / IMPORT_KINDS[kind].maxRows) - 1;
-          const charge = hasApiAccess(account.subscriptionTier) ? await deps.quota.chargeDay(account.id, account.subscriptionTier, points) : { ok: true as const };
-          if (!charge.ok) {
-            deps.metrics.rateLimited.inc({ window: 'per-day' });
-            throw new FileRefusedError(apiErrors.rateLimited('per-day', charge.retryAfterSec));
-          }
-          charged = points;
-        });
-      } catch (error) {
-        if (charged > 0) deps.quota.refundDay(account.id, charged);
-        if (error instanceof FileRefusedError) throw error.reply;
-        if (error instanceof ReplayedUpload) {
-          const earlier = await findImport(deps.sql, account.id, error.importId);
-          if (!earlier) throw new Error(`the import ${error.importId} an Idempotency-Key names cannot be read`, { cause: error });
-          return reply.code(202).header('location', importLocation(earlier.id)).header('idempotent-replayed', 'true').send({ import: importResource(earlier) });
-        }
+      const outcome = await uploadFileImport(uploadDeps, {
+        account,
+        keyId,
+        kind,
+        format: formatOf(request)!,
+        body: takeFileBody(request),
+        idempotencyKey: request.headers['idempotency-key'],
+        requestId: request.id,
+        log: request.log,
+      }).catch((error: unknown) => {
+        // note: answered already (408 past FILE_UPLOAD_TIMEOUT_MS, or the client gone): the upload
+        // was dropped, and there is nobody left to tell.
+        if (reply.sent || error instanceof UploadAbortedError) return undefined;
         throw error;
+      });
+      if (outcome === undefined) return reply;
+      const created = outcome.import;
+      if (outcome.type === 'replayed') {
+        return reply.code(202).header('location', importLocation(created.id)).header('idempotent-replayed', 'true').send({ import: importResource(created) });
       }
-      const created = await findImport(deps.sql, account.id, jobId);
-      if (!created) throw new Error(`the file import ${jobId} just committed cannot be read`);
-      // note: after the read, so that the 202 shows the import as the upload left it (queued),
-      // not as a first chunk a fast worker wrote meanwhile.
-      await addJobAfterUpload(deps.fileImportQueue, jobId, kind, request.log);
-      return reply.code(202).header('location', importLocation(jobId)).send({ import: importResource(created) });
+      await addJobAfterUpload(deps.fileImportQueue, created.id, kind, request.log);
+      return reply.code(202).header('location', importLocation(created.id)).send({ import: importResource(created) });
     },
   );
 }

@@ -67,6 +67,7 @@ export const API_ERRORS = {
   overloaded: { status: 503, code: 'overloaded', text: 'Service overloaded, retry shortly' },
   workersUnavailable: { status: 503, code: 'workers_unavailable', text: 'Import workers unavailable; nothing was written' },
   importFailed: { status: 503, code: 'import_failed', text: 'Import failed; nothing was written' },
+  importOutcomeUnknown: { status: 503, code: 'import_outcome_unknown', text: 'Import may have been accepted; look it up before sending it again' },
   stillRunning: { status: 504, code: 'import_still_running', text: 'Import is still running; check before retrying' },
 } as const satisfies Record<string, { status: number; code: string; text: string | ((...args: never[]) => string) }>;
 
@@ -175,6 +176,8 @@ export const apiErrors = {
   workersUnavailable: (importId?: string) =>
     retryAfter('workersUnavailable', API_ERRORS.workersUnavailable.text, WORKERS_UNAVAILABLE_RETRY_SEC, referenceTo(importId)),
   importFailed: (importId?: string) => retryAfter('importFailed', API_ERRORS.importFailed.text, RETRY_SOON_SEC, referenceTo(importId)),
+  /** a file whose acceptance may have committed (its COMMIT's answer was lost): `Location` names the import to look up */
+  importOutcomeUnknown: (importId: string) => retryAfter('importOutcomeUnknown', API_ERRORS.importOutcomeUnknown.text, RETRY_SOON_SEC, referenceTo(importId)),
   stillRunning: (requestId: string, importId?: string) => {
     const { fields, headers } = referenceTo(importId);
     return answer('stillRunning', API_ERRORS.stillRunning.text, { request_id: requestId, ...fields }, headers);

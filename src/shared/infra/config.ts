@@ -72,14 +72,20 @@ const EnvSchema = z.object({
   FILE_IMPORT_MAX_BYTES: intFromEnv(104_857_600),
   /** file imports of one account queued or running at once */
   ACCOUNT_MAX_FILE_IMPORTS: intFromEnv(2),
-  // note: how long a file's body may take to arrive, in place of REQUEST_TIMEOUT_MS: 100 MB in 10
-  // minutes is some 170 KB a second. At most a day: Node's timers hold 24.8 days at most, and an
-  // upload that slow holds a database connection and its transaction open all the while.
   // note: chunks of one file import a worker writes at once, each on its own connection of the
   // worker's pool (DATABASE_POOL_MAX) beside the bulk requests' WORKER_CONCURRENCY. Two let a file
   // use a second core; more take from the bulk requests (docs/operators.md#file-imports).
   FILE_IMPORT_WRITERS: z.coerce.number().int().min(1).max(16).default(2),
+  // note: how long a file's body may take to arrive, in place of REQUEST_TIMEOUT_MS: 100 MB in 10
+  // minutes is some 170 KB a second. At most a day: Node's timers hold 24.8 days at most.
   FILE_UPLOAD_TIMEOUT_MS: z.coerce.number().int().min(1_000).max(86_400_000).default(600_000),
+  // note: uploads one API process receives at once; the next is answered 503 before its body is
+  // read. Each holds at most a row being read and a batch (a few MB whatever it sends), so the
+  // default keeps a process's uploads under some 100 MB (docs/operators.md#file-imports).
+  FILE_UPLOADS_PER_PROCESS: z.coerce.number().int().min(1).max(1_000).default(16),
+  // note: the connections an API process stages uploads on, apart from DATABASE_POOL_MAX: a batch
+  // holds one for the moment it is written, and no other request waits for an upload's.
+  FILE_UPLOAD_POOL_MAX: z.coerce.number().int().min(1).max(100).default(2),
 });
 
 export class ConfigError extends Error {
@@ -155,6 +161,10 @@ const ConfigSchema = EnvSchema.transform((e, ctx) => {
     fileImportMaxBytes: e.FILE_IMPORT_MAX_BYTES,
     accountMaxFileImports: e.ACCOUNT_MAX_FILE_IMPORTS,
     fileUploadTimeoutMs: e.FILE_UPLOAD_TIMEOUT_MS,
+    /** uploads one API process receives at once */
+    fileUploadsPerProcess: e.FILE_UPLOADS_PER_PROCESS,
+    /** the connections an API process stages uploads on (its own pool) */
+    fileUploadPoolMax: e.FILE_UPLOAD_POOL_MAX,
     fileImportWriters: e.FILE_IMPORT_WRITERS,
   };
 });

@@ -33,6 +33,15 @@ export async function claimIdempotencyKey(
   return { claimed: false, jobId: earlier.job_id, requestHash: earlier.request_hash };
 }
 
+/** Whether the account has claimed the key (within its 24 hours): a request with it may be a replay. */
+export async function isIdempotencyKeyClaimed(sql: Sql | TransactionSql, input: { accountId: string; key: string }): Promise<boolean> {
+  const [claim] = await sql`
+    select 1 from idempotency_keys
+    where account_id = ${input.accountId} and idempotency_key = ${input.key}
+      and created_at >= now() - make_interval(hours => ${IDEMPOTENCY_KEY_TTL_HOURS})`;
+  return claim !== undefined;
+}
+
 /**
  * Frees a claim whose import is recorded as having written nothing (its job can never write), unless
  * another job has claimed the key since.

@@ -12,13 +12,21 @@ import type { RowError } from '../rows/row-errors.js';
  * callers'.
  */
 
-/** A valid row of a file, normalised, at its position in the file. */
+/** A valid row of a file, normalised and as JSON, at its position in the file. */
 export interface StagedRow {
   index: number;
-  row: ListingRow | MachineRow;
+  /** the row's own id, trimmed, or null */
+  externalId: string | null;
+  /** the normalised row as the chunk's JSON holds it */
+  json: string;
 }
 
-const hasExternalId = (staged: StagedRow): boolean => typeof staged.row.external_id === 'string';
+/** A normalised row as staged. note: serialised once, as it is checked: a batch is bounded by these bytes. */
+export function stagedRow(index: number, row: ListingRow | MachineRow): StagedRow {
+  return { index, externalId: typeof row.external_id === 'string' ? row.external_id : null, json: JSON.stringify(row) };
+}
+
+const hasExternalId = (staged: StagedRow): boolean => staged.externalId !== null;
 
 /**
  * Stages a batch of valid rows of a file, in position order, as one chunk: the rows a worker
@@ -33,7 +41,7 @@ export async function stageFileRows(tx: TransactionSql, jobId: string, rows: rea
   const withIds = rows.filter(hasExternalId);
   let repeats: number[] = [];
   if (withIds.length > 0) {
-    const claims = withIds.map((staged) => ({ index: staged.index, external_id: staged.row.external_id }));
+    const claims = withIds.map((staged) => ({ index: staged.index, external_id: staged.externalId }));
     const claimed = await tx<{ index: number }[]>`
       insert into import_file_external_ids (job_id, external_id, index)
       select ${jobId}, c.external_id, c.index
@@ -45,11 +53,11 @@ export async function stageFileRows(tx: TransactionSql, jobId: string, rows: rea
     repeats = withIds.filter((staged) => !kept.has(staged.index)).map((staged) => staged.index);
   }
   const refused = new Set(repeats);
-  const chunk = rows.filter((staged) => !refused.has(staged.index));
+  const chunk = refused.size === 0 ? rows : rows.filter((staged) => !refused.has(staged.index));
   if (chunk.length > 0) {
     await tx`
       insert into import_file_chunks (job_id, first_index, rows, body, with_external_ids)
-      values (${jobId}, ${chunk[0]!.index}, ${chunk.length}, ${JSON.stringify(chunk.map((staged) => staged.row))}, ${chunk.some(hasExternalId)})`;
+      values (${jobId}, ${chunk[0]!.index}, ${chunk.length}, ${`[${chunk.map((staged) => staged.json).join(',')}]`}, ${chunk.some(hasExternalId)})`;
   }
   return repeats;
 }

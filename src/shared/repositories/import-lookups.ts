@@ -43,7 +43,7 @@ const SHOWS_WRITTEN = `(source = 'file' or state = 'completed')`;
  * has none: it is done all at once, so it is the same sum (0 written until it completes, its
  * refused rows counted from the start).
  */
-const RECORDED = `
+export const IMPORT_VIEW_COLUMNS = `
   job_id as id, kind, source, state,
   created_at as "createdAt", started_at as "startedAt", finished_at as "finishedAt",
   coalesce(received, inserted + coalesce(updated, 0) + coalesce(unchanged, 0) + skipped) as received,
@@ -73,7 +73,7 @@ function imports(sql: Sql, accountId: string, page: { rows: number; before: post
   const recordsBefore = page.before ? sql`and (created_at, job_id) < ${page.before}` : sql``;
   const unsettledBefore = page.before ? sql`and (u.created_at, u.job_id) < ${page.before}` : sql``;
   return sql`(
-    (select ${sql.unsafe(RECORDED)} from imports where account_id = ${accountId} ${recordsBefore}
+    (select ${sql.unsafe(IMPORT_VIEW_COLUMNS)} from imports where account_id = ${accountId} and state <> 'uploading' ${recordsBefore}
      order by created_at desc, job_id desc limit ${page.rows})
     union all
     (select ${sql.unsafe(UNSETTLED)} from unsettled_imports as u
@@ -89,7 +89,7 @@ function imports(sql: Sql, accountId: string, page: { rows: number; before: post
  */
 function placeOf(sql: Sql, accountId: string, importId: string) {
   return sql`(
-    select r.created_at, r.job_id from imports as r where r.job_id = ${importId} and r.account_id = ${accountId}
+    select r.created_at, r.job_id from imports as r where r.job_id = ${importId} and r.account_id = ${accountId} and r.state <> 'uploading'
     union all
     select s.created_at, s.job_id from unsettled_imports as s
     where s.job_id = ${importId} and s.account_id = ${accountId} and not exists (select 1 from imports as i where i.job_id = s.job_id)
@@ -102,7 +102,7 @@ function placeOf(sql: Sql, accountId: string, importId: string) {
  */
 export async function findImport(sql: Sql, accountId: string, importId: string): Promise<ImportView | undefined> {
   const [found] = await sql<ImportView[]>`
-    select ${sql.unsafe(RECORDED)} from imports where job_id = ${importId} and account_id = ${accountId}
+    select ${sql.unsafe(IMPORT_VIEW_COLUMNS)} from imports where job_id = ${importId} and account_id = ${accountId} and state <> 'uploading'
     union all
     select ${sql.unsafe(UNSETTLED)} from unsettled_imports as u
     where u.job_id = ${importId} and u.account_id = ${accountId} and not exists (select 1 from imports as i where i.job_id = u.job_id)`;
@@ -173,7 +173,7 @@ export async function listImportErrors(
       ) as page
     ) end as errors
     from (
-      select source, errors, 1 as preferred from imports where job_id = ${importId} and account_id = ${accountId}
+      select source, errors, 1 as preferred from imports where job_id = ${importId} and account_id = ${accountId} and state <> 'uploading'
       union all
       select 'request', errors, 2 from unsettled_imports where job_id = ${importId} and account_id = ${accountId}
     ) as i

@@ -83,18 +83,21 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
 
 const NOT_AN_OBJECT: RowErrorDetail = { field: null, code: 'not_an_object', message: 'row must be an object' };
 
+/** One row checked: the row as stored, or why it fails (at `index`). */
+export function validateRow<Schema extends z.ZodType>(schema: Schema, candidate: unknown, index: number): { row: z.output<Schema> } | { error: RowError } {
+  if (!isPlainObject(candidate)) return { error: { index, reason: NOT_AN_OBJECT.message, details: [{ ...NOT_AN_OBJECT }] } };
+  const result = schema.safeParse(candidate);
+  return result.success ? { row: result.data } : { error: { index, ...describeRowIssues(result.error.issues, candidate) } };
+}
+
 /** Validates every row up front; a failing row never stops the others (docs/rows.md#each-row). */
 export function validateRows<Schema extends z.ZodType>(schema: Schema, input: readonly unknown[]): RowValidation<z.output<Schema>> {
   const rows: z.output<Schema>[] = [];
   const errors: RowError[] = [];
   input.forEach((candidate, index) => {
-    if (!isPlainObject(candidate)) {
-      errors.push({ index, reason: NOT_AN_OBJECT.message, details: [{ ...NOT_AN_OBJECT }] });
-      return;
-    }
-    const result = schema.safeParse(candidate);
-    if (result.success) rows.push(result.data);
-    else errors.push({ index, ...describeRowIssues(result.error.issues, candidate) });
+    const checked = validateRow(schema, candidate, index);
+    if ('row' in checked) rows.push(checked.row);
+    else errors.push(checked.error);
   });
   return { rows, errors };
 }

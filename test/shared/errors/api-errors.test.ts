@@ -62,6 +62,7 @@ const PINNED: [ApiErrorKind, number, string, string][] = [
   ['overloaded', 503, 'overloaded', 'Service overloaded, retry shortly'],
   ['workersUnavailable', 503, 'workers_unavailable', 'Import workers unavailable; nothing was written'],
   ['importFailed', 503, 'import_failed', 'Import failed; nothing was written'],
+  ['importOutcomeUnknown', 503, 'import_outcome_unknown', 'Import may have been accepted; look it up before sending it again'],
   ['stillRunning', 504, 'import_still_running', 'Import is still running; check before retrying'],
 ];
 
@@ -121,6 +122,7 @@ const BUILT: Record<ApiErrorKind, () => { statusCode: number; body: { error: str
   overloaded: () => apiErrors.overloaded(),
   workersUnavailable: () => apiErrors.workersUnavailable('imp-1'),
   importFailed: () => apiErrors.importFailed('imp-1'),
+  importOutcomeUnknown: () => apiErrors.importOutcomeUnknown('imp-1'),
   stillRunning: () => apiErrors.stillRunning('req-1', 'imp-1'),
 };
 

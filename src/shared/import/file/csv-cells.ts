@@ -13,25 +13,40 @@ const BOOLEAN_CELL = /^(?:true|false)$/i;
  * says what is wrong with it: `"12.5"` for `price_cents` becomes 12.5 and fails as "must be a
  * whole number", `"abc"` stays a string and fails the same way. `undefined` means absent.
  */
-export function coerceCell(type: FieldSpec['type'], cell: string): unknown {
+export function coerceCell(field: Pick<FieldSpec, 'type' | 'maxEntries'>, cell: string): unknown {
   const trimmed = cell.trim();
   // note: an empty cell is an absent field; the schema then applies its default or says "required".
   if (trimmed === '') return undefined;
-  switch (type) {
+  switch (field.type) {
     case 'number':
       return NUMBER_CELL.test(trimmed) ? Number(trimmed) : cell;
     case 'boolean':
       return BOOLEAN_CELL.test(trimmed) ? trimmed.toLowerCase() === 'true' : cell;
     case 'array': {
-      const entries = cell
-        .split(CSV_ARRAY_SEPARATOR)
-        .map((entry) => entry.trim())
-        .filter((entry) => entry !== '');
+      const entries = arrayEntries(cell, field.maxEntries);
       return entries.length === 0 ? undefined : entries;
     }
     case 'string':
       return cell;
   }
+}
+
+/**
+ * The non-empty entries of an array cell, trimmed; with a cap, at most one past it, so that the
+ * schema still refuses the row (`tags: at most 100 entries`) while a cell of a million `|` is never
+ * split into a million strings.
+ */
+export function arrayEntries(cell: string, maxEntries = Number.POSITIVE_INFINITY): string[] {
+  const entries: string[] = [];
+  let start = 0;
+  while (entries.length <= maxEntries) {
+    const end = cell.indexOf(CSV_ARRAY_SEPARATOR, start);
+    const entry = cell.slice(start, end === -1 ? undefined : end).trim();
+    if (entry !== '') entries.push(entry);
+    if (end === -1) break;
+    start = end + CSV_ARRAY_SEPARATOR.length;
+  }
+  return entries;
 }
 
 export interface CsvColumns {
@@ -70,7 +85,7 @@ export function csvRecordToRow(columns: CsvColumns, cells: readonly string[]): R
   const row: Record<string, unknown> = {};
   columns.fields.forEach((field, position) => {
     if (!field) return;
-    const value = coerceCell(field.type, cells[position] ?? '');
+    const value = coerceCell(field, cells[position] ?? '');
     if (value !== undefined) row[field.name] = value;
   });
   return row;

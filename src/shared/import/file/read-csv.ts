@@ -1,7 +1,11 @@
+import { pipeline } from 'node:stream';
 import type { Readable } from 'node:stream';
 import { parse } from 'csv-parse';
 import { csvRecordToRow, CsvHeaderError, mapCsvHeader, type CsvColumns } from './csv-cells.js';
+import { CsvRecordBound } from './csv-record-bound.js';
 import { FileReadError } from './file-read-error.js';
+import { StrictUtf8 } from './strict-utf8.js';
+import { FILE_ROW_MAX_BYTES } from './row-bytes.js';
 import type { FieldSpec } from './row-fields.js';
 import type { SourceRow } from './source-row.js';
 
@@ -20,18 +24,25 @@ export interface CsvReadOptions {
   kind: string;
   /** called once with the mapped header, before the first row */
   onHeader?: (columns: CsvColumns) => void;
+  /** the longest record read (FILE_ROW_MAX_BYTES); a longer one stops the file */
+  maxRecordBytes?: number;
 }
 
 /**
- * Streams the rows of a CSV file whose first record is a header of API field names. Each row's
- * location is the line its record starts on. note: lines are counted here, from the line breaks
- * inside quoted cells plus one per record, rather than taken from csv-parse's `info.lines`,
- * which counts a CRLF inside a quoted cell as two lines and so drifts in Windows files.
+ * Streams the rows of a CSV file (its bytes) whose first record is a header of API field names.
+ * Each row's location is the line its record starts on. The file must be UTF-8 (FileNotUtf8Error),
+ * and no record may be longer than `maxRecordBytes` (FileRecordTooLongError): the file stops there.
+ * note: lines are counted here, from the line breaks inside quoted cells plus one per record,
+ * rather than taken from csv-parse's `info.lines`, which counts a CRLF inside a quoted cell as two
+ * lines and so drifts in Windows files.
  */
 export async function* readCsvRows(input: Readable, options: CsvReadOptions): AsyncGenerator<SourceRow> {
+  const maxRecordBytes = options.maxRecordBytes ?? FILE_ROW_MAX_BYTES;
   // note: empty lines come through as one empty cell, so every physical line is accounted for.
-  const parser = input.pipe(parse({ bom: true, relax_column_count: true, skip_empty_lines: false }));
-  input.once('error', (error) => parser.destroy(error));
+  const parser = parse({ bom: true, relax_column_count: true, skip_empty_lines: false, max_record_size: maxRecordBytes });
+  // note: the first failure (a record too long, bytes that are not UTF-8, the input's own error)
+  // destroys every stage, and the loop below meets it as the parser's error.
+  pipeline(input, new CsvRecordBound(maxRecordBytes), new StrictUtf8(), parser, () => undefined);
   let nextLine = 1;
   let columns: CsvColumns | undefined;
   try {
@@ -51,6 +62,7 @@ export async function* readCsvRows(input: Readable, options: CsvReadOptions): As
       yield { location: line, value: csvRecordToRow(columns, record) };
     }
   } catch (error) {
+    if (error instanceof FileReadError) throw error;
     if (error instanceof CsvHeaderError) throw new FileReadError(error.message);
     const message = error instanceof Error ? error.message : String(error);
     if ((error as { code?: string }).code?.startsWith('CSV_')) {
@@ -58,6 +70,9 @@ export async function* readCsvRows(input: Readable, options: CsvReadOptions): As
       throw new FileReadError(`CSV syntax error: ${message}`);
     }
     throw new FileReadError(`cannot read the file: ${message}`);
+  } finally {
+    // note: a consumer that stops early (a refused file) ends the reading of the input too.
+    parser.destroy();
   }
   if (columns === undefined) throw new FileReadError('the file is empty: a CSV file starts with a header line of field names');
 }

@@ -6,11 +6,20 @@ export interface FieldSpec {
   name: string;
   type: FieldType;
   required: boolean;
+  /** for an array field, the most entries a row may send (its rule's cap) */
+  maxEntries?: number;
 }
 
 interface JsonSchemaNode {
   type?: string | string[];
   anyOf?: JsonSchemaNode[];
+  maxItems?: number;
+}
+
+/** The smallest `maxItems` the node or its alternatives declare. */
+function maxItemsOf(node: JsonSchemaNode): number | undefined {
+  const caps = [node.maxItems, ...(node.anyOf ?? []).map(maxItemsOf)].filter((cap): cap is number => cap !== undefined);
+  return caps.length === 0 ? undefined : Math.min(...caps);
 }
 
 function typeOf(node: JsonSchemaNode): FieldType {
@@ -39,5 +48,8 @@ export function rowFields(schema: z.ZodType): FieldSpec[] {
     required?: string[];
   };
   const required = new Set(json.required ?? []);
-  return Object.entries(json.properties ?? {}).map(([name, node]) => ({ name, type: typeOf(node), required: required.has(name) }));
+  return Object.entries(json.properties ?? {}).map(([name, node]) => {
+    const maxEntries = maxItemsOf(node);
+    return { name, type: typeOf(node), required: required.has(name), ...(maxEntries === undefined ? {} : { maxEntries }) };
+  });
 }

@@ -17,9 +17,9 @@ describe('rowFields (field types read from the shared schemas)', () => {
       { name: 'price_cents', type: 'number', required: true },
       { name: 'category', type: 'string', required: true },
       { name: 'material', type: 'string', required: true },
-      { name: 'photo_urls', type: 'array', required: true },
+      { name: 'photo_urls', type: 'array', required: true, maxEntries: 100 },
       { name: 'color', type: 'string', required: false },
-      { name: 'tags', type: 'array', required: false },
+      { name: 'tags', type: 'array', required: false, maxEntries: 100 },
       { name: 'print_time_hours', type: 'number', required: false },
       { name: 'is_available', type: 'boolean', required: false },
       { name: 'allows_custom_orders', type: 'boolean', required: false },
@@ -58,13 +58,13 @@ describe('coerceCell', () => {
     ['array', 'one', ['one']],
     ['string', ' kept as is ', ' kept as is '],
   ] as const)('%s cell %j -> %j', (type, cell, expected) => {
-    expect(coerceCell(type, cell)).toEqual(expected);
+    expect(coerceCell({ type }, cell)).toEqual(expected);
   });
 
   it.each(['string', 'number', 'boolean', 'array'] as const)('an empty or blank %s cell is an absent field', (type) => {
-    expect(coerceCell(type, '')).toBeUndefined();
-    expect(coerceCell(type, '   ')).toBeUndefined();
-    if (type === 'array') expect(coerceCell(type, '|')).toBeUndefined();
+    expect(coerceCell({ type }, '')).toBeUndefined();
+    expect(coerceCell({ type }, '   ')).toBeUndefined();
+    if (type === 'array') expect(coerceCell({ type }, '|')).toBeUndefined();
   });
 });
 

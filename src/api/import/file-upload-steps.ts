@@ -1,0 +1,219 @@
+import { randomUUID } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
+import { setTimeout as delay } from 'node:timers/promises';
+import type { FastifyBaseLogger } from 'fastify';
+import { hasApiAccess } from '../../shared/access/tiers.js';
+import { apiErrors } from '../../shared/errors/api-errors.js';
+import { IMPORT_KINDS, type ImportKind } from '../../shared/import/import-kinds.js';
+import type { Sql, TransactionSql } from '../../shared/infra/db.js';
+import type { Account } from '../../shared/repositories/accounts.js';
+import {
+  countFileImportsInProgress,
+  dropUpload,
+  keyStillActive,
+  lockAccountFileImports,
+  recordUploadAccepted,
+  recordUploadStarted,
+} from '../../shared/repositories/file-uploads.js';
+import { claimIdempotencyKey, isIdempotencyKeyClaimed } from '../../shared/repositories/idempotency-keys.js';
+import { recordFileRowErrors, stageFileRows } from '../../shared/repositories/import-files.js';
+import { findImport, type ImportView } from '../../shared/repositories/import-lookups.js';
+import type { RowError } from '../../shared/rows/row-errors.js';
+import type { AccountQuota } from '../limits/account-quota.js';
+import { FileRefusedError, receiveFile, type FileBatch, type FileFormat } from './file-upload.js';
+import type { UploadsInProgress } from './uploads-in-progress.js';
+
+/**
+ * The steps of a whole file's upload (docs/imports.md#whole-files), each a short transaction on
+ * the uploads' own pool (`uploadSql`), so that neither a slow upload nor many of them hold a
+ * connection that another request waits for:
+ *
+ * 1. open: under the account's lock, the file-import cap, then the import recorded `uploading`;
+ * 2. stage: each batch of checked rows as it is read (file-upload.ts);
+ * 3. accept: under the account's lock, the key still active, the Idempotency-Key, the cap again,
+ *    the day quota, then the import `queued`: the one commit after which the file is kept.
+ *
+ * A refusal at any step, or a client that goes away, drops the upload with what it staged; an
+ * API process that dies mid-upload leaves it to the workers' sweep. Nothing of an upload is seen
+ * before step 3 commits.
+ */
+
+export interface FileUploadDeps {
+  /** the uploads' own pool (FILE_UPLOAD_POOL_MAX) */
+  uploadSql: Sql;
+  /** the API's pool, for reading the import an Idempotency-Key names */
+  sql: Sql;
+  quota: AccountQuota;
+  config: { accountMaxFileImports: number; fileImportMaxBytes: number };
+  /** the uploads this process is receiving, said to be alive every few seconds */
+  uploads: UploadsInProgress;
+  /** counts a refusal of the file-import cap or of the day quota */
+  refused: (window: 'file-imports' | 'per-day') => void;
+}
+
+export interface FileUpload {
+  account: Account;
+  keyId: string;
+  kind: ImportKind;
+  format: FileFormat;
+  body: IncomingMessage;
+  idempotencyKey: string | undefined;
+  requestId: string;
+  log: FastifyBaseLogger;
+}
+
+/** What an upload became: a new import, or the earlier one its Idempotency-Key names. */
+export type FileUploadOutcome = { type: 'accepted'; import: ImportView } | { type: 'replayed'; import: ImportView };
+
+/**
+ * How long a refusal waits for its upload to be dropped before it is answered. note: the drop
+ * goes on after the answer when it takes longer (a million staged rows): the upload was never
+ * visible, and the sweep takes what a failed drop leaves.
+ */
+const DROP_WAIT_MS = 1_000;
+
+/** Runs the whole upload; refusals are thrown as ApiError (a FileRefusedError's reply). */
+export async function uploadFileImport(deps: FileUploadDeps, upload: FileUpload): Promise<FileUploadOutcome> {
+  const importId = randomUUID();
+  await openUpload(deps, upload, importId);
+  deps.uploads.add(importId);
+  let accepted = false;
+  try {
+    const file = await receiveFile({
+      kind: upload.kind,
+      format: upload.format,
+      body: upload.body,
+      maxBytes: deps.config.fileImportMaxBytes,
+      stage: (batch) => stageBatch(deps.uploadSql, importId, batch),
+    });
+    const outcome = await acceptUpload(deps, upload, importId, file);
+    accepted = outcome.type === 'accepted';
+    return outcome;
+  } catch (error) {
+    if (error instanceof FileRefusedError) throw error.reply;
+    if (error instanceof AcceptanceOutcomeUnknown) {
+      upload.log.warn({ err: error.cause, importId }, 'file import: the answer to the acceptance\'s commit was lost; it may have committed');
+      throw apiErrors.importOutcomeUnknown(importId);
+    }
+    throw error;
+  } finally {
+    deps.uploads.delete(importId);
+    if (!accepted) await dropWithin(deps.uploadSql, importId, upload.log);
+  }
+}
+
+/**
+ * Whether the account already holds the cap's number of file imports, unless the request's
+ * Idempotency-Key names an earlier upload: that retry replays its own import, cap or not (it is
+ * told once its file has been read and compared).
+ */
+export async function atFileImportCap(
+  sql: Sql | TransactionSql,
+  config: FileUploadDeps['config'],
+  input: { accountId: string; idempotencyKey: string | undefined },
+): Promise<boolean> {
+  if (input.idempotencyKey !== undefined && (await isIdempotencyKeyClaimed(sql, { accountId: input.accountId, key: input.idempotencyKey }))) return false;
+  const inProgress = await countFileImportsInProgress(sql, { accountId: input.accountId });
+  return inProgress >= config.accountMaxFileImports;
+}
+
+async function openUpload(deps: FileUploadDeps, upload: FileUpload, importId: string): Promise<void> {
+  const { account } = upload;
+  const opened = await deps.uploadSql.begin(async (tx) => {
+    await lockAccountFileImports(tx, account.id);
+    if (await atFileImportCap(tx, deps.config, { accountId: account.id, idempotencyKey: upload.idempotencyKey })) return false;
+    await recordUploadStarted(tx, { importId, accountId: account.id, kind: upload.kind, requestId: upload.requestId });
+    return true;
+  });
+  if (!opened) {
+    deps.refused('file-imports');
+    throw apiErrors.tooManyFileImports();
+  }
+}
+
+const repeated = (index: number, externalId: string | null): RowError => ({
+  index,
+  ...(externalId === null ? {} : { external_id: externalId }),
+  reason: 'external_id: appears more than once in this file',
+  details: [{ field: 'external_id', code: 'duplicate_external_id', message: 'appears more than once in this file' }],
+});
+
+/**
+ * Stages a batch in a transaction of its own. note: without waiting for its commit to reach the
+ * disk (synchronous_commit off, for this transaction alone): what it staged counts only once the
+ * acceptance commits, and that commit, durable, makes every write before it durable too.
+ */
+async function stageBatch(uploadSql: Sql, importId: string, batch: FileBatch): Promise<RowError[]> {
+  return uploadSql.begin(async (tx) => {
+    await tx`set local synchronous_commit = off`;
+    const repeats = await stageFileRows(tx, importId, batch.rows);
+    const externalIds = new Map(batch.rows.map((row) => [row.index, row.externalId]));
+    const repeatErrors = repeats.map((index) => repeated(index, externalIds.get(index) ?? null));
+    await recordFileRowErrors(tx, importId, [...batch.errors, ...repeatErrors].sort((a, b) => a.index - b.index));
+    return repeatErrors;
+  });
+}
+
+/** The acceptance's transaction failed at its COMMIT, whose answer was lost: it may have committed. */
+class AcceptanceOutcomeUnknown extends Error {}
+
+async function acceptUpload(
+  deps: FileUploadDeps,
+  upload: FileUpload,
+  importId: string,
+  file: { received: number; failed: number; hash: Buffer },
+): Promise<FileUploadOutcome> {
+  const { account } = upload;
+  let charged = 0;
+  let committing = false;
+  let replayOf: string | undefined;
+  try {
+    const accepted = await deps.uploadSql.begin(async (tx): Promise<ImportView | undefined> => {
+      if (!(await keyStillActive(tx, upload.keyId))) throw apiErrors.apiKeyInvalid();
+      await lockAccountFileImports(tx, account.id);
+      if (upload.idempotencyKey !== undefined) {
+        const claim = await claimIdempotencyKey(tx, { accountId: account.id, key: upload.idempotencyKey, requestHash: file.hash, jobId: importId });
+        if (!claim.claimed && !claim.requestHash.equals(file.hash)) throw apiErrors.idempotencyKeyReused();
+        if (!claim.claimed) {
+          replayOf = claim.jobId;
+          return undefined;
+        }
+      }
+      const inProgress = await countFileImportsInProgress(tx, { accountId: account.id, except: importId });
+      if (inProgress >= deps.config.accountMaxFileImports) {
+        deps.refused('file-imports');
+        throw apiErrors.tooManyFileImports();
+      }
+      const view = await recordUploadAccepted(tx, { importId, received: file.received, failed: file.failed });
+      if (!view) throw new Error(`the upload ${importId} was dropped before it was accepted`);
+      // note: the request itself counted once in both windows; the file counts as the bulk requests
+      // it replaces in the day window. Last, so that a refusal above charges nothing.
+      const points = Math.ceil(file.received / IMPORT_KINDS[upload.kind].maxRows) - 1;
+      if (hasApiAccess(account.subscriptionTier) && points > 0) {
+        const charge = await deps.quota.chargeDay(account.id, account.subscriptionTier, points);
+        if (!charge.ok) {
+          deps.refused('per-day');
+          throw apiErrors.rateLimited('per-day', charge.retryAfterSec);
+        }
+        charged = points;
+      }
+      committing = true;
+      return view;
+    });
+    if (accepted) return { type: 'accepted', import: accepted };
+  } catch (error) {
+    // note: an error after the last statement is the COMMIT's: the file may be kept, and its
+    // charge stands. Otherwise the transaction rolled back, and nothing of it counts.
+    if (committing) throw new AcceptanceOutcomeUnknown(`the acceptance of ${importId} may have committed`, { cause: error });
+    if (charged > 0) deps.quota.refundDay(account.id, charged);
+    throw error;
+  }
+  const earlier = await findImport(deps.sql, account.id, replayOf!);
+  if (!earlier) throw new Error(`the import ${replayOf} an Idempotency-Key names cannot be read`);
+  return { type: 'replayed', import: earlier };
+}
+
+async function dropWithin(uploadSql: Sql, importId: string, log: FastifyBaseLogger): Promise<void> {
+  const dropped = dropUpload(uploadSql, importId).catch((err: unknown) => log.warn({ err, importId }, 'upload not dropped; the workers\' sweep drops it'));
+  await Promise.race([dropped, delay(DROP_WAIT_MS, undefined, { ref: false })]);
+}
