@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { InjectOptions } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SCOPES } from '../../src/shared/access/scopes.js';
 import { bearer } from '../support/fixtures.js';
 import { startTestService, type TestAccount, type TestService } from '../support/test-service.js';
 
@@ -259,6 +260,19 @@ describe('POST /v1/api/keys', () => {
       const res = await createKeyRequest(account, { label: 'k', scopes });
       expect(res.statusCode).toBe(400);
       expect(res.json<ErrorBody>().error).toContain(named);
+      expect(await keyCount(account.id)).toBe(0);
+    });
+
+    it.each<[string, string, string]>([
+      ['a U+202E', 'a\u202eb', '"a\\u202eb"'],
+      ['10,000 characters', 's'.repeat(10_000), `"${'s'.repeat(64)}…"`],
+      ['a quote and a backslash', 'a"b\\', '"a\\"b\\\\"'],
+      ['nothing', '', '""'],
+    ])('names an unknown scope of %s at most 64 characters, escaped, in quotes', async (_case, scope, shown) => {
+      const res = await createKeyRequest(account, { label: 'k', scopes: [scope] });
+      expect(res.statusCode).toBe(400);
+      expect(res.json<ErrorBody>()).toEqual({ error: `scopes: unknown scope ${shown}; valid scopes: ${SCOPES.join(', ')}`, code: 'unknown_scope' });
+      expect(res.body).not.toContain('\u202e');
       expect(await keyCount(account.id)).toBe(0);
     });
 

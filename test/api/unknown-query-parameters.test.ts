@@ -91,3 +91,42 @@ describe.each(['listings', 'machines'] as const)('POST /v1/api/%s/bulk with a qu
     expect((await storedFor(service, account))[kind]).toBe(2);
   });
 });
+
+/** The other routes that take a query answer an unknown parameter the same way, its name echoed. */
+describe('an unknown query parameter of 10,000 characters or with a U+202E, on the routes that read', () => {
+  let service: TestService;
+  let key: string;
+  let sessionToken: string;
+
+  beforeAll(async () => {
+    service = await startTestService({ worker: false });
+    ({ key } = await newPartner(service));
+    sessionToken = (await service.createAccount()).sessionToken;
+  });
+  afterAll(async () => {
+    await service?.close();
+  });
+
+  const routes: [string, string, 'key' | 'session'][] = [
+    ['GET /v1/api/imports', '/v1/api/imports', 'key'],
+    ['GET /v1/api/imports/{id}', `/v1/api/imports/${crypto.randomUUID()}`, 'key'],
+    ['GET /v1/api/imports/{id}/errors', `/v1/api/imports/${crypto.randomUUID()}/errors`, 'key'],
+    ['GET /v1/api/keys', '/v1/api/keys', 'session'],
+  ];
+  const names: [string, string, string][] = [
+    ['10,000 characters', `${'n'.repeat(10_000)}=1`, `${'n'.repeat(64)}…`],
+    ['a U+202E', 'a%E2%80%AEb=1', 'a\\u202eb'],
+    ['a U+202E and 10,000 characters', `%E2%80%AE${'n'.repeat(10_000)}=1`, `\\u202e${'n'.repeat(58)}…`],
+  ];
+
+  describe.each(routes)('%s', (_route, path, auth) => {
+    it.each(names)('answers a name of %s 400, the name at most 64 characters, escaped', async (_what, query, shown) => {
+      const res = await service.request({ method: 'GET', url: `${path}?${query}`, headers: bearer(auth === 'key' ? key : sessionToken) });
+      expect(res.statusCode).toBe(400);
+      expect(res.json()).toEqual({ error: `Unknown query parameter: ${shown}`, code: 'unknown_query_parameter' });
+      expect(res.body.length).toBeLessThan(200);
+      expect(res.body).not.toContain('\u202e');
+      expect(service.rawLogs()).not.toContain('\u202e');
+    });
+  });
+});

@@ -25,7 +25,7 @@ export const API_ERRORS = {
   fileTooManyRows: { status: 400, code: 'file_too_many_rows', text: (maxRows: number) => `Too many rows: at most ${maxRows} per file` },
   keyEnvelope: { status: 400, code: 'key_body_not_object', text: 'Body must be an object with "label" and "scopes"' },
   keyBody: { status: 400, code: 'invalid_key_fields', text: (problems: string) => problems },
-  unknownScope: { status: 400, code: 'unknown_scope', text: (scope: string, valid: readonly string[]) => `scopes: unknown scope "${scope}"; valid scopes: ${valid.join(', ')}` },
+  unknownScope: { status: 400, code: 'unknown_scope', text: (quotedScope: string, valid: readonly string[]) => `scopes: unknown scope ${quotedScope}; valid scopes: ${valid.join(', ')}` },
   idempotencyKeyMalformed: { status: 400, code: 'invalid_idempotency_key', text: 'Idempotency-Key must be 1 to 255 printable ASCII characters' },
   dryRunMalformed: { status: 400, code: 'invalid_dry_run', text: 'dry_run must be true or false' },
   dryRunWithIdempotencyKey: { status: 400, code: 'dry_run_with_idempotency_key', text: 'Idempotency-Key cannot be used with dry_run=true: a dry run writes nothing to replay' },
@@ -89,6 +89,12 @@ const WORKERS_UNAVAILABLE_RETRY_SEC = 30;
 const CONCURRENCY_RETRY_SEC = 1;
 /** a file import takes minutes: looking again in one is soon enough */
 const FILE_IMPORT_RETRY_SEC = 60;
+/**
+ * The most characters of a file's problem (`The file cannot be read: <why>`). note: the longest a
+ * reader writes is its header complaint, which names the kind's fields: 283 characters for
+ * listings with 64 of the header quoted. A bound, not a length a real problem is cut to.
+ */
+export const FILE_PROBLEM_MAX_LENGTH = 400;
 
 type TextKind = { [K in ApiErrorKind]: (typeof API_ERRORS)[K]['text'] extends string ? K : never }[ApiErrorKind];
 
@@ -120,11 +126,17 @@ export const apiErrors = {
   importKindMalformed: () => plain('importKindMalformed'),
   fileEmpty: () => plain('fileEmpty'),
   fileNotUtf8: () => plain('fileNotUtf8'),
-  fileUnreadable: (problem: string) => answer('fileUnreadable', API_ERRORS.fileUnreadable.text(problem)),
+  /**
+   * `problem` as the file's reader says it, the partner text it quotes already echoed; echoed
+   * again whole, to FILE_PROBLEM_MAX_LENGTH, so that no reader's message can carry a control
+   * character or a megabyte (echoedText leaves its own output as it is)
+   */
+  fileUnreadable: (problem: string) => answer('fileUnreadable', API_ERRORS.fileUnreadable.text(echoedText(problem, { max: FILE_PROBLEM_MAX_LENGTH }))),
   fileTooManyRows: (maxRows: number) => answer('fileTooManyRows', API_ERRORS.fileTooManyRows.text(maxRows)),
   keyEnvelope: () => plain('keyEnvelope'),
   keyBody: (problems: string) => answer('keyBody', API_ERRORS.keyBody.text(problems)),
-  unknownScope: (scope: string, valid: readonly string[]) => answer('unknownScope', API_ERRORS.unknownScope.text(scope, valid)),
+  /** `scope` as the partner sent it; the text shows it quoted through echoedText */
+  unknownScope: (scope: string, valid: readonly string[]) => answer('unknownScope', API_ERRORS.unknownScope.text(echoedText(scope, { quoted: true }), valid)),
   idempotencyKeyMalformed: () => plain('idempotencyKeyMalformed'),
   dryRunMalformed: () => plain('dryRunMalformed'),
   dryRunWithIdempotencyKey: () => plain('dryRunWithIdempotencyKey'),
