@@ -140,6 +140,13 @@ describe('error codes and the request log, on real requests (docs/errors.md#code
     expect(line).not.toHaveProperty('route');
   });
 
+  it('a long path: at most 256 characters of it, then …, the query still redacted', async () => {
+    const path = `/v1/${'p'.repeat(1_000)}`;
+    const { res, lines } = await send({ method: 'GET', url: `${path}?token=x` });
+    expect(res.statusCode).toBe(404);
+    expect(expectOneLine(lines, res, INFO)).toMatchObject({ url: `${path.slice(0, 256)}…?[redacted]` });
+  });
+
   it('a 413: code body_too_large, documented for the route, with the account that sent it', async () => {
     const { res, lines } = await send({
       method: 'POST',

@@ -1,5 +1,6 @@
 import { LogController, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { redactedUrl, type Logger } from '../../shared/infra/logger.js';
+import { echoedText } from '../../shared/errors/echoed-text.js';
 import { IMPORTS_PATH } from '../../shared/import/import-location.js';
 import { clientIp } from '../client-ip.js';
 import { BOARD_PATH } from './admin-paths.js';
@@ -61,12 +62,15 @@ export function noteForRequestLog(request: FastifyRequest, fields: Record<string
 const IMPORT_LOCATION = `${IMPORTS_PATH}/`;
 const IMPORT_ROUTE = `${IMPORTS_PATH}/:id`;
 
-/** The import the reply names (its `Location`), or the one the route reads or cancels. */
+/**
+ * The import the reply names (its `Location`), or the one the route reads or cancels. note: the
+ * route's id is the partner's, decoded (`%E2%80%AE`, `%00`): echoed, as an error text would.
+ */
 function importIdOf(request: FastifyRequest, reply: FastifyReply, route: string | undefined): string | undefined {
   const location = reply.getHeader('location');
   if (typeof location === 'string' && location.startsWith(IMPORT_LOCATION)) return decodeURIComponent(location.slice(IMPORT_LOCATION.length));
-  if (route?.startsWith(IMPORT_ROUTE) === true) return (request.params as { id?: string } | undefined)?.id;
-  return undefined;
+  const id = route?.startsWith(IMPORT_ROUTE) === true ? (request.params as { id?: string } | undefined)?.id : undefined;
+  return id === undefined ? undefined : echoedText(id);
 }
 
 /** `?dry_run=true` on a bulk route, as the route read it. */

@@ -1,6 +1,7 @@
 import { createRequire } from 'node:module';
 import { pino, type DestinationStream, type Logger } from 'pino';
 import type { PrettyOptions, prettyFactory } from 'pino-pretty';
+import { echoedText } from '../errors/echoed-text.js';
 import type { Config } from './config.js';
 
 /**
@@ -34,14 +35,23 @@ interface LoggedRequest {
 }
 
 /**
- * A request target as a log line shows it: its path, and `?[redacted]` for any query string.
- * note: the query is never logged, even where it holds only `dry_run` or a page's `limit`: a
- * partner who puts a key there by mistake must not find it in our logs. What a line needs of the
- * query (a dry run) it says in a field of its own.
+ * The most characters of a request's path a log line shows. note: above every path the service
+ * answers (the longest, an import's cancel with a 100-character id, has 123); Node takes a
+ * request line of up to 16 KB.
+ */
+export const LOGGED_PATH_MAX_LENGTH = 256;
+
+/**
+ * A request target as a log line shows it: its path, echoed as partner input is
+ * (docs/errors.md#partner-input-in-error-texts) to LOGGED_PATH_MAX_LENGTH, and `?[redacted]` for
+ * any query string. note: the query is never logged, even where it holds only `dry_run` or a
+ * page's `limit`: a partner who puts a key there by mistake must not find it in our logs. What a
+ * line needs of the query (a dry run) it says in a field of its own.
  */
 export function redactedUrl(url: string): string {
   const queryAt = url.indexOf('?');
-  return queryAt === -1 ? url : `${url.slice(0, queryAt)}?[redacted]`;
+  const path = echoedText(queryAt === -1 ? url : url.slice(0, queryAt), { max: LOGGED_PATH_MAX_LENGTH });
+  return queryAt === -1 ? path : `${path}?[redacted]`;
 }
 
 /** A request logged as `req`: method, target without its query string (redactedUrl), and the client. */
