@@ -136,7 +136,14 @@ describe('the refusals each operation sends are the ones its document lists', ()
         list.push({ ...base, name: 'a body of another media type', request: request({ headers: json, payload: '{}' }), status: 415 });
       }
       if (op.path.includes('{id}')) {
-        list.push({ ...base, name: 'an unknown id', request: request({ url: op.url.replace(/\/(?:imports|keys)\/[^/]+/, (m) => `${m.slice(0, m.lastIndexOf('/'))}/unknown-id`) }), status: 404 });
+        const withId = (id: string) => op.url.replace(/\/(?:imports|keys)\/[^/]+/, (m) => `${m.slice(0, m.lastIndexOf('/'))}/${id}`);
+        list.push(
+          { ...base, name: 'an unknown id', request: request({ url: withId('unknown-id') }), status: 404 },
+          { ...base, name: 'an id no import or key can have (a NUL)', request: request({ url: withId('%00') }), status: 404 },
+        );
+      }
+      if (op.method === 'get' && (op.path === '/v1/api/imports' || op.path === '/v1/api/keys')) {
+        list.push({ ...base, name: 'a starting_after no import or key can have (a NUL)', request: request({ url: `${op.url}?starting_after=%00` }), status: 400 });
       }
       return list;
     });

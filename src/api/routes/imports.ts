@@ -1,9 +1,9 @@
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest, FastifySchemaValidationError } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { RetryLaterErrorSchema } from '../../shared/api-schemas/error-body.js';
 import { ImportErrorListSchema, ImportIdParamsSchema, ImportListSchema, ImportSchema } from '../../shared/api-schemas/imports.js';
-import { ImportIdSchema } from '../../shared/api-schemas/import-id.js';
+import { IdParameterSchema } from '../../shared/api-schemas/id-parameter.js';
 import { pageLimitSchema } from '../../shared/api-schemas/page-limit.js';
 import type { ApiError } from '../../shared/errors/api-error.js';
 import { apiErrors } from '../../shared/errors/api-errors.js';
@@ -51,7 +51,7 @@ const ERRORS_MAX = 1_000;
 
 const ListQuerySchema = z.object({
   limit: pageLimitSchema(LIST_MAX, 20),
-  starting_after: ImportIdSchema.optional().meta({ description: 'An import id: the page starts after it (the last id of the previous page).' }),
+  starting_after: IdParameterSchema.optional().meta({ description: 'An import id: the page starts after it (the last id of the previous page).' }),
 });
 
 const ErrorsQuerySchema = z.object({
@@ -73,11 +73,11 @@ const readErrors = () => ({
 const notFound = () => errorResponse('Not one of the account\'s imports: unknown, another account\'s, malformed, or purged after its retention.', IMPORT_NOT_FOUND_EXAMPLES, AUTHENTICATED);
 
 /** The first failing query parameter's answer. */
-function queryRefusal(limitMax: number, startingAfter: () => ApiError) {
-  return refusalsByPart({
-    querystring: (errors) => (errors[0]?.instancePath === '/starting_after' ? startingAfter() : apiErrors.pageLimitMalformed(limitMax)),
-  });
-}
+const queryRefusal = (limitMax: number, startingAfter: () => ApiError) => (errors: readonly FastifySchemaValidationError[]) =>
+  errors[0]?.instancePath === '/starting_after' ? startingAfter() : apiErrors.pageLimitMalformed(limitMax);
+
+/** note: an id no import can have is answered as an unknown one, whatever else the request holds. */
+const idRefusal = () => apiErrors.importNotFound();
 
 const getSchema = {
   ...common,
@@ -176,7 +176,7 @@ export async function importRoutes(fastify: FastifyInstance, deps: ApiDeps): Pro
   app.get(IMPORTS_PATH, {
     schema: listSchema,
     config,
-    schemaErrorFormatter: queryRefusal(LIST_MAX, apiErrors.startingAfterUnknown),
+    schemaErrorFormatter: refusalsByPart({ querystring: queryRefusal(LIST_MAX, apiErrors.startingAfterUnknown) }),
     onRequest: [authenticated, refuseUnknownQueryParameters(Object.keys(ListQuerySchema.shape))],
   }, async (request) => {
     const { limit, starting_after: startingAfter } = request.query;
@@ -188,6 +188,7 @@ export async function importRoutes(fastify: FastifyInstance, deps: ApiDeps): Pro
   app.get(`${IMPORTS_PATH}/:id`, {
     schema: getSchema,
     config,
+    schemaErrorFormatter: refusalsByPart({ params: idRefusal }),
     onRequest: [authenticated, refuseUnknownQueryParameters([])],
   }, async (request) => {
     const found = await findImport(deps.sql, authenticatedKey(request).account.id, request.params.id);
@@ -198,7 +199,7 @@ export async function importRoutes(fastify: FastifyInstance, deps: ApiDeps): Pro
   app.get(`${IMPORTS_PATH}/:id/errors`, {
     schema: errorsSchema,
     config,
-    schemaErrorFormatter: queryRefusal(ERRORS_MAX, apiErrors.startingAfterMalformed),
+    schemaErrorFormatter: refusalsByPart({ params: idRefusal, querystring: queryRefusal(ERRORS_MAX, apiErrors.startingAfterMalformed) }),
     onRequest: [authenticated, refuseUnknownQueryParameters(Object.keys(ErrorsQuerySchema.shape))],
   }, async (request, reply) => {
     const accountId = authenticatedKey(request).account.id;
@@ -214,6 +215,7 @@ export async function importRoutes(fastify: FastifyInstance, deps: ApiDeps): Pro
     schema: cancelSchema,
     // note: cancelling changes what gets written, so it needs the scope that writes.
     config: { auth: 'api-key', requiredScope: 'listings:write' },
+    schemaErrorFormatter: refusalsByPart({ params: idRefusal }),
     onRequest: [authenticated, refuseUnknownQueryParameters([])],
   }, async (request) => {
     const accountId = authenticatedKey(request).account.id;

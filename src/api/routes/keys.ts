@@ -13,7 +13,6 @@ import {
 import { keyRequestRefusal } from '../../shared/access/key-request.js';
 import { queryParameterNames, refusalsByPart, refuseUnknownQueryParameters } from '../route-validation.js';
 import { sessionAccountOf } from '../authenticated.js';
-import { isUuid } from '../../shared/repositories/accounts.js';
 import { ACTIVE_KEY_CAP, KEY_PAGE_MAX, createKeyWithinCap, listKeys, revokeKey, type ApiKeyRecord } from '../../shared/repositories/api-keys.js';
 import { toUnderscoreForm } from '../../shared/access/scopes.js';
 import type { ApiDeps } from '../deps.js';
@@ -120,6 +119,9 @@ const refuseKeyListQuery = refusalsByPart({
   },
 });
 
+/** note: an id no key can have is answered as an unknown one. */
+const refuseKeyId = refusalsByPart({ params: () => apiErrors.keyNotFound() });
+
 /** A key as listed: never its hash, never the full key. */
 const listedKey = (k: ApiKeyRecord) => ({
   id: k.id,
@@ -189,9 +191,8 @@ export async function keyRoutes(fastify: FastifyInstance, deps: ApiDeps): Promis
     });
   });
 
-  app.delete('/v1/api/keys/:id', { schema: revokeSchema, onRequest }, async (request) => {
-    const { id } = request.params;
-    const revoked = isUuid(id) ? await revokeKey(sql, sessionAccountOf(request).id, id) : undefined;
+  app.delete('/v1/api/keys/:id', { schema: revokeSchema, schemaErrorFormatter: refuseKeyId, onRequest }, async (request) => {
+    const revoked = await revokeKey(sql, sessionAccountOf(request).id, request.params.id);
     if (!revoked) throw apiErrors.keyNotFound();
     // note: after the commit, before the reply: every replica drops its cached keys, so the
     // revoked key fails on the very next request wherever it lands.

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { CreateKeyBodySchema } from '../access/key-request.js';
 import { ACTIVE_KEY_CAP, KEY_LIST_LIMIT, KEY_PAGE_MAX, KEY_STATUSES } from '../repositories/api-keys.js';
 import { SCOPES, toUnderscoreForm } from '../access/scopes.js';
+import { KeyIdParameterSchema } from './id-parameter.js';
 import { pageLimitSchema } from './page-limit.js';
 
 /** The create response's `note` (docs/endpoints.md#key-management). */
@@ -44,7 +45,7 @@ export const KeyListResponseSchema = z
  */
 export const KeyListQuerySchema = z.object({
   limit: pageLimitSchema(KEY_PAGE_MAX, KEY_LIST_LIMIT, 'keys'),
-  starting_after: KeyIdSchema.optional().meta({ description: 'A key id of the account: the page starts after it (the last id of the previous page). It may be a key of another status than `status` asks for.' }),
+  starting_after: KeyIdParameterSchema.optional().meta({ description: 'A key id of the account: the page starts after it (the last id of the previous page). It may be a key of another status than `status` asks for.' }),
   status: z
     .enum(KEY_STATUSES)
     .default('all')
@@ -76,4 +77,4 @@ export const RevokeKeyResponseSchema = z
   })
   .meta({ id: 'RevokedApiKey' });
 
-export const KeyIdParamsSchema = z.object({ id: z.string().meta({ description: 'The key\'s id (a UUID); any other value, or another account\'s key, gets 404.' }) });
+export const KeyIdParamsSchema = z.object({ id: KeyIdParameterSchema.meta({ description: 'The key\'s id (a UUID); any other value, or another account\'s key, gets 404.' }) });

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { IMPORT_KIND_NAMES } from '../import/import-kinds.js';
 import { RowErrorSchema } from '../rows/row-errors.js';
+import { IdParameterSchema } from './id-parameter.js';
 import { ImportIdSchema } from './import-id.js';
 
 /** The import resource (docs/imports.md): what a partner reads back of an import. */
@@ -54,7 +55,9 @@ export const ImportErrorListSchema = z
   .meta({ id: 'ImportErrorList', description: 'A page of an import\'s failed rows, in index order.' });
 
 export const ImportIdParamsSchema = z.object({
-  id: z.string().meta({ description: 'The import\'s id, as `import_id` or `Location` gave it.' }),
+  id: IdParameterSchema.meta({
+    description: 'The import\'s id, as `import_id` or `Location` gave it. Any other value, or another account\'s import, gets 404.',
+  }),
 });
 
 /** The header line of the CSV download of an import's failed rows: one line per problem of a row. */
