@@ -1,5 +1,6 @@
 import type { Sql, TransactionSql } from '../shared/infra/db.js';
 import type { ImportKind } from '../shared/import/import-kinds.js';
+import { findFileImportRecord, recordChunkWritten, recordFileImportCompleted } from '../shared/repositories/file-import-record.js';
 import { dropStagedRows, hasStagedChunks, holdFileImportWriting, shareFileImportWriting, takeNextFileChunk } from '../shared/repositories/import-files.js';
 import { findImportingAccount, writeRows } from '../shared/repositories/imports.js';
 
@@ -14,13 +15,6 @@ export type ChunkOutcome =
   /** the import is being completed or cancelled, or its last chunks are still being written elsewhere: nothing was written */
   | { state: 'busy' };
 
-interface FileImportRecord {
-  accountId: string;
-  kind: ImportKind;
-  state: string;
-  source: string;
-}
-
 type Hooks = { beforeCommit?: () => Promise<void> };
 
 const isUnfinished = (state: string) => state === 'queued' || state === 'running';
@@ -33,8 +27,7 @@ const isUnfinished = (state: string) => state === 'queued' || state === 'running
  * same statement, and adds what they did to the record's counts. A worker that dies mid-chunk
  * rolls all of it back: the chunk is still staged, and the next call (by any worker) writes it.
  * An import that is no longer queued or running (cancelled) gets nothing more, and what it staged
- * is dropped. When no chunk is
- * left to take, it completes the import (completeFileImport).
+ * is dropped. When no chunk is left to take, it completes the import (completeFileImport).
  *
  * note: chunks of one import run side by side, each in its own transaction on its own connection
  * (`for update skip locked` hands each a different chunk): a file is written by as many
@@ -44,10 +37,9 @@ const isUnfinished = (state: string) => state === 'queued' || state === 'running
 export async function writeFileChunk(sql: Sql, jobId: string, hooks: Hooks = {}): Promise<ChunkOutcome> {
   const outcome = await sql.begin(async (tx): Promise<ChunkOutcome | { state: 'nothing to take' }> => {
     if (!(await shareFileImportWriting(tx, jobId))) return { state: 'busy' };
-    const [record] = await tx<FileImportRecord[]>`
-      select account_id as "accountId", kind, state, source from imports where job_id = ${jobId}`;
+    const record = await findFileImportRecord(tx, jobId);
     // note: an upload not accepted yet has no job; its staging is its API process's to drop.
-    if (!record || record.source !== 'file' || record.state === 'uploading') return { state: 'ended' };
+    if (!record || record.state === 'uploading') return { state: 'ended' };
     if (!isUnfinished(record.state)) {
       // note: a cancel drops the staging itself; this is for an import ended any other way.
       await dropStagedRows(tx, jobId);
@@ -65,18 +57,9 @@ export async function writeFileChunk(sql: Sql, jobId: string, hooks: Hooks = {})
       rows: { firstIndex: chunk.firstIndex },
       matchExternalIds: chunk.withExternalIds,
     });
-    const unchanged = written.sent - written.inserted - written.updated;
     // note: the record's row lock is taken here, at the end: chunks side by side wait for each
     // other only between this update and their commit.
-    await tx`
-      update imports set
-        state = 'running',
-        started_at = coalesce(started_at, now()),
-        inserted = inserted + ${written.inserted},
-        updated = coalesce(updated, 0) + ${written.updated},
-        unchanged = coalesce(unchanged, 0) + ${unchanged},
-        processed = coalesce(processed, skipped) + ${written.sent}
-      where job_id = ${jobId}`;
+    await recordChunkWritten(tx, jobId, written);
     await hooks.beforeCommit?.();
     return { state: 'written', kind: record.kind, rows: written.sent, changed: written.inserted + written.updated };
   });
@@ -92,12 +75,10 @@ export async function writeFileChunk(sql: Sql, jobId: string, hooks: Hooks = {})
  */
 async function completeFileImport(tx: TransactionSql, jobId: string, hooks: Hooks): Promise<ChunkOutcome> {
   await holdFileImportWriting(tx, jobId);
-  const [record] = await tx<{ state: string }[]>`select state from imports where job_id = ${jobId}`;
+  const record = await findFileImportRecord(tx, jobId);
   if (!record || !isUnfinished(record.state)) return { state: 'ended' };
   if (await hasStagedChunks(tx, jobId)) return { state: 'busy' };
-  await tx`
-    update imports set state = 'completed', started_at = coalesce(started_at, now()), finished_at = clock_timestamp()
-    where job_id = ${jobId}`;
+  await recordFileImportCompleted(tx, jobId);
   await dropStagedRows(tx, jobId);
   await hooks.beforeCommit?.();
   return { state: 'completed' };

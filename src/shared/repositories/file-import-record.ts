@@ -1,23 +1,57 @@
-import type { Sql } from '../infra/db.js';
+import type { Sql, TransactionSql } from '../infra/db.js';
 import type { ImportKind } from '../import/import-kinds.js';
 import type { ImportState } from './import-lookups.js';
+import type { RowsWritten } from './imports.js';
 
-/** What a file import's job needs to know of its import: its kind, its state, how far it is. */
+/**
+ * The statements of a file import's record as its job writes it: read it, add a chunk's counts,
+ * record it completed. note: statements only; the chunk's transaction and its locks are the
+ * worker's (src/worker/write-file-chunk.ts).
+ */
+
+/** What a file import's job needs to know of its import: whose it is, its kind, its state, how far it is. */
 export interface FileImportRecord {
+  accountId: string;
   kind: ImportKind;
-  state: ImportState;
+  /** `uploading` while its upload is still being received (migration 0013): no job writes it yet */
+  state: ImportState | 'uploading';
   /** rows done so far, failed rows included, as `GET /v1/api/imports/{id}` counts `rows.processed` */
   processed: number;
   received: number;
 }
 
 /**
- * A file import's record, as last committed. note: a plain read, never blocked by the record lock
- * a chunk holds; the lock alone decides who writes (writeFileChunk), so this only reports.
+ * A file import's record, as last committed (or as the caller's transaction sees it); undefined
+ * when there is none, or when the import is a request's. note: a plain read, never blocked by the
+ * record lock a chunk holds; the lock alone decides who writes (writeFileChunk), so this only reports.
  */
-export async function findFileImportRecord(sql: Sql, importId: string): Promise<FileImportRecord | undefined> {
+export async function findFileImportRecord(sql: Sql | TransactionSql, importId: string): Promise<FileImportRecord | undefined> {
   const [record] = await sql<FileImportRecord[]>`
-    select kind, state, coalesce(processed, skipped)::int as processed, coalesce(received, 0)::int as received
+    select account_id as "accountId", kind, state, coalesce(processed, skipped)::int as processed, coalesce(received, 0)::int as received
     from imports where job_id = ${importId} and source = 'file'`;
   return record;
+}
+
+/**
+ * Adds what a chunk wrote to the import's counts, and marks it running (started now, unless it
+ * had started). note: it takes the record's row lock, held until the chunk's transaction ends.
+ */
+export async function recordChunkWritten(tx: TransactionSql, importId: string, written: RowsWritten): Promise<void> {
+  const unchanged = written.sent - written.inserted - written.updated;
+  await tx`
+    update imports set
+      state = 'running',
+      started_at = coalesce(started_at, now()),
+      inserted = inserted + ${written.inserted},
+      updated = coalesce(updated, 0) + ${written.updated},
+      unchanged = coalesce(unchanged, 0) + ${unchanged},
+      processed = coalesce(processed, skipped) + ${written.sent}
+    where job_id = ${importId}`;
+}
+
+/** Records the import completed, finished now (started now too, when no chunk of it ever ran). */
+export async function recordFileImportCompleted(tx: TransactionSql, importId: string): Promise<void> {
+  await tx`
+    update imports set state = 'completed', started_at = coalesce(started_at, now()), finished_at = clock_timestamp()
+    where job_id = ${importId}`;
 }
