@@ -5,8 +5,9 @@
  *
  * note: 1 MiB, from the row rules: the longest row they need is a listing whose every checked
  * field is at its limit (100 `photo_urls` of 2,048 characters, the stored text fields at their
- * stored lengths, 10 tags of 80, an `external_id` of 100): about 208,000 characters, some 830 KB
- * with every character four bytes of UTF-8 (test/shared/import/file/row-bytes.test.ts builds it).
+ * stored lengths, 10 tags of 80, an `external_id` of 100): about 208,000 characters, some 650 KB
+ * with every character as wide in UTF-8 as its rule lets it be (test/shared/import/file/row-bytes.test.ts
+ * builds it).
  * It is also the machines' bulk body limit. Text past the stored lengths is only truncated, so a
  * longer row carries nothing that is kept. The bound is what one upload can make the API hold and
  * parse at once, whatever its bytes.
