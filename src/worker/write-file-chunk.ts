@@ -34,24 +34,24 @@ const isUnfinished = (state: string) => state === 'queued' || state === 'running
  * connections as its job gives it. The shared lock keeps a cancel or a completion waiting until
  * the chunks under way commit. `hooks.beforeCommit` lets tests stop a chunk inside its transaction.
  */
-export async function writeFileChunk(sql: Sql, jobId: string, hooks: Hooks = {}): Promise<ChunkOutcome> {
+export async function writeFileChunk(sql: Sql, importId: string, hooks: Hooks = {}): Promise<ChunkOutcome> {
   const outcome = await sql.begin(async (tx): Promise<ChunkOutcome | { state: 'nothing to take' }> => {
-    if (!(await shareFileImportWriting(tx, jobId))) return { state: 'busy' };
-    const record = await findFileImportRecord(tx, jobId);
+    if (!(await shareFileImportWriting(tx, importId))) return { state: 'busy' };
+    const record = await findFileImportRecord(tx, importId);
     // note: an upload not accepted yet has no job; its staging is its API process's to drop.
     if (!record || record.state === 'uploading') return { state: 'ended' };
     if (!isUnfinished(record.state)) {
       // note: a cancel drops the staging itself; this is for an import ended any other way.
-      await dropStagedRows(tx, jobId);
+      await dropStagedRows(tx, importId);
       return { state: 'ended' };
     }
     const account = await findImportingAccount(tx, record.accountId);
     if (!account) return { state: 'ended' };
-    const chunk = await takeNextFileChunk(tx, jobId);
+    const chunk = await takeNextFileChunk(tx, importId);
     if (!chunk) return { state: 'nothing to take' };
     const written = await writeRows(tx, {
       kind: record.kind,
-      jobId,
+      importId,
       accountId: record.accountId,
       account,
       rows: { firstIndex: chunk.firstIndex },
@@ -59,12 +59,12 @@ export async function writeFileChunk(sql: Sql, jobId: string, hooks: Hooks = {})
     });
     // note: the record's row lock is taken here, at the end: chunks side by side wait for each
     // other only between this update and their commit.
-    await recordChunkWritten(tx, jobId, written);
+    await recordChunkWritten(tx, importId, written);
     await hooks.beforeCommit?.();
     return { state: 'written', kind: record.kind, rows: written.sent, changed: written.inserted + written.updated };
   });
   if (outcome.state !== 'nothing to take') return outcome;
-  return sql.begin((tx) => completeFileImport(tx, jobId, hooks));
+  return sql.begin((tx) => completeFileImport(tx, importId, hooks));
 }
 
 /**
@@ -73,13 +73,13 @@ export async function writeFileChunk(sql: Sql, jobId: string, hooks: Hooks = {})
  * then sees what they left: a chunk another transaction still held (or rolled back) is `busy`,
  * to be written by whoever takes it next.
  */
-async function completeFileImport(tx: TransactionSql, jobId: string, hooks: Hooks): Promise<ChunkOutcome> {
-  await holdFileImportWriting(tx, jobId);
-  const record = await findFileImportRecord(tx, jobId);
+async function completeFileImport(tx: TransactionSql, importId: string, hooks: Hooks): Promise<ChunkOutcome> {
+  await holdFileImportWriting(tx, importId);
+  const record = await findFileImportRecord(tx, importId);
   if (!record || !isUnfinished(record.state)) return { state: 'ended' };
-  if (await hasStagedChunks(tx, jobId)) return { state: 'busy' };
-  await recordFileImportCompleted(tx, jobId);
-  await dropStagedRows(tx, jobId);
+  if (await hasStagedChunks(tx, importId)) return { state: 'busy' };
+  await recordFileImportCompleted(tx, importId);
+  await dropStagedRows(tx, importId);
   await hooks.beforeCommit?.();
   return { state: 'completed' };
 }

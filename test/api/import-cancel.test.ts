@@ -31,19 +31,19 @@ describe('POST /v1/api/imports/{id}/cancel', () => {
 
   /** A file import recorded as the upload leaves it: queued, `rows` valid listings staged from position 0, in chunks of 10. */
   async function queuedFile(accountId: string, rows: number): Promise<string> {
-    const jobId = randomUUID();
+    const importId = randomUUID();
     await service.sql.begin(async (tx) => {
       await tx`
         insert into imports (job_id, account_id, kind, request_id, received, inserted, skipped, errors, state, source, created_at)
-        values (${jobId}, ${accountId}, 'listings', 'cancel-test', ${rows}, 0, 0, '[]', 'queued', 'file', now())`;
-      await stageInChunks(tx, jobId, Array.from({ length: rows }, (_, index) => stagedRow(index, ListingRowSchema.parse(validListing({ title: `Row ${index}` })))), 10);
+        values (${importId}, ${accountId}, 'listings', 'cancel-test', ${rows}, 0, 0, '[]', 'queued', 'file', now())`;
+      await stageInChunks(tx, importId, Array.from({ length: rows }, (_, index) => stagedRow(index, ListingRowSchema.parse(validListing({ title: `Row ${index}` })))), 10);
     });
-    return jobId;
+    return importId;
   }
 
-  const stagedLeft = (jobId: string) => stagedRowsLeft(service.sql, jobId);
-  const writtenBy = async (jobId: string) => (await service.sql<{ n: number }[]>`select count(*)::int as n from listings where import_job_id = ${jobId}`)[0]!.n;
-  const stateOf = async (jobId: string) => (await service.sql<{ state: string }[]>`select state from imports where job_id = ${jobId}`)[0]!.state;
+  const stagedLeft = (importId: string) => stagedRowsLeft(service.sql, importId);
+  const writtenBy = async (importId: string) => (await service.sql<{ n: number }[]>`select count(*)::int as n from listings where import_job_id = ${importId}`)[0]!.n;
+  const stateOf = async (importId: string) => (await service.sql<{ state: string }[]>`select state from imports where job_id = ${importId}`)[0]!.state;
 
   function expectImport(res: LightMyRequestResponse, expected: Record<string, unknown>): Record<string, unknown> {
     expect(res.statusCode, res.body).toBe(200);

@@ -365,15 +365,15 @@ describe('GET /v1/api/imports (a file import)', () => {
    * their number.
    */
   async function queuedFile(accountId: string, staged: StagedRow[], failed: RowError[] = [], chunkRows = 100): Promise<string> {
-    const jobId = crypto.randomUUID();
+    const importId = crypto.randomUUID();
     await service.sql.begin(async (tx) => {
       await tx`
         insert into imports (job_id, account_id, kind, request_id, received, inserted, skipped, errors, state, source, created_at)
-        values (${jobId}, ${accountId}, 'listings', 'file-read-test', ${staged.length + failed.length}, 0, ${failed.length}, '[]', 'queued', 'file', now())`;
-      expect(await stageInChunks(tx, jobId, staged, chunkRows)).toEqual([]);
-      await recordFileRowErrors(tx, jobId, failed);
+        values (${importId}, ${accountId}, 'listings', 'file-read-test', ${staged.length + failed.length}, 0, ${failed.length}, '[]', 'queued', 'file', now())`;
+      expect(await stageInChunks(tx, importId, staged, chunkRows)).toEqual([]);
+      await recordFileRowErrors(tx, importId, failed);
     });
-    return jobId;
+    return importId;
   }
   const listingsAt = (first: number, count: number, row: (index: number) => Record<string, unknown> = () => validListing()): StagedRow[] =>
     Array.from({ length: count }, (_, n) => stagedRow(first + n, ListingRowSchema.parse(row(first + n))));

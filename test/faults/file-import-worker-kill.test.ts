@@ -18,16 +18,16 @@ describe('file imports when a worker dies mid-file', () => {
 
   /** A file import recorded as the upload leaves it: `rows` listings staged, queued. */
   async function stagedFile(s: FaultScenario, rows: number): Promise<string> {
-    const jobId = randomUUID();
+    const importId = randomUUID();
     await s.sql.begin(async (tx) => {
       await tx`
         insert into imports (job_id, account_id, kind, request_id, received, inserted, skipped, errors, state, source, created_at)
-        values (${jobId}, ${s.accountId}, 'listings', 'file-kill', ${rows}, 0, 0, '[]', 'queued', 'file', now())`;
+        values (${importId}, ${s.accountId}, 'listings', 'file-kill', ${rows}, 0, 0, '[]', 'queued', 'file', now())`;
       // note: staged in SQL, as the upload would leave them (chunks of a thousand rows, and the ids
       // they claim), half of them with an external_id
       await tx`
         insert into import_file_chunks (job_id, first_index, rows, body, with_external_ids)
-        select ${jobId}, min(n), count(*), json_agg(json_build_object(
+        select ${importId}, min(n), count(*), json_agg(json_build_object(
                  'title', 'Lamp ' || n, 'description', 'A lamp', 'price_cents', 1200, 'currency', 'USD',
                  'category', 'home_decor', 'material', 'PLA',
                  'photo_urls', json_build_array('https://cdn.example.test/' || n || '.jpg'),
@@ -38,14 +38,14 @@ describe('file imports when a worker dies mid-file', () => {
         group by n / 1000`;
       await tx`
         insert into import_file_external_ids (job_id, external_id, index)
-        select ${jobId}, 'SKU-' || n, n from generate_series(0, ${rows - 1}, 2) as n`;
+        select ${importId}, 'SKU-' || n, n from generate_series(0, ${rows - 1}, 2) as n`;
     });
-    return jobId;
+    return importId;
   }
 
-  async function progressOf(s: FaultScenario, jobId: string) {
+  async function progressOf(s: FaultScenario, importId: string) {
     const [record] = await s.sql<{ state: string; processed: number | null; inserted: number }[]>`
-      select state, processed, inserted from imports where job_id = ${jobId}`;
+      select state, processed, inserted from imports where job_id = ${importId}`;
     return record!;
   }
 
@@ -53,25 +53,25 @@ describe('file imports when a worker dies mid-file', () => {
     scenario = await createFaultScenario();
     const s = scenario;
     const rows = 60_000;
-    const jobId = await stagedFile(s, rows);
+    const importId = await stagedFile(s, rows);
 
     const doomed = await s.startWorker();
     // bounded: the first worker is killed once some chunks have committed, and well before the last
-    await expect.poll(async () => (await progressOf(s, jobId)).processed ?? 0, { timeout: 30_000, interval: 25 }).toBeGreaterThan(0);
+    await expect.poll(async () => (await progressOf(s, importId)).processed ?? 0, { timeout: 30_000, interval: 25 }).toBeGreaterThan(0);
     doomed.child.kill('SIGKILL');
     await doomed.exited;
-    const atDeath = await progressOf(s, jobId);
+    const atDeath = await progressOf(s, importId);
     expect(atDeath.state).toBe('running');
     expect(atDeath.processed!).toBeLessThan(rows);
 
     await s.startWorker();
-    await expect.poll(async () => (await progressOf(s, jobId)).state, { timeout: 60_000, interval: 100 }).toBe('completed');
+    await expect.poll(async () => (await progressOf(s, importId)).state, { timeout: 60_000, interval: 100 }).toBe('completed');
 
     const [written] = await s.sql<{ rows: number; distinct_titles: number }[]>`
-      select count(*)::int as rows, count(distinct title)::int as distinct_titles from listings where import_job_id = ${jobId}`;
+      select count(*)::int as rows, count(distinct title)::int as distinct_titles from listings where import_job_id = ${importId}`;
     expect(written).toEqual({ rows, distinct_titles: rows });
-    expect(await progressOf(s, jobId)).toMatchObject({ state: 'completed', processed: rows, inserted: rows });
-    expect(await stagedRowsLeft(s.sql, jobId)).toBe(0);
+    expect(await progressOf(s, importId)).toMatchObject({ state: 'completed', processed: rows, inserted: rows });
+    expect(await stagedRowsLeft(s.sql, importId)).toBe(0);
   }, 120_000);
 
   it('finishes a file uploaded to a running API after its first worker was SIGKILLed mid-file: every row once, and GET reads it completed with its counts', async () => {
@@ -89,36 +89,36 @@ describe('file imports when a worker dies mid-file', () => {
     expect(uploaded.status, uploaded.body).toBe(202);
     const { import: accepted } = JSON.parse(uploaded.body) as { import: { id: string; state: string; rows: Record<string, number> } };
     expect(accepted).toMatchObject({ state: 'queued', rows: { received: rows, skipped: failed } });
-    const jobId = accepted.id;
+    const importId = accepted.id;
 
     const doomed = await s.startWorker();
     // bounded: killed once some chunks have committed, and well before the last
-    await expect.poll(async () => (await progressOf(s, jobId)).inserted, { timeout: 30_000, interval: 25 }).toBeGreaterThan(0);
+    await expect.poll(async () => (await progressOf(s, importId)).inserted, { timeout: 30_000, interval: 25 }).toBeGreaterThan(0);
     doomed.child.kill('SIGKILL');
     await doomed.exited;
-    const atDeath = await progressOf(s, jobId);
+    const atDeath = await progressOf(s, importId);
     expect(atDeath.state).toBe('running');
     expect(atDeath.inserted).toBeLessThan(valid);
 
     await s.startWorker();
-    await expect.poll(async () => (await progressOf(s, jobId)).state, { timeout: 60_000, interval: 100 }).toBe('completed');
+    await expect.poll(async () => (await progressOf(s, importId)).state, { timeout: 60_000, interval: 100 }).toBe('completed');
 
     const [written] = await s.sql<{ rows: number; with_ids: number; distinct_ids: number; distinct_titles: number; failing: number }[]>`
       select count(*)::int as rows, count(external_id)::int as with_ids, count(distinct external_id)::int as distinct_ids,
              count(distinct title)::int as distinct_titles,
              count(*) filter (where substring(title from 6)::int % 1000 = 999)::int as failing
-      from listings where import_job_id = ${jobId}`;
+      from listings where import_job_id = ${importId}`;
     expect(written).toEqual({ rows: valid, with_ids: rows / 2, distinct_ids: rows / 2, distinct_titles: valid, failing: 0 });
-    const read = await fetch(`${api.baseUrl}/v1/api/imports/${jobId}`, { headers: { authorization: `Bearer ${s.apiKey}` } });
+    const read = await fetch(`${api.baseUrl}/v1/api/imports/${importId}`, { headers: { authorization: `Bearer ${s.apiKey}` } });
     expect(read.status).toBe(200);
     expect(await read.json()).toMatchObject({
-      id: jobId,
+      id: importId,
       source: 'file',
       state: 'completed',
       finished_at: expect.any(String),
       rows: { received: rows, processed: rows, inserted: valid, updated: 0, unchanged: 0, skipped: failed },
       error_count: failed,
     });
-    expect(await stagedRowsLeft(s.sql, jobId)).toBe(0);
+    expect(await stagedRowsLeft(s.sql, importId)).toBe(0);
   }, 120_000);
 });

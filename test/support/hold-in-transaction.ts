@@ -45,14 +45,14 @@ export interface HeldChunk {
 }
 
 /**
- * The next chunk of file import `jobId` (writeFileChunk), stopped just before its commit until
+ * The next chunk of file import `importId` (writeFileChunk), stopped just before its commit until
  * `release()`: what a worker looks like to the rest of the system while it writes a chunk.
  */
-export function holdChunkInTransaction(sql: Sql, jobId: string): HeldChunk {
+export function holdChunkInTransaction(sql: Sql, importId: string): HeldChunk {
   const gate = commitGate();
-  const done = writeFileChunk(sql, jobId, { beforeCommit: gate.beforeCommit });
+  const done = writeFileChunk(sql, importId, { beforeCommit: gate.beforeCommit });
   const endedFirst = done.then((outcome) => {
-    throw new Error(`the chunk of ${jobId} ended without reaching its commit: ${JSON.stringify(outcome)}`);
+    throw new Error(`the chunk of ${importId} ended without reaching its commit: ${JSON.stringify(outcome)}`);
   });
   // note: a chunk that is held never settles `endedFirst`; one that is not makes `started` reject.
   const started = Promise.race([gate.reached, endedFirst]);

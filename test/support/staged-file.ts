@@ -6,14 +6,14 @@ import { stageFileRows, type StagedRow } from '../../src/shared/repositories/imp
  * (each chunk is what a worker writes in one transaction). Returns the positions refused because an
  * earlier row of the file carries their external_id.
  */
-export async function stageInChunks(tx: TransactionSql, jobId: string, rows: readonly StagedRow[], chunkRows: number): Promise<number[]> {
+export async function stageInChunks(tx: TransactionSql, importId: string, rows: readonly StagedRow[], chunkRows: number): Promise<number[]> {
   const repeats: number[] = [];
-  for (let start = 0; start < rows.length; start += chunkRows) repeats.push(...(await stageFileRows(tx, jobId, rows.slice(start, start + chunkRows))));
+  for (let start = 0; start < rows.length; start += chunkRows) repeats.push(...(await stageFileRows(tx, importId, rows.slice(start, start + chunkRows))));
   return repeats;
 }
 
 /** How many rows of an import are still staged. */
-export async function stagedRowsLeft(sql: Sql, jobId: string): Promise<number> {
-  const [left] = await sql<{ n: number }[]>`select coalesce(sum(rows), 0)::int as n from import_file_chunks where job_id = ${jobId}`;
+export async function stagedRowsLeft(sql: Sql, importId: string): Promise<number> {
+  const [left] = await sql<{ n: number }[]>`select coalesce(sum(rows), 0)::int as n from import_file_chunks where job_id = ${importId}`;
   return left!.n;
 }

@@ -52,20 +52,20 @@ describe('startFileImports', () => {
 
   /** A file import as its upload leaves it: `rows` valid listings staged in chunks of `chunkRows`. */
   async function stagedFile(rows: number, chunkRows: number, state = 'queued'): Promise<string> {
-    const jobId = randomUUID();
+    const importId = randomUUID();
     await db.sql.begin(async (tx) => {
       await tx`
         insert into imports (job_id, account_id, kind, request_id, received, inserted, skipped, errors, state, source, created_at)
-        values (${jobId}, ${db.accountId}, 'listings', 'file-loop', ${rows}, 0, 0, '[]', ${state}, 'file', now())`;
-      await stageInChunks(tx, jobId, Array.from({ length: rows }, (_, index) => stagedRow(index, ListingRowSchema.parse(validListing()))), chunkRows);
+        values (${importId}, ${db.accountId}, 'listings', 'file-loop', ${rows}, 0, 0, '[]', ${state}, 'file', now())`;
+      await stageInChunks(tx, importId, Array.from({ length: rows }, (_, index) => stagedRow(index, ListingRowSchema.parse(validListing()))), chunkRows);
     });
-    return jobId;
+    return importId;
   }
 
-  const stateOf = async (jobId: string) => (await db.sql<{ state: string }[]>`select state from imports where job_id = ${jobId}`)[0]!.state;
-  const writtenBy = async (jobId: string) => (await db.sql<{ n: number }[]>`select count(*)::int as n from listings where import_job_id = ${jobId}`)[0]!.n;
-  const logsOf = async (jobId: string) => (await queue.getJobLogs(jobId, 0, -1)).logs;
-  const jobStateOf = (jobId: string) => queue.getJobState(jobId);
+  const stateOf = async (importId: string) => (await db.sql<{ state: string }[]>`select state from imports where job_id = ${importId}`)[0]!.state;
+  const writtenBy = async (importId: string) => (await db.sql<{ n: number }[]>`select count(*)::int as n from listings where import_job_id = ${importId}`)[0]!.n;
+  const logsOf = async (importId: string) => (await queue.getJobLogs(importId, 0, -1)).logs;
+  const jobStateOf = (importId: string) => queue.getJobState(importId);
 
   it('writes every file import through a job the fallback adds, with two workers, each row once; a file queued later is found by the next look', async () => {
     const first = await stagedFile(450, 40);
@@ -86,16 +86,16 @@ describe('startFileImports', () => {
   });
 
   it('ends the job completed, named by its kind, with its progress and one log line per chunk (one writer)', async () => {
-    const jobId = await stagedFile(95, 40);
+    const importId = await stagedFile(95, 40);
     const worker = startWorkerFileImports({ pollMs: 20 }, 1);
     try {
-      await expect.poll(() => jobStateOf(jobId), { timeout: 10_000, interval: 20 }).toBe('completed');
-      const job = (await queue.getJob(jobId))!;
+      await expect.poll(() => jobStateOf(importId), { timeout: 10_000, interval: 20 }).toBe('completed');
+      const job = (await queue.getJob(importId))!;
       expect(job.name).toBe('listings');
-      expect(job.data).toEqual({ importId: jobId });
+      expect(job.data).toEqual({ importId });
       expect(job.progress).toEqual({ processed: 95, total: 95 });
       expect(job.returnvalue).toEqual({ state: 'completed' });
-      expect(await logsOf(jobId)).toEqual([
+      expect(await logsOf(importId)).toEqual([
         'chunk: 40 rows written (40 of 95)',
         'chunk: 40 rows written (80 of 95)',
         'chunk: 15 rows written (95 of 95)',
@@ -108,14 +108,14 @@ describe('startFileImports', () => {
 
   it('writes a file with several writers: each chunk once, one log line each, and the progress of the whole at the end', async () => {
     expect(config.fileImportWriters).toBe(2);
-    const jobId = await stagedFile(1_000, 40);
+    const importId = await stagedFile(1_000, 40);
     const worker = startWorkerFileImports({ pollMs: 20 }, 3);
     try {
-      await expect.poll(() => jobStateOf(jobId), { timeout: 10_000, interval: 20 }).toBe('completed');
-      expect(await writtenBy(jobId)).toBe(1_000);
-      const job = (await queue.getJob(jobId))!;
+      await expect.poll(() => jobStateOf(importId), { timeout: 10_000, interval: 20 }).toBe('completed');
+      expect(await writtenBy(importId)).toBe(1_000);
+      const job = (await queue.getJob(importId))!;
       expect(job.progress).toEqual({ processed: 1_000, total: 1_000 });
-      const logs = await logsOf(jobId);
+      const logs = await logsOf(importId);
       const chunks = logs.filter((line) => line.startsWith('chunk: '));
       expect(chunks).toHaveLength(25);
       expect(chunks.every((line) => line.startsWith('chunk: 40 rows written ('))).toBe(true);
@@ -126,46 +126,46 @@ describe('startFileImports', () => {
   });
 
   it('stops between chunks when asked, hands the job back to wait, and leaves the rest for the next worker', async () => {
-    const jobId = await stagedFile(2_000, 10);
+    const importId = await stagedFile(2_000, 10);
     const worker = startWorkerFileImports({ pollMs: 20 });
-    await expect.poll(() => writtenBy(jobId), { timeout: 10_000, interval: 5 }).toBeGreaterThan(0);
+    await expect.poll(() => writtenBy(importId), { timeout: 10_000, interval: 5 }).toBeGreaterThan(0);
     await worker.stop();
-    const atStop = await writtenBy(jobId);
+    const atStop = await writtenBy(importId);
     expect(atStop).toBeLessThan(2_000);
-    expect(atStop + (await stagedRowsLeft(db.sql, jobId))).toBe(2_000);
-    expect(await jobStateOf(jobId)).toBe('waiting');
-    expect(await logsOf(jobId)).toContain('handed back: this worker is stopping');
+    expect(atStop + (await stagedRowsLeft(db.sql, importId))).toBe(2_000);
+    expect(await jobStateOf(importId)).toBe('waiting');
+    expect(await logsOf(importId)).toContain('handed back: this worker is stopping');
 
     const next = startWorkerFileImports({ pollMs: 20 });
     try {
-      await expect.poll(() => stateOf(jobId), { timeout: 10_000, interval: 20 }).toBe('completed');
-      expect(await writtenBy(jobId)).toBe(2_000);
+      await expect.poll(() => stateOf(importId), { timeout: 10_000, interval: 20 }).toBe('completed');
+      expect(await writtenBy(importId)).toBe(2_000);
     } finally {
       await next.stop();
     }
   });
 
   it('delays the job while another holds the import\'s write lock (a cancel or a completion under way), then writes it', async () => {
-    const jobId = await stagedFile(30, 10);
+    const importId = await stagedFile(30, 10);
     let release!: () => void;
     const released = new Promise<void>((resolve) => (release = resolve));
     let locked!: () => void;
     const lockTaken = new Promise<void>((resolve) => (locked = resolve));
     const holder = db.sql.begin(async (tx) => {
-      await holdFileImportWriting(tx, jobId);
+      await holdFileImportWriting(tx, importId);
       locked();
       await released;
     });
     await lockTaken;
     const worker = startWorkerFileImports({ pollMs: 20 });
     try {
-      await expect.poll(async () => (await logsOf(jobId)).some((line) => line.startsWith('busy:')), { timeout: 10_000, interval: 20 }).toBe(true);
-      expect(await writtenBy(jobId)).toBe(0);
+      await expect.poll(async () => (await logsOf(importId)).some((line) => line.startsWith('busy:')), { timeout: 10_000, interval: 20 }).toBe(true);
+      expect(await writtenBy(importId)).toBe(0);
       release();
       await holder;
-      await expect.poll(() => stateOf(jobId), { timeout: 10_000, interval: 20 }).toBe('completed');
-      expect(await writtenBy(jobId)).toBe(30);
-      expect(await jobStateOf(jobId)).toBe('completed');
+      await expect.poll(() => stateOf(importId), { timeout: 10_000, interval: 20 }).toBe('completed');
+      expect(await writtenBy(importId)).toBe(30);
+      expect(await jobStateOf(importId)).toBe('completed');
     } finally {
       release();
       await worker.stop();
@@ -175,19 +175,19 @@ describe('startFileImports', () => {
   it('retries a job that finished while its import is still queued, and the import is written', async () => {
     // a job that ran when its import had ended, then an import queued again under its id: as a
     // job completed by a worker that handed its import on would leave it
-    const jobId = await stagedFile(0, 10, 'cancelled');
-    await addFileImportJob(queue, jobId, 'listings');
+    const importId = await stagedFile(0, 10, 'cancelled');
+    await addFileImportJob(queue, importId, 'listings');
     const worker = startWorkerFileImports({ pollMs: 20 });
     try {
-      await expect.poll(() => jobStateOf(jobId), { timeout: 10_000, interval: 20 }).toBe('completed');
-      expect((await queue.getJob(jobId))!.returnvalue).toEqual({ state: 'ended' });
+      await expect.poll(() => jobStateOf(importId), { timeout: 10_000, interval: 20 }).toBe('completed');
+      expect((await queue.getJob(importId))!.returnvalue).toEqual({ state: 'ended' });
       await db.sql.begin(async (tx) => {
-        await tx`update imports set state = 'queued', finished_at = null, received = 25 where job_id = ${jobId}`;
-        await stageInChunks(tx, jobId, Array.from({ length: 25 }, (_, index) => stagedRow(index, ListingRowSchema.parse(validListing()))), 10);
+        await tx`update imports set state = 'queued', finished_at = null, received = 25 where job_id = ${importId}`;
+        await stageInChunks(tx, importId, Array.from({ length: 25 }, (_, index) => stagedRow(index, ListingRowSchema.parse(validListing()))), 10);
       });
-      await expect.poll(() => stateOf(jobId), { timeout: 10_000, interval: 20 }).toBe('completed');
-      expect(await writtenBy(jobId)).toBe(25);
-      await expect.poll(async () => (await queue.getJob(jobId))?.returnvalue, { timeout: 5_000, interval: 20 }).toEqual({ state: 'completed' });
+      await expect.poll(() => stateOf(importId), { timeout: 10_000, interval: 20 }).toBe('completed');
+      expect(await writtenBy(importId)).toBe(25);
+      await expect.poll(async () => (await queue.getJob(importId))?.returnvalue, { timeout: 5_000, interval: 20 }).toEqual({ state: 'completed' });
     } finally {
       await worker.stop();
     }

@@ -63,12 +63,12 @@ async function stateOf(sql: Sql, jobId: string): Promise<{ state: string; finish
  * Stages `rows` valid listings, each with an external_id, and `failed` failed rows for a file
  * import, as its upload does: the rows from position 0, the failed ones after them.
  */
-async function stageFile(sql: Sql, jobId: string, files: { rows: number; failed: number }): Promise<void> {
+async function stageFile(sql: Sql, importId: string, files: { rows: number; failed: number }): Promise<void> {
   await sql.begin(async (tx) => {
-    await stageFileRows(tx, jobId, Array.from({ length: files.rows }, (_, index) => stagedRow(index, ListingRowSchema.parse(validListing({ external_id: `R-${index}` })))));
+    await stageFileRows(tx, importId, Array.from({ length: files.rows }, (_, index) => stagedRow(index, ListingRowSchema.parse(validListing({ external_id: `R-${index}` })))));
     await recordFileRowErrors(
       tx,
-      jobId,
+      importId,
       Array.from({ length: files.failed }, (_, n) => rowError(files.rows + n, 'currency: must be exactly USD', 'not_allowed')),
     );
   });

@@ -37,14 +37,14 @@ const hasExternalId = (staged: StagedRow): boolean => staged.externalId !== null
  * an id, within one statement as across statements, so the first row of the file with an id keeps
  * it. A batch without ids costs one insert.
  */
-export async function stageFileRows(tx: TransactionSql, jobId: string, rows: readonly StagedRow[]): Promise<number[]> {
+export async function stageFileRows(tx: TransactionSql, importId: string, rows: readonly StagedRow[]): Promise<number[]> {
   const withIds = rows.filter(hasExternalId);
   let repeats: number[] = [];
   if (withIds.length > 0) {
     const claims = withIds.map((staged) => ({ index: staged.index, external_id: staged.externalId }));
     const claimed = await tx<{ index: number }[]>`
       insert into import_file_external_ids (job_id, external_id, index)
-      select ${jobId}, c.external_id, c.index
+      select ${importId}, c.external_id, c.index
       from jsonb_to_recordset(${JSON.stringify(claims)}::text::jsonb) as c(index integer, external_id text)
       order by c.index
       on conflict (job_id, external_id) do nothing
@@ -57,17 +57,17 @@ export async function stageFileRows(tx: TransactionSql, jobId: string, rows: rea
   if (chunk.length > 0) {
     await tx`
       insert into import_file_chunks (job_id, first_index, rows, body, with_external_ids)
-      values (${jobId}, ${chunk[0]!.index}, ${chunk.length}, ${`[${chunk.map((staged) => staged.json).join(',')}]`}, ${chunk.some(hasExternalId)})`;
+      values (${importId}, ${chunk[0]!.index}, ${chunk.length}, ${`[${chunk.map((staged) => staged.json).join(',')}]`}, ${chunk.some(hasExternalId)})`;
   }
   return repeats;
 }
 
 /** Keeps failed rows of a file, by position (each once: a position already kept stays as it is). */
-export async function recordFileRowErrors(tx: TransactionSql, jobId: string, errors: readonly RowError[]): Promise<void> {
+export async function recordFileRowErrors(tx: TransactionSql, importId: string, errors: readonly RowError[]): Promise<void> {
   if (errors.length === 0) return;
   await tx`
     insert into import_file_errors (job_id, index, error)
-    select ${jobId}, (e->>'index')::int, e from jsonb_array_elements(${JSON.stringify(errors)}::text::jsonb) as e
+    select ${importId}, (e->>'index')::int, e from jsonb_array_elements(${JSON.stringify(errors)}::text::jsonb) as e
     on conflict (job_id, index) do nothing`;
 }
 
@@ -90,14 +90,14 @@ export interface FileChunk {
 const FILE_WRITE_LOCK_CLASS = 727_411_010;
 
 /** Takes the import's write lock shared, unless its completion or cancel holds it: whether it was taken. */
-export async function shareFileImportWriting(tx: TransactionSql, jobId: string): Promise<boolean> {
-  const [lock] = await tx<{ taken: boolean }[]>`select pg_try_advisory_xact_lock_shared(${FILE_WRITE_LOCK_CLASS}, hashtext(${jobId})) as taken`;
+export async function shareFileImportWriting(tx: TransactionSql, importId: string): Promise<boolean> {
+  const [lock] = await tx<{ taken: boolean }[]>`select pg_try_advisory_xact_lock_shared(${FILE_WRITE_LOCK_CLASS}, hashtext(${importId})) as taken`;
   return lock!.taken;
 }
 
 /** Takes the import's write lock exclusively, waiting for the chunks under way (bounded by the transaction's lock_timeout). */
-export async function holdFileImportWriting(tx: TransactionSql, jobId: string): Promise<void> {
-  await tx`select pg_advisory_xact_lock(${FILE_WRITE_LOCK_CLASS}, hashtext(${jobId}))`;
+export async function holdFileImportWriting(tx: TransactionSql, importId: string): Promise<void> {
+  await tx`select pg_advisory_xact_lock(${FILE_WRITE_LOCK_CLASS}, hashtext(${importId}))`;
 }
 
 /**
@@ -107,23 +107,23 @@ export async function holdFileImportWriting(tx: TransactionSql, jobId: string): 
  * rolls back, stay for the next one; `skip locked` lets chunks of one import be written side by
  * side, each by its own transaction.
  */
-export async function takeNextFileChunk(tx: TransactionSql, jobId: string): Promise<FileChunk | undefined> {
+export async function takeNextFileChunk(tx: TransactionSql, importId: string): Promise<FileChunk | undefined> {
   const [chunk] = await tx<FileChunk[]>`
     select first_index as "firstIndex", rows as count, with_external_ids as "withExternalIds"
-    from import_file_chunks where job_id = ${jobId} order by first_index limit 1 for update skip locked`;
+    from import_file_chunks where job_id = ${importId} order by first_index limit 1 for update skip locked`;
   return chunk;
 }
 
 /** Whether anything of the import is still staged. */
-export async function hasStagedChunks(tx: TransactionSql, jobId: string): Promise<boolean> {
-  const [left] = await tx`select 1 from import_file_chunks where job_id = ${jobId} limit 1`;
+export async function hasStagedChunks(tx: TransactionSql, importId: string): Promise<boolean> {
+  const [left] = await tx`select 1 from import_file_chunks where job_id = ${importId} limit 1`;
   return left !== undefined;
 }
 
 /** Deletes what is left staged of an import (it ended, was cancelled or failed): its chunks and the ids its rows claimed. */
-export async function dropStagedRows(tx: TransactionSql, jobId: string): Promise<void> {
-  await tx`delete from import_file_chunks where job_id = ${jobId}`;
-  await tx`delete from import_file_external_ids where job_id = ${jobId}`;
+export async function dropStagedRows(tx: TransactionSql, importId: string): Promise<void> {
+  await tx`delete from import_file_chunks where job_id = ${importId}`;
+  await tx`delete from import_file_external_ids where job_id = ${importId}`;
 }
 
 /** Up to `limit` file imports still queued or running, oldest first (imports_file_unfinished_idx). */

@@ -175,16 +175,16 @@ export interface RowsWritten {
  */
 export async function writeRows(
   tx: TransactionSql,
-  input: { kind: ImportKind; jobId: string; accountId: string; account: ImportingAccount; rows: string | StagedChunkRows; matchExternalIds: boolean },
+  input: { kind: ImportKind; importId: string; accountId: string; account: ImportingAccount; rows: string | StagedChunkRows; matchExternalIds: boolean },
 ): Promise<RowsWritten> {
-  const { kind, jobId, accountId, account, rows, matchExternalIds } = input;
-  const target = rowTarget(tx, kind, jobId, { displayName: tx`${account.displayName}`, avatarUrl: tx`${account.avatarUrl}` });
+  const { kind, importId, accountId, account, rows, matchExternalIds } = input;
+  const target = rowTarget(tx, kind, importId, { displayName: tx`${account.displayName}`, avatarUrl: tx`${account.avatarUrl}` });
   // note: a staged chunk is deleted by the statement that writes its rows (import-files.ts), so
   // its rows never travel to the worker and back.
   const taken =
     typeof rows === 'string'
       ? tx``
-      : tx`taken as (delete from import_file_chunks where job_id = ${jobId} and first_index = ${rows.firstIndex} returning body),`;
+      : tx`taken as (delete from import_file_chunks where job_id = ${importId} and first_index = ${rows.firstIndex} returning body),`;
   const recordset =
     typeof rows === 'string'
       ? rowsOf(tx, rows, target.record)
