@@ -148,7 +148,7 @@ describe('the error catalogue (API_ERRORS)', () => {
   it('tells the three kinds of 429 a partner waits out apart, and the 503s', () => {
     const codesOf = (status: number) => Object.values(API_ERRORS).filter((entry) => entry.status === status).map((entry) => entry.code);
     expect(codesOf(429)).toEqual(expect.arrayContaining(['rate_limited_minute', 'rate_limited_day', 'too_many_concurrent_requests', 'locked_out']));
-    expect(new Set(codesOf(503)).size).toBe(4);
+    expect(new Set(codesOf(503)).size).toBe(5);
     expect(new Set(codesOf(400)).size).toBe(codesOf(400).length);
   });
 

@@ -1,3 +1,4 @@
+import { echoedText } from '../../errors/echoed-text.js';
 import type { FieldSpec } from './row-fields.js';
 
 /** Separator of the entries of an array field in one CSV cell: `pla|petg|tpu`. */
@@ -66,7 +67,7 @@ export function mapCsvHeader(header: readonly string[], fields: readonly FieldSp
   const mapped = header.map((raw) => {
     const name = raw.trim();
     if (name === '') return undefined;
-    if (seen.has(name)) throw new CsvHeaderError(`the header names the column "${name}" twice`);
+    if (seen.has(name)) throw new CsvHeaderError(`the header names the column ${echoedText(name, { quoted: true })} twice`);
     seen.add(name);
     const field = byName.get(name);
     if (!field) unknown.push(name);
@@ -74,7 +75,7 @@ export function mapCsvHeader(header: readonly string[], fields: readonly FieldSp
   });
   if (!mapped.some((field) => field !== undefined)) {
     throw new CsvHeaderError(
-      `the first line must be a header naming ${kind} fields (${fields.map((f) => f.name).join(', ')}); got ${JSON.stringify(header.join(','))}`,
+      `the first line must be a header naming ${kind} fields (${fields.map((f) => f.name).join(', ')}); got ${echoedText(header.join(','), { quoted: true })}`,
     );
   }
   return { fields: mapped, unknown };

@@ -1,6 +1,7 @@
 import { pipeline } from 'node:stream';
 import type { Readable } from 'node:stream';
-import { parse } from 'csv-parse';
+import { CsvError, parse } from 'csv-parse';
+import { echoedText } from '../../errors/echoed-text.js';
 import { csvRecordToRow, CsvHeaderError, mapCsvHeader, type CsvColumns } from './csv-cells.js';
 import { CsvRecordBound } from './csv-record-bound.js';
 import { FileReadError } from './file-read-error.js';
@@ -18,6 +19,24 @@ function lineBreaksIn(cells: readonly string[]): number {
 }
 
 const isBlank = (cells: readonly string[]) => cells.every((cell) => cell.trim() === '');
+
+/**
+ * csv-parse's errors in our words. note: its own messages quote the cell read so far (a megabyte,
+ * control characters and all), so they are never passed on; a code not listed here is named.
+ */
+const CSV_PROBLEMS: Record<string, string> = {
+  CSV_QUOTE_NOT_CLOSED: 'a quoted cell is not closed',
+  CSV_INVALID_CLOSING_QUOTE: 'a quote inside a quoted cell is not doubled',
+  INVALID_OPENING_QUOTE: 'a quote inside a cell that is not quoted',
+  CSV_NON_TRIMABLE_CHAR_AFTER_CLOSING_QUOTE: 'text after the closing quote of a cell',
+  CSV_MAX_RECORD_SIZE: 'a record longer than a row may be',
+};
+
+/** The problem a csv-parse error names, and the line it was found on when it tells. */
+function csvProblem(error: { code?: string; lines?: unknown }): string {
+  const problem = CSV_PROBLEMS[error.code ?? ''] ?? `the file does not parse (${error.code ?? 'unknown error'})`;
+  return typeof error.lines === 'number' ? `${problem}, on line ${error.lines}` : problem;
+}
 
 export interface CsvReadOptions {
   fields: readonly FieldSpec[];
@@ -64,12 +83,11 @@ export async function* readCsvRows(input: Readable, options: CsvReadOptions): As
   } catch (error) {
     if (error instanceof FileReadError) throw error;
     if (error instanceof CsvHeaderError) throw new FileReadError(error.message);
-    const message = error instanceof Error ? error.message : String(error);
-    if ((error as { code?: string }).code?.startsWith('CSV_')) {
+    if (error instanceof CsvError) {
       // note: csv-parse's own line number; records it parsed before the error are dropped unread.
-      throw new FileReadError(`CSV syntax error: ${message}`);
+      throw new FileReadError(`CSV syntax error: ${csvProblem(error)}`);
     }
-    throw new FileReadError(`cannot read the file: ${message}`);
+    throw new FileReadError(`cannot read the file: ${echoedText(error instanceof Error ? error.message : String(error))}`);
   } finally {
     // note: a consumer that stops early (a refused file) ends the reading of the input too.
     parser.destroy();

@@ -1,3 +1,4 @@
+import { echoedText } from '../../errors/echoed-text.js';
 import { FileNotUtf8Error, FileReadError } from './file-read-error.js';
 import { FILE_ROW_MAX_BYTES } from './row-bytes.js';
 import type { SourceRow } from './source-row.js';
@@ -5,6 +6,8 @@ import type { SourceRow } from './source-row.js';
 const LF = 0x0a;
 const CR = 0x0d;
 const LINE_BREAK = /\r\n|\r|\n/;
+/** The most characters of JSON.parse's message a row's reason shows (V8's run to some 90). */
+const JSON_PROBLEM_MAX_LENGTH = 200;
 
 export interface NdjsonReadOptions {
   /** the longest line read as a row; a longer one fails as that row, unparsed (FILE_ROW_MAX_BYTES) */
@@ -68,7 +71,8 @@ export async function* readNdjsonRows(input: AsyncIterable<Buffer | string>, opt
       try {
         yield { location: line, value: JSON.parse(content) as unknown };
       } catch (error) {
-        yield { location: line, error: `invalid JSON: ${(error as Error).message}` };
+        // note: V8's message quotes a few characters of the line: echoed, as any partner text.
+        yield { location: line, error: `invalid JSON: ${echoedText((error as Error).message, { max: JSON_PROBLEM_MAX_LENGTH })}` };
       }
     }
   }
@@ -123,7 +127,7 @@ export async function* readNdjsonRows(input: AsyncIterable<Buffer | string>, opt
     }
   } catch (error) {
     if (error instanceof FileReadError) throw error;
-    throw new FileReadError(`cannot read the file: ${error instanceof Error ? error.message : String(error)}`);
+    throw new FileReadError(`cannot read the file: ${echoedText(error instanceof Error ? error.message : String(error))}`);
   }
   if (partialBytes > 0) yield* rowsOf(decode(Buffer.concat(partial)));
 }

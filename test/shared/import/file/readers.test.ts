@@ -75,7 +75,8 @@ describe('readCsvRows', () => {
   it.each([
     ['an empty file', '', /empty/],
     ['a header of unknown names', 'a,b\n1,2\n', /header naming machines fields/],
-    ['an unclosed quote', 'template_id,category,manufacturer,model\ntpl-1,fdm,"Prusa,MK4\n', /CSV syntax error: Quote Not Closed.* at line 2/],
+    ['an unclosed quote', 'template_id,category,manufacturer,model\ntpl-1,fdm,"Prusa,MK4\n', /^CSV syntax error: a quoted cell is not closed, on line \d+$/],
+    ['a quote inside a cell that is not quoted, never quoting the cell', `template_id,category\ntpl-1,fd\u202e${'x'.repeat(5_000)}"m\n`, /^CSV syntax error: a quote inside a cell that is not quoted, on line 2$/],
   ])('stops on %s', async (_name, text, message) => {
     await expect(csv(text)).rejects.toThrow(message);
     await expect(csv(text)).rejects.toBeInstanceOf(FileReadError);
