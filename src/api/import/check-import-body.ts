@@ -1,9 +1,9 @@
-import { IMPORT_KINDS, type ImportKind } from './import-kinds.js';
-import type { ListingRow } from '../rows/listing-row.js';
-import type { MachineRow } from '../rows/machine-row.js';
-import { validateRows } from '../rows/validate-rows.js';
-import type { RowError } from '../rows/row-errors.js';
-import { matchExternalIds } from '../rows/match-external-ids.js';
+import { IMPORT_KINDS, type ImportKind } from '../../shared/import/import-kinds.js';
+import type { ListingRow } from '../../shared/rows/listing-row.js';
+import type { MachineRow } from '../../shared/rows/machine-row.js';
+import { validateRows } from '../../shared/rows/validate-rows.js';
+import type { RowError } from '../../shared/rows/row-errors.js';
+import { matchExternalIds } from '../../shared/rows/match-external-ids.js';
 import type { ImportRefusal } from './import-refusal.js';
 
 export interface RowsByKind {

@@ -1,6 +1,6 @@
 import type { ApiError } from '../../shared/errors/api-error.js';
 import { apiErrors } from '../../shared/errors/api-errors.js';
-import type { ImportRefusal } from '../../shared/import/import-refusal.js';
+import type { ImportRefusal } from './import-refusal.js';
 import { IdempotencyKeyReusedError, ImportNotWrittenError, ImportOutcomeUnknownError } from './import-errors.js';
 
 /**

@@ -2,7 +2,7 @@ import { availableParallelism } from 'node:os';
 import { Piscina } from 'piscina';
 import type { ImportKind } from '../../shared/import/import-kinds.js';
 import { apiErrors } from '../../shared/errors/api-errors.js';
-import { prepareImport, type PrepareOutcome } from '../../shared/import/prepare-import.js';
+import { prepareImport, type PrepareOutcome } from './prepare-import.js';
 import type { PrepareTask } from './prepare-thread.js';
 
 /**

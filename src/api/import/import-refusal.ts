@@ -1,9 +1,9 @@
-import type { RowError } from '../rows/row-errors.js';
-import type { ImportKind } from './import-kinds.js';
+import type { RowError } from '../../shared/rows/row-errors.js';
+import type { ImportKind } from '../../shared/import/import-kinds.js';
 
 /**
  * Why a bulk body was refused as a whole, before anything was queued: plain data, so that it
- * crosses the preparing thread as it is. The API answers each with its 400 (refusal-errors.ts,
+ * crosses the preparing thread as it is. The API answers each with its 400 (import-error-replies.ts,
  * texts in the error catalogue); nothing was written.
  */
 export type ImportRefusal =

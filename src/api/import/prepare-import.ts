@@ -1,9 +1,9 @@
 import { createHash } from 'node:crypto';
-import type { ImportKind } from './import-kinds.js';
+import type { ImportKind } from '../../shared/import/import-kinds.js';
 import { checkImportBody } from './check-import-body.js';
 import { parseGuardedJson } from './guarded-json.js';
-import { encodeImportRows } from './rows-hand-over.js';
-import type { RowError } from '../rows/row-errors.js';
+import { encodeImportRows } from '../../shared/import/rows-hand-over.js';
+import type { RowError } from '../../shared/rows/row-errors.js';
 import { isImportRefusal, type ImportRefusal } from './import-refusal.js';
 
 /** A bulk body made ready for the queue: what the import needs, without the body itself. */

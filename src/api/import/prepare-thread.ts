@@ -1,6 +1,6 @@
 import { setPriority } from 'node:os';
 import type { ImportKind } from '../../shared/import/import-kinds.js';
-import { prepareImport, type PrepareOutcome } from '../../shared/import/prepare-import.js';
+import { prepareImport, type PrepareOutcome } from './prepare-import.js';
 
 /**
  * The niceness of these threads. note: on Linux a thread's priority is its own, so this lowers

@@ -12,7 +12,7 @@ import type { ImportPreparer } from '../import/import-preparer.js';
 import type { ApiDeps } from '../deps.js';
 import { runIdempotentImport } from '../import/idempotency.js';
 import { importRefusalError } from '../import/import-error-replies.js';
-import { isImportRefusal } from '../../shared/import/import-refusal.js';
+import { isImportRefusal } from '../import/import-refusal.js';
 import { importLocation } from '../../shared/import/import-location.js';
 import { ImportOutcomeUnknownError } from '../import/import-errors.js';
 import { BulkQuerySchema, isDryRun } from '../import/bulk-query.js';

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import secureJson from 'secure-json-parse';
 import { describe, expect, it } from 'vitest';
-import { parseGuardedJson } from '../../../src/shared/import/guarded-json.js';
+import { parseGuardedJson } from '../../../src/api/import/guarded-json.js';
 
 type Outcome = { value: unknown } | { threw: string };
 const outcomeOf = (parse: () => unknown): Outcome => {

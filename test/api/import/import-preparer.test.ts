@@ -3,8 +3,8 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { ApiError } from '../../../src/shared/errors/api-error.js';
 import { PREPARE_THREAD_NICENESS } from '../../../src/api/import/prepare-thread.js';
 import { ImportPreparer, DEFAULT_MAX_QUEUE, INLINE_BELOW_BYTES } from '../../../src/api/import/import-preparer.js';
-import { prepareImport, requestHash, type PrepareOutcome, type PreparedImport } from '../../../src/shared/import/prepare-import.js';
-import { isImportRefusal } from '../../../src/shared/import/import-refusal.js';
+import { prepareImport, requestHash, type PrepareOutcome, type PreparedImport } from '../../../src/api/import/prepare-import.js';
+import { isImportRefusal } from '../../../src/api/import/import-refusal.js';
 import { validListing, validMachine } from '../../support/fixtures.js';
 
 /** `{"listings": [...]}` of at least `bytes` bytes: valid rows with long descriptions, and one invalid row. */

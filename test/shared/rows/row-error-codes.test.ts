@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { checkImportBody } from '../../../src/shared/import/check-import-body.js';
-import { isImportRefusal } from '../../../src/shared/import/import-refusal.js';
+import { checkImportBody } from '../../../src/api/import/check-import-body.js';
+import { isImportRefusal } from '../../../src/api/import/import-refusal.js';
 import { ROW_ERROR_CODE_MEANINGS, ROW_ERROR_CODES, type RowErrorCode } from '../../../src/shared/rows/row-error-codes.js';
 import { ListingRowSchema } from '../../../src/shared/rows/listing-row.js';
 import { MachineRowSchema } from '../../../src/shared/rows/machine-row.js';

@@ -3,7 +3,7 @@ import { externalIdOf } from '../../../src/shared/rows/external-id.js';
 import { ListingRowSchema } from '../../../src/shared/rows/listing-row.js';
 import { MachineRowSchema } from '../../../src/shared/rows/machine-row.js';
 import { validateRows } from '../../../src/shared/rows/validate-rows.js';
-import { checkImportBody } from '../../../src/shared/import/check-import-body.js';
+import { checkImportBody } from '../../../src/api/import/check-import-body.js';
 import { validListing, validMachine } from '../../support/fixtures.js';
 import { rowError } from '../../support/row-errors.js';
 

@@ -1,8 +1,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { IMPORT_KINDS, type ImportKind } from '../../../src/shared/import/import-kinds.js';
-import { checkImportBody } from '../../../src/shared/import/check-import-body.js';
-import { isImportRefusal } from '../../../src/shared/import/import-refusal.js';
+import { checkImportBody } from '../../../src/api/import/check-import-body.js';
+import { isImportRefusal } from '../../../src/api/import/import-refusal.js';
 import { ListingRowSchema } from '../../../src/shared/rows/listing-row.js';
 import { validateRows } from '../../../src/shared/rows/validate-rows.js';
 import type { RowError } from '../../../src/shared/rows/row-errors.js';
