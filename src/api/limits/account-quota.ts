@@ -30,8 +30,14 @@ export interface QuotaCount {
   day: { consumed: number; msBeforeNext: number };
 }
 
-const MINUTE_SEC = 60;
-const DAY_SEC = 24 * 60 * 60;
+/** The windows' lengths, in whole seconds (rate-limiter-flexible counts in seconds). */
+export interface QuotaWindows {
+  minuteSec: number;
+  daySec: number;
+}
+
+/** note: a test shortens the windows to see several of them end; the service never does. */
+const WINDOWS: QuotaWindows = { minuteSec: 60, daySec: 24 * 60 * 60 };
 
 /**
  * Seconds until neither window refuses: the latest reset of those with nothing left. note: this is
@@ -61,11 +67,15 @@ export class AccountQuota {
   private readonly leases = new QuotaLeases();
   private readonly sweeper: NodeJS.Timeout;
 
-  constructor(redis: RedisClient, redisPrefix: string) {
+  constructor(
+    redis: RedisClient,
+    redisPrefix: string,
+    private readonly windows: QuotaWindows = WINDOWS,
+  ) {
     const build = (window: string, points: number, duration: number) =>
       new RateLimiterRedis({ storeClient: redis, keyPrefix: `${redisPrefix}:quota-${window}`, points, duration });
-    this.minute = build('minute', highest((l) => l.perMinute), MINUTE_SEC);
-    this.day = build('day', highest((l) => l.perDay), DAY_SEC);
+    this.minute = build('minute', highest((l) => l.perMinute), windows.minuteSec);
+    this.day = build('day', highest((l) => l.perDay), windows.daySec);
     this.sweeper = setInterval(() => void this.giveBackUnspent(this.leases.sweep(Date.now())), IDLE_MS / 2);
     this.sweeper.unref();
   }
@@ -96,6 +106,9 @@ export class AccountQuota {
 
   /** Counts `size` points in both windows; keeps what fits beyond the request's own as a share. */
   private async countInRedis(accountId: string, limits: { perMinute: number; perDay: number } | undefined, size: number): Promise<QuotaCount> {
+    // note: read before the commands go out, so that the windows' ends measured from it are
+    // never later than Redis's (QuotaLeases.reserved)
+    const sentAt = Date.now();
     const [minute, day] = await Promise.all([settleLimit(this.minute.consume(accountId, size)), settleLimit(this.day.consume(accountId, size))]);
     const counted = { count: minute.res.consumedPoints, msBeforeNext: minute.res.msBeforeNext };
     const dayCounted = { count: day.res.consumedPoints, msBeforeNext: day.res.msBeforeNext };
@@ -112,7 +125,7 @@ export class AccountQuota {
       void this.giveBack(this.day, accountId, excess);
     }
     if (held) return { accountId, ...held };
-    const result = this.leases.reserved(accountId, size, granted, counted, dayCounted, Date.now());
+    const result = this.leases.reserved(accountId, size, granted, counted, dayCounted, sentAt, Date.now());
     return { accountId, ...result };
   }
 
@@ -128,13 +141,13 @@ export class AccountQuota {
       windowSec,
       resetSec: secondsUntil(msBeforeNext),
     });
-    const minute = window(count.minute.consumed, limits.perMinute, MINUTE_SEC, count.minute.msBeforeNext);
+    const minute = window(count.minute.consumed, limits.perMinute, this.windows.minuteSec, count.minute.msBeforeNext);
     if (count.minute.consumed > limits.perMinute) {
       void this.giveBack(this.day, count.accountId);
-      const day = window(count.day.consumed - 1, limits.perDay, DAY_SEC, count.day.msBeforeNext);
+      const day = window(count.day.consumed - 1, limits.perDay, this.windows.daySec, count.day.msBeforeNext);
       return { minute, day, exceeded: { window: 'per-minute', retryAfterSec: secondsUntilAllowed(minute, day) } };
     }
-    const day = window(count.day.consumed, limits.perDay, DAY_SEC, count.day.msBeforeNext);
+    const day = window(count.day.consumed, limits.perDay, this.windows.daySec, count.day.msBeforeNext);
     return {
       minute,
       day,

@@ -24,7 +24,11 @@ export const LEASE_FLOOR_FRACTION = 4;
 export const HOT_AFTER = 8;
 /** unspent points of an account this process has not seen for this long go back to Redis */
 export const IDLE_MS = 1_000;
-/** a share is not spent in the last moments of its window, whose end Redis decides */
+/**
+ * a share is not spent in the last moments of its window. note: the end a lease holds is never
+ * later than Redis's (see `reserved`); the margin only absorbs the two clocks running at
+ * slightly different rates over the minute a lease lives.
+ */
 export const EXPIRY_MARGIN_MS = 250;
 /** nor given back this close to its end: a return landing after it would credit the next window */
 export const RETURN_MARGIN_MS = 2_000;
@@ -132,9 +136,15 @@ export class QuotaLeases {
   /**
    * Records a reservation of `size` points, one of them for the request that made it, and what
    * Redis counted after it. `granted` is how many fit under the limits (the caller gives the
-   * rest back); 0 means the request itself did not fit, and nothing is kept.
+   * rest back); 0 means the request itself did not fit, and nothing is kept. `sentAt` is when
+   * the reservation was sent to Redis, `now` when its answer is read here (the same by default).
+   *
+   * note: a window ends `msBeforeNext` after Redis counted the reservation, which is after it was
+   * sent and before its answer is read here; measured from `sentAt`, the end is never later than
+   * Redis's, however long the event loop kept the answer waiting. Measured from `now` it would be
+   * late by that wait, and a share could be spent after its window ended.
    */
-  reserved(accountId: string, size: number, granted: number, minute: WindowReading, day: WindowReading, now: number): LocalCount {
+  reserved(accountId: string, size: number, granted: number, minute: WindowReading, day: WindowReading, sentAt: number, now = sentAt): LocalCount {
     if (granted === 0) {
       // note: refused, and counted as one request, as it would be without shares
       const back = size - 1;
@@ -143,8 +153,8 @@ export class QuotaLeases {
     const given = size - granted;
     const minuteCount = minute.count - given;
     const dayCount = day.count - given;
-    const minuteEndsAt = now + minute.msBeforeNext;
-    const dayEndsAt = now + day.msBeforeNext;
+    const minuteEndsAt = sentAt + minute.msBeforeNext;
+    const dayEndsAt = sentAt + day.msBeforeNext;
     let lease = this.leases.get(accountId);
     // note: a window that ended since the lease was read started over: what was held of it lapsed.
     if (lease === undefined || !this.sameWindows(lease, minuteEndsAt, dayEndsAt)) {
@@ -197,7 +207,10 @@ export class QuotaLeases {
     return now < Math.min(lease.minuteEndsAt, lease.dayEndsAt) - EXPIRY_MARGIN_MS;
   }
 
-  /** note: Redis reports times left in whole milliseconds, read a round trip apart: a second's slack. */
+  /**
+   * note: two readings of one window give ends apart by the difference of their trips to Redis;
+   * readings of two windows, ends at least a window apart (the next starts after the last ends).
+   */
   private sameWindows(lease: Lease, minuteEndsAt: number, dayEndsAt: number): boolean {
     return Math.abs(lease.minuteEndsAt - minuteEndsAt) < 1_000 && Math.abs(lease.dayEndsAt - dayEndsAt) < 1_000;
   }
