@@ -2,6 +2,7 @@ import postgres from 'postgres';
 import { generateApiKey } from '../../src/shared/access/api-key.js';
 import { createAccount } from '../../src/shared/repositories/accounts.js';
 import { createKeyWithinCap } from '../../src/shared/repositories/api-keys.js';
+import { signSessionToken } from '../../src/shared/access/session-token.js';
 import { validListing } from './fixtures.js';
 import { startApi, startWorkerProcess, type ApiProcess, type ServiceProcess } from './processes.js';
 import { testRedisEnv } from './test-redis.js';
@@ -20,6 +21,8 @@ export interface FaultScenario {
   startWorker(extraEnv?: Record<string, string>): Promise<ServiceProcess>;
   postListings(baseUrl: string, rowCount: number, headers?: Record<string, string>): Promise<{ status: number; body: Record<string, unknown>; headers: Headers }>;
   countRows(): Promise<{ listings: number; imports: number }>;
+  /** another Global account with a key of its own (and a session token for key management) */
+  addPartner(name?: string): Promise<{ accountId: string; apiKey: string; keyId: string; sessionToken: string }>;
   close(): Promise<void>;
 }
 
@@ -78,6 +81,13 @@ export async function createFaultScenario(baseEnv: Record<string, string> = {}):
       const [row] = await sql<{ listings: number; imports: number }[]>`
         select (select count(*)::int from listings) as listings, (select count(*)::int from imports where state = 'completed') as imports`;
       return row!;
+    },
+    async addPartner(name = 'Another Print Shop') {
+      const partner = await createAccount(sql, { displayName: name, tier: 'global', isOwner: true, hasCompletedOnboarding: true, avatarUrl: null });
+      const partnerKey = generateApiKey();
+      const created = await createKeyWithinCap(sql, { accountId: partner.id, label: 'faults', scopes: ['listings:write'], keyPrefix: partnerKey.prefix, keyHash: partnerKey.hash });
+      if (created === 'cap-reached') throw new Error('a new account cannot be at its key cap');
+      return { accountId: partner.id, apiKey: partnerKey.fullKey, keyId: created.id, sessionToken: await signSessionToken(partner.id, TEST_SESSION_SECRET, 3_600) };
     },
     async close() {
       await Promise.all(processes.map((p) => p.stop('SIGKILL')));
