@@ -3,7 +3,7 @@ import type { MachineRow } from '../rows/machine-row.js';
 
 /**
  * The rows of one import as the insert statement reads them: one JSON array of the normalised
- * rows, whose keys are the row columns (repositories/imports.ts writeRows reads them with jsonb_to_recordset).
+ * rows, whose keys are the row columns (repositories/imports.ts recordImportWithRows reads them with json_to_recordset).
  */
 export function encodeImportRows(rows: readonly (ListingRow | MachineRow)[]): string {
   return JSON.stringify(rows);
