@@ -2,7 +2,7 @@ import type { RedisClient } from '../../shared/infra/redis.js';
 import { RateLimiterRedis } from 'rate-limiter-flexible';
 import { TIER_LIMITS, hasApiAccess, type ApiTier } from '../../shared/access/tiers.js';
 import { secondsUntil, settleLimit } from './store-unavailable.js';
-import { IDLE_MS, QuotaLeases, type Returned } from './quota-leases.js';
+import { IDLE_MS, QuotaLeases, type Returned, type WindowCount } from './quota-leases.js';
 
 export interface QuotaWindow {
   limit: number;
@@ -26,8 +26,8 @@ export interface QuotaDecision {
 /** What one request added to its account's two windows. */
 export interface QuotaCount {
   accountId: string;
-  minute: { consumed: number; msBeforeNext: number };
-  day: { consumed: number; msBeforeNext: number };
+  minute: WindowCount;
+  day: WindowCount;
 }
 
 /** The windows' lengths, in whole seconds (rate-limiter-flexible counts in seconds). */
@@ -38,6 +38,47 @@ export interface QuotaWindows {
 
 /** note: a test shortens the windows to see several of them end; the service never does. */
 const WINDOWS: QuotaWindows = { minuteSec: 60, daySec: 24 * 60 * 60 };
+
+/**
+ * Gives back up to ARGV[1] points to a window (rate-limiter-flexible's key: an integer count that
+ * expires when the window ends) only while it is the window they were taken from: the key exists
+ * (a give-back never starts a window) and has at most ARGV[2] + ARGV[3] ms left, ARGV[2] being the
+ * time that window had left when the give-back was sent, as this process reckons it. Never below 0.
+ *
+ * note: this process's reckoning of a window's end is never later than Redis's (QuotaLeases.reserved),
+ * so the window the points were taken from has at least ARGV[2] ms left less the give-back's own
+ * trip, and at most ARGV[2] plus the trip that read it; a later window started after it ended, so
+ * it has at least a whole window more than that. Half a window (ARGV[3]) tells the two apart unless
+ * a trip takes longer than half a window.
+ */
+const GIVE_BACK = `
+local left = redis.call('PTTL', KEYS[1])
+if left < 0 or left > tonumber(ARGV[2]) + tonumber(ARGV[3]) then return 0 end
+local count = tonumber(redis.call('GET', KEYS[1]))
+if count == nil or count <= 0 then return 0 end
+local back = math.min(count, tonumber(ARGV[1]))
+redis.call('DECRBY', KEYS[1], back)
+return back`;
+
+type ScriptClient = RedisClient & {
+  quotaGiveBack(key: string, points: number, leftMs: number, toleranceMs: number): Promise<number>;
+};
+
+/** A window's limiter, and its length in ms. */
+interface WindowLimiter {
+  limiter: RateLimiterRedis;
+  ms: number;
+}
+
+/** note: a file's refund follows its charge in the same request; one later than this is not made. */
+const REFUNDABLE_MS = 5 * 60_000;
+
+/** A day charge of a file import, kept for its refund to name the window it was taken from. */
+interface DayCharge {
+  points: number;
+  endsAt: number;
+  chargedAt: number;
+}
 
 /**
  * Seconds until neither window refuses: the latest reset of those with nothing left. note: this is
@@ -62,9 +103,12 @@ const highest = (pick: (limits: { perMinute: number; perDay: number }) => number
  * reservation in Redis covers its next requests here, so most of them cost no quota round trip.
  */
 export class AccountQuota {
-  private readonly minute: RateLimiterRedis;
-  private readonly day: RateLimiterRedis;
+  private readonly minute: WindowLimiter;
+  private readonly day: WindowLimiter;
+  private readonly redis: ScriptClient;
   private readonly leases = new QuotaLeases();
+  /** day charges of this process's file imports, by account, oldest first */
+  private readonly dayCharges = new Map<string, DayCharge[]>();
   private readonly sweeper: NodeJS.Timeout;
 
   constructor(
@@ -72,11 +116,18 @@ export class AccountQuota {
     redisPrefix: string,
     private readonly windows: QuotaWindows = WINDOWS,
   ) {
-    const build = (window: string, points: number, duration: number) =>
-      new RateLimiterRedis({ storeClient: redis, keyPrefix: `${redisPrefix}:quota-${window}`, points, duration });
+    const build = (window: string, points: number, duration: number): WindowLimiter => ({
+      limiter: new RateLimiterRedis({ storeClient: redis, keyPrefix: `${redisPrefix}:quota-${window}`, points, duration }),
+      ms: duration * 1000,
+    });
     this.minute = build('minute', highest((l) => l.perMinute), windows.minuteSec);
     this.day = build('day', highest((l) => l.perDay), windows.daySec);
-    this.sweeper = setInterval(() => void this.giveBackUnspent(this.leases.sweep(Date.now())), IDLE_MS / 2);
+    redis.defineCommand('quotaGiveBack', { numberOfKeys: 1, lua: GIVE_BACK });
+    this.redis = redis as ScriptClient;
+    this.sweeper = setInterval(() => {
+      void this.giveBackUnspent(this.leases.sweep(Date.now()));
+      this.forgetDayCharges(Date.now());
+    }, IDLE_MS / 2);
     this.sweeper.unref();
   }
 
@@ -109,7 +160,7 @@ export class AccountQuota {
     // note: read before the commands go out, so that the windows' ends measured from it are
     // never later than Redis's (QuotaLeases.reserved)
     const sentAt = Date.now();
-    const [minute, day] = await Promise.all([settleLimit(this.minute.consume(accountId, size)), settleLimit(this.day.consume(accountId, size))]);
+    const [minute, day] = await Promise.all([settleLimit(this.minute.limiter.consume(accountId, size)), settleLimit(this.day.limiter.consume(accountId, size))]);
     const counted = { count: minute.res.consumedPoints, msBeforeNext: minute.res.msBeforeNext };
     const dayCounted = { count: day.res.consumedPoints, msBeforeNext: day.res.msBeforeNext };
     // note: what did not fit under the limits goes back at once; a request that did not fit at
@@ -121,8 +172,8 @@ export class AccountQuota {
     const held = granted === 0 ? this.leases.take(accountId, Date.now()) : undefined;
     const excess = held ? size : granted === 0 ? size - 1 : size - granted;
     if (excess > 0) {
-      void this.giveBack(this.minute, accountId, excess);
-      void this.giveBack(this.day, accountId, excess);
+      void this.giveBack(this.minute, accountId, sentAt + counted.msBeforeNext, excess);
+      void this.giveBack(this.day, accountId, sentAt + dayCounted.msBeforeNext, excess);
     }
     if (held) return { accountId, ...held };
     const result = this.leases.reserved(accountId, size, granted, counted, dayCounted, sentAt, Date.now());
@@ -143,7 +194,7 @@ export class AccountQuota {
     });
     const minute = window(count.minute.consumed, limits.perMinute, this.windows.minuteSec, count.minute.msBeforeNext);
     if (count.minute.consumed > limits.perMinute) {
-      void this.giveBack(this.day, count.accountId);
+      void this.giveBack(this.day, count.accountId, count.day.endsAt);
       const day = window(count.day.consumed - 1, limits.perDay, this.windows.daySec, count.day.msBeforeNext);
       return { minute, day, exceeded: { window: 'per-minute', retryAfterSec: secondsUntilAllowed(minute, day) } };
     }
@@ -162,41 +213,75 @@ export class AccountQuota {
    */
   async chargeDay(accountId: string, tier: ApiTier, points: number): Promise<{ ok: true } | { ok: false; retryAfterSec: number }> {
     if (points <= 0) return { ok: true };
-    const { res } = await settleLimit(this.day.consume(accountId, points));
-    if (res.consumedPoints <= TIER_LIMITS[tier].perDay) return { ok: true };
-    void this.giveBack(this.day, accountId, points);
+    const sentAt = Date.now();
+    const { res } = await settleLimit(this.day.limiter.consume(accountId, points));
+    const endsAt = sentAt + res.msBeforeNext;
+    if (res.consumedPoints <= TIER_LIMITS[tier].perDay) {
+      const charges = this.dayCharges.get(accountId) ?? [];
+      charges.push({ points, endsAt, chargedAt: Date.now() });
+      this.dayCharges.set(accountId, charges);
+      return { ok: true };
+    }
+    void this.giveBack(this.day, accountId, endsAt, points);
     return { ok: false, retryAfterSec: secondsUntil(res.msBeforeNext) };
   }
 
-  /** Gives back a day charge whose import was not kept after all (best effort). */
+  /**
+   * Gives back a day charge whose import was not kept after all (best effort), to the window it
+   * was charged in. note: the caller names the charge by its points; the oldest charge of that
+   * size is the one given back, so that a charge of a window that ended is never given back
+   * to the next one (at worst, a window's end between two charges of one size refunds none).
+   */
   refundDay(accountId: string, points: number): void {
-    if (points > 0) void this.giveBack(this.day, accountId, points);
+    const charges = this.dayCharges.get(accountId);
+    const at = charges?.findIndex((c) => c.points === points) ?? -1;
+    if (charges === undefined || at < 0) return;
+    const [charge] = charges.splice(at, 1);
+    if (charges.length === 0) this.dayCharges.delete(accountId);
+    if (charge !== undefined) void this.giveBack(this.day, accountId, charge.endsAt, points);
   }
 
   /** Undoes a count for a request that turned out not to be the account's (locked-out IP, stale key). */
   refund(count: QuotaCount): void {
-    // note: into this process's share when it holds one, spent by the account's next request here.
-    if (this.leases.giveBack(count.accountId, Date.now())) return;
-    void this.giveBack(this.minute, count.accountId);
-    void this.giveBack(this.day, count.accountId);
+    // note: into this process's share when it holds one of the count's windows, spent by the
+    // account's next request here.
+    if (this.leases.giveBack(count.accountId, count, Date.now())) return;
+    void this.giveBack(this.minute, count.accountId, count.minute.endsAt);
+    void this.giveBack(this.day, count.accountId, count.day.endsAt);
   }
 
   /** Gives every unspent share back (the process stops), before its Redis connection closes. */
   async close(): Promise<void> {
     clearInterval(this.sweeper);
+    this.dayCharges.clear();
     await Promise.all(this.giveBackUnspent(this.leases.sweep(Date.now(), true)));
   }
 
   private giveBackUnspent(returned: Returned[]): Promise<void>[] {
-    return returned.flatMap(({ accountId, minute, day }) => [
-      ...(minute > 0 ? [this.giveBack(this.minute, accountId, minute)] : []),
-      ...(day > 0 ? [this.giveBack(this.day, accountId, day)] : []),
+    return returned.flatMap(({ accountId, minute, day, minuteEndsAt, dayEndsAt }) => [
+      ...(minute > 0 ? [this.giveBack(this.minute, accountId, minuteEndsAt, minute)] : []),
+      ...(day > 0 ? [this.giveBack(this.day, accountId, dayEndsAt, day)] : []),
     ]);
   }
 
-  private giveBack(limiter: RateLimiterRedis, accountId: string, points = 1): Promise<void> {
-    // note: best effort and off the request path; a lost refund costs the account what it gave back.
-    return limiter.reward(accountId, points).then(
+  private forgetDayCharges(now: number): void {
+    for (const [accountId, charges] of this.dayCharges) {
+      const kept = charges.filter((c) => now - c.chargedAt < REFUNDABLE_MS && now < c.endsAt);
+      if (kept.length === 0) this.dayCharges.delete(accountId);
+      else this.dayCharges.set(accountId, kept);
+    }
+  }
+
+  /**
+   * Gives `points` back to the account's window that ends at `endsAt` (this process's reckoning),
+   * if that window is still the one Redis counts in (GIVE_BACK). note: best effort and off the
+   * request path; a lost refund costs the account what it gave back.
+   */
+  private giveBack(window: WindowLimiter, accountId: string, endsAt: number, points = 1): Promise<void> {
+    const leftMs = Math.floor(endsAt - Date.now());
+    // note: ended here, so ended or about to in Redis: nothing to give back to.
+    if (leftMs <= 0) return Promise.resolve();
+    return this.redis.quotaGiveBack(window.limiter.getKey(accountId), points, leftMs, window.ms / 2).then(
       () => undefined,
       () => undefined,
     );

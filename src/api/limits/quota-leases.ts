@@ -30,13 +30,28 @@ export const IDLE_MS = 1_000;
  * slightly different rates over the minute a lease lives.
  */
 export const EXPIRY_MARGIN_MS = 250;
-/** nor given back this close to its end: a return landing after it would credit the next window */
+/**
+ * nor given back this close to its end, where the points would be of little use. note: a return
+ * reaching Redis after the end changes nothing there (AccountQuota's give-back script).
+ */
 export const RETURN_MARGIN_MS = 2_000;
 
 export interface WindowReading {
   /** the window's count in Redis after the reservation */
   count: number;
   msBeforeNext: number;
+}
+
+/** What a request counts as in one window. */
+export interface WindowCount {
+  consumed: number;
+  /** time left in the window, for the answer's headers */
+  msBeforeNext: number;
+  /**
+   * when the window the request was counted in ends, on this process's clock, never later than
+   * Redis ends it: what a give-back of the request's point names the window by
+   */
+  endsAt: number;
 }
 
 export interface WindowLimits {
@@ -46,15 +61,17 @@ export interface WindowLimits {
 
 /** What a request is counted as in its account's two windows: consumed so far, and time left. */
 export interface LocalCount {
-  minute: { consumed: number; msBeforeNext: number };
-  day: { consumed: number; msBeforeNext: number };
+  minute: WindowCount;
+  day: WindowCount;
 }
 
-/** Points to hand back to Redis, per window (0: nothing for that window). */
+/** Points to hand back to Redis, per window (0: nothing for that window), and the windows they were taken from. */
 export interface Returned {
   accountId: string;
   minute: number;
   day: number;
+  minuteEndsAt: number;
+  dayEndsAt: number;
 }
 
 interface Lease {
@@ -70,8 +87,8 @@ interface Lease {
 }
 
 const countOf = (lease: Lease, now: number): LocalCount => ({
-  minute: { consumed: lease.minuteCount - lease.unspent, msBeforeNext: lease.minuteEndsAt - now },
-  day: { consumed: lease.dayCount - lease.unspent, msBeforeNext: lease.dayEndsAt - now },
+  minute: { consumed: lease.minuteCount - lease.unspent, msBeforeNext: lease.minuteEndsAt - now, endsAt: lease.minuteEndsAt },
+  day: { consumed: lease.dayCount - lease.unspent, msBeforeNext: lease.dayEndsAt - now, endsAt: lease.dayEndsAt },
 });
 
 /** The leases of one process, by account. Pure bookkeeping: the caller talks to Redis. */
@@ -145,16 +162,19 @@ export class QuotaLeases {
    * late by that wait, and a share could be spent after its window ended.
    */
   reserved(accountId: string, size: number, granted: number, minute: WindowReading, day: WindowReading, sentAt: number, now = sentAt): LocalCount {
+    const minuteEndsAt = sentAt + minute.msBeforeNext;
+    const dayEndsAt = sentAt + day.msBeforeNext;
     if (granted === 0) {
       // note: refused, and counted as one request, as it would be without shares
       const back = size - 1;
-      return { minute: { consumed: minute.count - back, msBeforeNext: minute.msBeforeNext }, day: { consumed: day.count - back, msBeforeNext: day.msBeforeNext } };
+      return {
+        minute: { consumed: minute.count - back, msBeforeNext: minute.msBeforeNext, endsAt: minuteEndsAt },
+        day: { consumed: day.count - back, msBeforeNext: day.msBeforeNext, endsAt: dayEndsAt },
+      };
     }
     const given = size - granted;
     const minuteCount = minute.count - given;
     const dayCount = day.count - given;
-    const minuteEndsAt = sentAt + minute.msBeforeNext;
-    const dayEndsAt = sentAt + day.msBeforeNext;
     let lease = this.leases.get(accountId);
     // note: a window that ended since the lease was read started over: what was held of it lapsed.
     if (lease === undefined || !this.sameWindows(lease, minuteEndsAt, dayEndsAt)) {
@@ -168,13 +188,21 @@ export class QuotaLeases {
     lease.served += 1;
     lease.lastUsedAt = now;
     // note: the request's own point is spent at once; the others wait in the lease.
-    return { minute: { consumed: lease.minuteCount - lease.unspent, msBeforeNext: minute.msBeforeNext }, day: { consumed: lease.dayCount - lease.unspent, msBeforeNext: day.msBeforeNext } };
+    return {
+      minute: { consumed: lease.minuteCount - lease.unspent, msBeforeNext: minute.msBeforeNext, endsAt: minuteEndsAt },
+      day: { consumed: lease.dayCount - lease.unspent, msBeforeNext: day.msBeforeNext, endsAt: dayEndsAt },
+    };
   }
 
-  /** A point counted for a request that turned out not to be the account's: held for its next one. */
-  giveBack(accountId: string, now: number): boolean {
+  /**
+   * A point counted for a request that turned out not to be the account's (`takenFrom`, its
+   * count): held for its next one while the lease is spendable and of the windows the request
+   * was counted in. note: a point of an earlier window held in a later one's lease would be
+   * spent beyond the later window's limit.
+   */
+  giveBack(accountId: string, takenFrom: LocalCount, now: number): boolean {
     const lease = this.leases.get(accountId);
-    if (lease === undefined || !this.spendable(lease, now)) return false;
+    if (lease === undefined || !this.spendable(lease, now) || !this.sameWindows(lease, takenFrom.minute.endsAt, takenFrom.day.endsAt)) return false;
     lease.unspent += 1;
     return true;
   }
@@ -191,7 +219,7 @@ export class QuotaLeases {
       if (lease.unspent > 0) {
         const minute = now < lease.minuteEndsAt - RETURN_MARGIN_MS ? lease.unspent : 0;
         const day = now < lease.dayEndsAt - RETURN_MARGIN_MS ? lease.unspent : 0;
-        if (minute > 0 || day > 0) returned.push({ accountId, minute, day });
+        if (minute > 0 || day > 0) returned.push({ accountId, minute, day, minuteEndsAt: lease.minuteEndsAt, dayEndsAt: lease.dayEndsAt });
       }
       this.leases.delete(accountId);
     }

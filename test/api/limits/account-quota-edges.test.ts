@@ -65,6 +65,7 @@ describe('AccountQuota at the ends of its windows, on two replicas', () => {
   });
 
   const minuteKey = (accountId: string) => `${prefix}:quota-minute:${accountId}`;
+  const dayKey = (accountId: string) => `${prefix}:quota-day:${accountId}`;
 
   /** A key's count and when it expires, in one step: [count or null, PEXPIRETIME]. */
   async function readKey(key: string): Promise<{ count: number | null; expiresAt: number }> {
@@ -189,4 +190,51 @@ describe('AccountQuota at the ends of its windows, on two replicas', () => {
     },
     25_000,
   );
+
+  it('gives nothing back to a window that ended before the give-back reached Redis: no window is started below zero, none lowered', async () => {
+    const [{ quota: a, redis: connectionOfA }, { quota: b }] = [await replica(), await replica()];
+    const accountId = randomUUID();
+    const slow = `${prefix}:slow-trip:${accountId}`;
+    for (const then of ['no window', 'a new window'] as const) {
+      // a request counted by A, which turns out not to be the account's just before the window ends
+      const counted = await a.count(accountId, 'enterprise');
+      const { expiresAt } = await readKey(minuteKey(accountId));
+      await sleepUntil(expiresAt - 100);
+      // note: Redis runs a connection's commands in order: A's give-back waits behind a
+      // 400 ms BLPOP on A's connection, and reaches the minute after it ended
+      const blocked = connectionOfA.blpop(slow, 0.4);
+      a.refund(counted);
+      if (then === 'a new window') {
+        await sleepUntil(expiresAt + 50);
+        await b.count(accountId, 'enterprise');
+      }
+      await blocked;
+      await connectionOfA.ping();
+      const minute = await readKey(minuteKey(accountId));
+      if (then === 'no window') {
+        expect(minute.count).toBeNull();
+      } else {
+        expect(minute.count).toBe(1);
+        expect(minute.expiresAt).toBeGreaterThan(expiresAt + 1_000);
+      }
+      // the day window the request was counted in took its point back
+      expect((await readKey(dayKey(accountId))).count).toBe(then === 'no window' ? 0 : 1);
+    }
+  });
+
+  it('gives back no more than a window holds: a count never goes below zero', async () => {
+    const { quota: a } = await replica();
+    const accountId = randomUUID();
+    const counted = await a.count(accountId, 'enterprise');
+    const { expiresAt } = await readKey(minuteKey(accountId));
+    // the window's count was lowered meanwhile (an operator's reset): the point is no longer in it
+    await observer.set(minuteKey(accountId), '0', 'KEEPTTL');
+    // in the last quarter second of its window, so that A does not keep the point for itself
+    await sleepUntil(expiresAt - 200);
+    a.refund(counted);
+    await sleep(50);
+    const minute = await readKey(minuteKey(accountId));
+    expect(minute).toEqual({ count: 0, expiresAt });
+    expect((await readKey(dayKey(accountId))).count).toBe(0);
+  });
 });

@@ -105,13 +105,13 @@ describe('QuotaLeases', () => {
     for (let i = 0; i <= HOT_AFTER; i += 1) redis.count(leases, T0, LIMITS, { minute: 3_000, day: 86_400_000 });
     expect(leases.sweep(T0 + IDLE_MS - 1)).toEqual([]);
     // the minute window ends at T0 + 3,000: too close to give its points back
-    expect(leases.sweep(T0 + IDLE_MS)).toEqual([{ accountId: ACCOUNT, minute: 0, day: MAX_LEASE }]);
+    expect(leases.sweep(T0 + IDLE_MS)).toEqual([{ accountId: ACCOUNT, minute: 0, day: MAX_LEASE, minuteEndsAt: T0 + 3_000, dayEndsAt: T0 + 86_400_000 }]);
     expect(leases.unspent(ACCOUNT)).toBe(0);
 
     const early = new QuotaLeases();
     const again = counter();
     for (let i = 0; i <= HOT_AFTER; i += 1) again.count(early, T0);
-    expect(early.sweep(T0, true)).toEqual([{ accountId: ACCOUNT, minute: MAX_LEASE, day: MAX_LEASE }]);
+    expect(early.sweep(T0, true)).toEqual([{ accountId: ACCOUNT, minute: MAX_LEASE, day: MAX_LEASE, minuteEndsAt: T0 + 60_000, dayEndsAt: T0 + 86_400_000 }]);
   });
 
   it('drops what it held of a window that ended: a reading of the next window starts the share over', () => {
@@ -134,9 +134,9 @@ describe('QuotaLeases', () => {
   it('holds a point given back for a request that was not the account\'s, for its next request here', () => {
     const leases = new QuotaLeases();
     const redis = counter();
-    expect(leases.giveBack(ACCOUNT, T0)).toBe(false);
-    redis.count(leases, T0);
-    expect(leases.giveBack(ACCOUNT, T0)).toBe(true);
+    const counted = redis.count(leases, T0);
+    expect(new QuotaLeases().giveBack(ACCOUNT, counted, T0)).toBe(false);
+    expect(leases.giveBack(ACCOUNT, counted, T0)).toBe(true);
     // the refunded request no longer counts: the next one is the first again
     expect(leases.take(ACCOUNT, T0)?.minute.consumed).toBe(1);
   });
