@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import { setTimeout as delay } from 'node:timers/promises';
 import type { FastifyBaseLogger } from 'fastify';
+import postgres from 'postgres';
 import { hasApiAccess } from '../../shared/access/tiers.js';
 import { apiErrors } from '../../shared/errors/api-errors.js';
 import { IMPORT_KINDS, type ImportKind } from '../../shared/import/import-kinds.js';
@@ -19,7 +20,7 @@ import { claimIdempotencyKey, isIdempotencyKeyClaimed } from '../../shared/repos
 import { recordFileRowErrors, stageFileRows } from '../../shared/repositories/import-files.js';
 import { findImport, type ImportView } from '../../shared/repositories/import-lookups.js';
 import type { RowError } from '../../shared/rows/row-errors.js';
-import type { AccountQuota } from '../limits/account-quota.js';
+import type { AccountQuota, DayCharge } from '../limits/account-quota.js';
 import { FileRefusedError, receiveFile, type FileBatch, type FileFormat } from './file-upload.js';
 import type { UploadsInProgress } from './uploads-in-progress.js';
 
@@ -158,6 +159,16 @@ async function stageBatch(uploadSql: Sql, importId: string, batch: FileBatch): P
 /** The acceptance's transaction failed at its COMMIT, whose answer was lost: it may have committed. */
 class AcceptanceOutcomeUnknown extends Error {}
 
+/**
+ * Whether a failed COMMIT is known to have rolled back: PostgreSQL answered it with an error of
+ * the transaction (a deferred check, a serialization failure). note: not one that ends the session
+ * (FATAL, class 08 connection exception, class 57 operator intervention): those, like a connection
+ * that breaks without a word, may come after the commit was made.
+ */
+function rolledBack(error: unknown): boolean {
+  return error instanceof postgres.PostgresError && error.severity !== 'FATAL' && error.severity !== 'PANIC' && !/^(08|57)/.test(error.code);
+}
+
 async function acceptUpload(
   deps: FileUploadDeps,
   upload: FileUpload,
@@ -165,7 +176,7 @@ async function acceptUpload(
   file: { received: number; failed: number; hash: Buffer },
 ): Promise<FileUploadOutcome> {
   const { account } = upload;
-  let charged = 0;
+  let charged: DayCharge | undefined;
   let committing = false;
   let replayOf: string | undefined;
   try {
@@ -196,17 +207,18 @@ async function acceptUpload(
           deps.refused('per-day');
           throw apiErrors.rateLimited('per-day', charge.retryAfterSec);
         }
-        charged = points;
+        charged = charge.charge;
       }
       committing = true;
       return view;
     });
     if (accepted) return { type: 'accepted', import: accepted };
   } catch (error) {
-    // note: an error after the last statement is the COMMIT's: the file may be kept, and its
-    // charge stands. Otherwise the transaction rolled back, and nothing of it counts.
-    if (committing) throw new AcceptanceOutcomeUnknown(`the acceptance of ${importId} may have committed`, { cause: error });
-    if (charged > 0) deps.quota.refundDay(account.id, charged);
+    // note: an error after the last statement is the COMMIT's. When the connection went with it,
+    // the file may be kept, and its charge stands; otherwise the transaction rolled back (so did
+    // a COMMIT PostgreSQL answered with an error), and nothing of it counts.
+    if (committing && !rolledBack(error)) throw new AcceptanceOutcomeUnknown(`the acceptance of ${importId} may have committed`, { cause: error });
+    if (charged !== undefined) deps.quota.refundDay(charged);
     throw error;
   }
   const earlier = await findImport(deps.sql, account.id, replayOf!);

@@ -70,14 +70,12 @@ interface WindowLimiter {
   ms: number;
 }
 
-/** note: a file's refund follows its charge in the same request; one later than this is not made. */
-const REFUNDABLE_MS = 5 * 60_000;
-
-/** A day charge of a file import, kept for its refund to name the window it was taken from. */
-interface DayCharge {
+/** A day charge of a file import: what its refund gives back, and to which window. */
+export interface DayCharge {
+  accountId: string;
   points: number;
+  /** the end of the window it was taken from, as this process reckons it */
   endsAt: number;
-  chargedAt: number;
 }
 
 /**
@@ -107,8 +105,6 @@ export class AccountQuota {
   private readonly day: WindowLimiter;
   private readonly redis: ScriptClient;
   private readonly leases = new QuotaLeases();
-  /** day charges of this process's file imports, by account, oldest first */
-  private readonly dayCharges = new Map<string, DayCharge[]>();
   private readonly sweeper: NodeJS.Timeout;
 
   constructor(
@@ -124,10 +120,7 @@ export class AccountQuota {
     this.day = build('day', highest((l) => l.perDay), windows.daySec);
     redis.defineCommand('quotaGiveBack', { numberOfKeys: 1, lua: GIVE_BACK });
     this.redis = redis as ScriptClient;
-    this.sweeper = setInterval(() => {
-      void this.giveBackUnspent(this.leases.sweep(Date.now()));
-      this.forgetDayCharges(Date.now());
-    }, IDLE_MS / 2);
+    this.sweeper = setInterval(() => void this.giveBackUnspent(this.leases.sweep(Date.now())), IDLE_MS / 2);
     this.sweeper.unref();
   }
 
@@ -211,34 +204,19 @@ export class AccountQuota {
    * bulk requests it replaces (docs/imports.md#whole-files). Refused, and given back, when they do
    * not fit in what the tier allows today; `retryAfterSec` is when the day window starts over.
    */
-  async chargeDay(accountId: string, tier: ApiTier, points: number): Promise<{ ok: true } | { ok: false; retryAfterSec: number }> {
-    if (points <= 0) return { ok: true };
+  async chargeDay(accountId: string, tier: ApiTier, points: number): Promise<{ ok: true; charge: DayCharge } | { ok: false; retryAfterSec: number }> {
     const sentAt = Date.now();
+    if (points <= 0) return { ok: true, charge: { accountId, points: 0, endsAt: sentAt } };
     const { res } = await settleLimit(this.day.limiter.consume(accountId, points));
     const endsAt = sentAt + res.msBeforeNext;
-    if (res.consumedPoints <= TIER_LIMITS[tier].perDay) {
-      const charges = this.dayCharges.get(accountId) ?? [];
-      charges.push({ points, endsAt, chargedAt: Date.now() });
-      this.dayCharges.set(accountId, charges);
-      return { ok: true };
-    }
+    if (res.consumedPoints <= TIER_LIMITS[tier].perDay) return { ok: true, charge: { accountId, points, endsAt } };
     void this.giveBack(this.day, accountId, endsAt, points);
     return { ok: false, retryAfterSec: secondsUntil(res.msBeforeNext) };
   }
 
-  /**
-   * Gives back a day charge whose import was not kept after all (best effort), to the window it
-   * was charged in. note: the caller names the charge by its points; the oldest charge of that
-   * size is the one given back, so that a charge of a window that ended is never given back
-   * to the next one (at worst, a window's end between two charges of one size refunds none).
-   */
-  refundDay(accountId: string, points: number): void {
-    const charges = this.dayCharges.get(accountId);
-    const at = charges?.findIndex((c) => c.points === points) ?? -1;
-    if (charges === undefined || at < 0) return;
-    const [charge] = charges.splice(at, 1);
-    if (charges.length === 0) this.dayCharges.delete(accountId);
-    if (charge !== undefined) void this.giveBack(this.day, accountId, charge.endsAt, points);
+  /** Gives back a day charge whose import was not kept after all (best effort), to the window it was taken from. */
+  refundDay(charge: DayCharge): void {
+    if (charge.points > 0) void this.giveBack(this.day, charge.accountId, charge.endsAt, charge.points);
   }
 
   /** Undoes a count for a request that turned out not to be the account's (locked-out IP, stale key). */
@@ -253,7 +231,6 @@ export class AccountQuota {
   /** Gives every unspent share back (the process stops), before its Redis connection closes. */
   async close(): Promise<void> {
     clearInterval(this.sweeper);
-    this.dayCharges.clear();
     await Promise.all(this.giveBackUnspent(this.leases.sweep(Date.now(), true)));
   }
 
@@ -262,14 +239,6 @@ export class AccountQuota {
       ...(minute > 0 ? [this.giveBack(this.minute, accountId, minuteEndsAt, minute)] : []),
       ...(day > 0 ? [this.giveBack(this.day, accountId, dayEndsAt, day)] : []),
     ]);
-  }
-
-  private forgetDayCharges(now: number): void {
-    for (const [accountId, charges] of this.dayCharges) {
-      const kept = charges.filter((c) => now - c.chargedAt < REFUNDABLE_MS && now < c.endsAt);
-      if (kept.length === 0) this.dayCharges.delete(accountId);
-      else this.dayCharges.set(accountId, kept);
-    }
   }
 
   /**
