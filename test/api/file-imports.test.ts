@@ -176,4 +176,74 @@ describe('POST /v1/api/imports (whole files)', () => {
     expect(res.headers['retry-after']).toBe('60');
     expect(await importsOf(account.id)).toBe(2);
   });
+
+  /**
+   * Runs `upload` with a deferred constraint trigger of the account's acceptance that runs `body`
+   * at its COMMIT (a PL/pgSQL statement).
+   */
+  async function withCommitTrigger<T>(accountId: string, body: string, run: () => Promise<T>): Promise<T> {
+    const trigger = `at_commit_${accountId.replaceAll('-', '')}`;
+    await service.sql.unsafe(`
+      create function ${trigger}() returns trigger language plpgsql as $$ begin ${body}; return null; end $$;
+      create constraint trigger ${trigger} after update on imports deferrable initially deferred
+        for each row when (new.account_id = '${accountId}' and old.state = 'uploading' and new.state = 'queued') execute function ${trigger}()`);
+    try {
+      return await run();
+    } finally {
+      await service.sql.unsafe(`drop trigger ${trigger} on imports; drop function ${trigger}()`);
+    }
+  }
+  /** The day window's count in Redis, as rate-limiter-flexible keeps it. */
+  const dayCount = async (accountId: string) => Number(await service.deps.redis.get(`${service.config.redisPrefix}:quota-day:${accountId}`));
+
+  it('answers 503 import_outcome_unknown with Location when the connection goes with the commit that accepts the file, and keeps the day quota charged', async () => {
+    const { account, key } = await newPartner(service, { tier: 'global' });
+    // note: the session ends during the COMMIT, which the API cannot tell from a commit made
+    // whose answer was lost on the way back
+    await withCommitTrigger(account.id, 'perform pg_terminate_backend(pg_backend_pid())', async () => {
+      const before = await dayCount(account.id);
+      const res = await upload(key, 'listings', ndjson(Array.from({ length: 450 }, () => validListing())));
+      expect(res.statusCode).toBe(503);
+      const body = res.json<{ error: string; code: string; import_id: string; retry_after_sec: number }>();
+      expect(body).toMatchObject({ error: 'Import may have been accepted; look it up before sending it again', code: 'import_outcome_unknown' });
+      expect(res.headers['location']).toBe(`/v1/api/imports/${body.import_id}`);
+      // the request, and the two bulk requests the file replaces beyond it: no refund, it may be kept
+      expect(await dayCount(account.id)).toBe(before + 1 + 2);
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      expect(await dayCount(account.id)).toBe(before + 1 + 2);
+      expect(service.logs).toContainEqual(expect.objectContaining({ level: 40, importId: body.import_id, msg: expect.stringMatching(/acceptance's commit was lost/) }));
+      // it was not kept here: the look-up says so, and nothing is left staged
+      const looked = await service.request({ method: 'GET', url: `/v1/api/imports/${body.import_id}`, headers: bearer(key) });
+      expect(looked.statusCode).toBe(404);
+      await expect.poll(() => importsOf(account.id), { timeout: 2_000, interval: 50 }).toBe(0);
+    });
+  });
+
+  it('answers a COMMIT PostgreSQL refuses as a failure that kept nothing, and gives the day charge back', async () => {
+    const { account, key } = await newPartner(service, { tier: 'global' });
+    await withCommitTrigger(account.id, "raise exception 'refused at commit'", async () => {
+      const before = await dayCount(account.id);
+      const res = await upload(key, 'listings', ndjson(Array.from({ length: 450 }, () => validListing())));
+      expect(res.statusCode).toBe(500);
+      expect(res.json()).toMatchObject({ error: 'Internal server error' });
+      await expect.poll(() => dayCount(account.id), { timeout: 2_000, interval: 50 }).toBe(before + 1);
+      await expect.poll(() => importsOf(account.id), { timeout: 2_000, interval: 50 }).toBe(0);
+    });
+  });
+
+  it('answers 202 from what the accepting transaction returned: the import as committed, without reading it again', async () => {
+    const { key } = await newPartner(service, { tier: 'global' });
+    const reads: string[] = [];
+    // note: a read of the import after the commit would be the API's pool's; none is made
+    const spy = vi.spyOn(service.deps.sql, 'unsafe');
+    try {
+      const res = await upload(key, 'listings', ndjson([validListing(), validListing({ currency: 'EUR' })]));
+      expect(res.statusCode).toBe(202);
+      expect(res.json<{ import: Record<string, unknown> }>().import).toMatchObject({ state: 'queued', rows: { received: 2, processed: 1, skipped: 1 }, error_count: 1 });
+      reads.push(...spy.mock.calls.map((call) => String(call[0])));
+    } finally {
+      spy.mockRestore();
+    }
+    expect(reads).toEqual([]);
+  });
 });

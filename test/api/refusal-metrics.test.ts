@@ -92,35 +92,52 @@ describe('GET /metrics counts every 429', () => {
     expect(delta('bulk_import_rate_limited_total', { window: 'file-imports' })).toBe(1);
   });
 
-  it('counts the 429 "Too many file imports in progress" of an upload that another overtook while it arrived', async () => {
+  it('counts the 429 "Too many file imports in progress" of an upload whose account\'s place an upload still arriving holds', async () => {
     const { key } = await newPartner(service, { tier: 'global' });
-    // The first upload passes the check before its body and then waits, its transaction open,
-    // for the rest of its file; a second upload arrives whole and commits meanwhile.
     let finish!: () => void;
     const rest = new Promise<void>((resolve) => (finish = resolve));
     const slow = new Readable({ read() {} });
     slow.push(`${JSON.stringify(validListing())}\n`);
     void rest.then(() => slow.push(null));
     let slowReply: LightMyRequestResponse | undefined;
-    let wholeReply: LightMyRequestResponse | undefined;
+    let secondReply: LightMyRequestResponse | undefined;
     const delta = await deltas(async () => {
       const slowUpload = upload(key, slow);
-      await expect
-        .poll(
-          async () =>
-            (await service.sql<{ n: number }[]>`
-              select count(*)::int as n from pg_stat_activity where datname = current_database() and state = 'idle in transaction'`)[0]!.n,
-          { timeout: 5_000 },
-        )
-        .toBe(1);
-      wholeReply = await upload(key, ndjson([validListing()]));
+      await expect.poll(async () => (await service.sql<{ n: number }[]>`select count(*)::int as n from imports where state = 'uploading'`)[0]!.n, { timeout: 5_000 }).toBe(1);
+      secondReply = await upload(key, ndjson([validListing()]));
       finish();
       slowReply = await slowUpload;
     });
-    expect(wholeReply?.statusCode).toBe(202);
+    expect(secondReply?.statusCode).toBe(429);
+    expect(secondReply?.json()).toMatchObject({ error: 'Too many file imports in progress' });
+    expect(slowReply?.statusCode).toBe(202);
+    expect(delta('bulk_import_rate_limited_total', { window: 'file-imports' })).toBe(1);
+  });
+
+  it('counts the 429 of an upload whose place another took while it was not heard of, refused as it is accepted, keeping nothing', async () => {
+    const { account, key } = await newPartner(service, { tier: 'global' });
+    let finish!: () => void;
+    const rest = new Promise<void>((resolve) => (finish = resolve));
+    const slow = new Readable({ read() {} });
+    slow.push(`${JSON.stringify(validListing())}\n`);
+    void rest.then(() => slow.push(null));
+    let slowReply: LightMyRequestResponse | undefined;
+    let otherReply: LightMyRequestResponse | undefined;
+    const delta = await deltas(async () => {
+      const slowUpload = upload(key, slow);
+      await expect.poll(async () => (await service.sql<{ n: number }[]>`select count(*)::int as n from imports where state = 'uploading' and account_id = ${account.id}`)[0]!.n, { timeout: 5_000 }).toBe(1);
+      // as if its process had stopped saying it receives it (a pause longer than UPLOAD_ABANDONED_AFTER_MS)
+      await service.sql`update imports set upload_seen_at = now() - interval '1 hour' where state = 'uploading' and account_id = ${account.id}`;
+      otherReply = await upload(key, ndjson([validListing()]));
+      finish();
+      slowReply = await slowUpload;
+    });
+    expect(otherReply?.statusCode).toBe(202);
     expect(slowReply?.statusCode).toBe(429);
     expect(slowReply?.json()).toMatchObject({ error: 'Too many file imports in progress' });
     expect(delta('bulk_import_rate_limited_total', { window: 'file-imports' })).toBe(1);
+    const [kept] = await service.sql<{ n: number }[]>`select count(*)::int as n from imports where account_id = ${account.id}`;
+    expect(kept!.n).toBe(1);
   });
 
   it('counts the 429 "Rate limit exceeded (per-day)" of a file the day quota cannot take under window="per-day"', async () => {

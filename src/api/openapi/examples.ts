@@ -184,6 +184,7 @@ export const ERROR_EXAMPLES = {
   storeUnavailable: example('A dependency is unavailable; nothing was written', apiErrors.serviceUnavailable().body),
   workersUnavailable: example('No worker took the import; nothing was written', apiErrors.workersUnavailable(IMPORT_ID).body),
   importFailed: example('The import failed; nothing was written', apiErrors.importFailed(IMPORT_ID).body),
+  importOutcomeUnknown: example('The file may have been accepted: look it up', apiErrors.importOutcomeUnknown(IMPORT_ID).body),
   stillRunning: example('Outcome not known yet', apiErrors.stillRunning(REQUEST_ID, IMPORT_ID).body),
   internal: example('Unexpected failure', apiErrors.internal(REQUEST_ID).body),
   tooManyConcurrent: example('The account has ACCOUNT_MAX_IN_FLIGHT imports in flight', apiErrors.tooManyConcurrent().body),

@@ -26,7 +26,7 @@ import {
   FILE_IMPORT_TOO_MANY_EXAMPLES,
   FILE_MEDIA_TYPE_EXAMPLES,
 } from '../openapi/file-import-examples.js';
-import { apiKeyAuthErrors, AUTHENTICATED, errorResponse, internalErrorResponse, tooLargeResponse, unavailableResponse } from '../openapi/responses.js';
+import { apiKeyAuthErrors, AUTHENTICATED, errorResponse, internalErrorResponse, tooLargeResponse } from '../openapi/responses.js';
 import { jsonResponse } from '../openapi/route-schema.js';
 
 /** The media types of a whole file, and the format each one is read as. */
@@ -73,7 +73,7 @@ function refuseBeforeReading(deps: ApiDeps): onRequestAsyncHookHandler {
   };
 }
 
-const { rateMinute, lockout, idempotencyConflict } = ERROR_EXAMPLES;
+const { rateMinute, lockout, idempotencyConflict, storeUnavailable, overloaded, importOutcomeUnknown } = ERROR_EXAMPLES;
 
 const schema = (maxBytes: number) => ({
   operationId: 'importFile',
@@ -111,7 +111,14 @@ const schema = (maxBytes: number) => ({
       RetryLaterErrorSchema,
     ),
     500: internalErrorResponse(AUTHENTICATED),
-    503: unavailableResponse(AUTHENTICATED),
+    503: errorResponse(
+      'Retry after `Retry-After` seconds, with the same `Idempotency-Key`. `Service overloaded, retry shortly`: this API process is overloaded or already receives `FILE_UPLOADS_PER_PROCESS` uploads (decided before the body is read; nothing was kept). `Service temporarily unavailable`: PostgreSQL or Redis is unavailable; nothing was kept. `Import may have been accepted; look it up before sending it again`: the database\'s answer to the commit that accepts the file was lost, so the file may be kept: `Location` names the import (404 there: it was not kept).',
+      { storeUnavailable, overloaded, importOutcomeUnknown },
+      [...AUTHENTICATED, 'Retry-After', 'Location'],
+      RetryLaterErrorSchema,
+      // note: only the answer whose import may have been kept
+      ['Location'],
+    ),
   },
 });
 
