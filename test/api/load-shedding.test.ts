@@ -70,6 +70,19 @@ describe('load shedding: new bulk imports get 503 while the process is overloade
       expect(n).toBe(0);
     });
 
+    it.each([
+      ['application/x-ndjson', `${JSON.stringify(validListing())}\n`],
+      ['text/csv', 'title,price_cents\nLamp,100\n'],
+    ])('answers a whole file (%s) 503 "Service overloaded, retry shortly" before its body is read, and keeps nothing', async (contentType, payload) => {
+      const res = await service.request({ method: 'POST', url: '/v1/api/imports?kind=listings', headers: { ...bearer(key), 'content-type': contentType }, payload });
+      expect(res.statusCode).toBe(503);
+      expect(res.json()).toEqual(OVERLOADED);
+      expect(res.headers['retry-after']).toBe('5');
+      expect(res.headers['connection']).toBe('close');
+      const [{ n } = { n: -1 }] = await service.sql<{ n: number }[]>`select count(*)::int as n from imports`;
+      expect(n).toBe(0);
+    });
+
     it('still answers /v1/health, /v1/api/me and key management', async () => {
       expect((await service.request({ method: 'GET', url: '/v1/health' })).statusCode).toBe(200);
       expect((await service.request({ method: 'GET', url: '/v1/api/me', headers: bearer(key) })).statusCode).toBe(200);
