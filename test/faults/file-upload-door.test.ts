@@ -112,8 +112,9 @@ describe('file uploads, hostile and slow, against the API process', () => {
   it('receives twelve slow uploads beside every other partner\'s requests that need PostgreSQL; the next upload of a full account is 429 and of a full process 503, at once', async () => {
     scenario = await createFaultScenario();
     const s = scenario;
-    // note: twelve uploads fill the process's slots; DATABASE_POOL_MAX stays 10, fewer than the uploads
-    const api = await s.startApi({ FILE_UPLOADS_PER_PROCESS: '12' });
+    // note: twelve uploads fill the process's slots; DATABASE_POOL_MAX stays 10, fewer than the
+    // uploads, and one connection stages them all
+    const api = await s.startApi({ FILE_UPLOADS_PER_PROCESS: '12', FILE_UPLOAD_POOL_MAX: '1' });
     await s.startWorker();
     const senders = await Promise.all(Array.from({ length: 6 }, (_, n) => s.addPartner(`Slow Sender ${n}`)));
     const rowsEach = 12;

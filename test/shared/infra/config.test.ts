@@ -178,3 +178,19 @@ describe('loadConfig: FILE_IMPORT_WRITERS', () => {
     expect(() => loadConfig({ FILE_IMPORT_WRITERS: raw })).toThrow(/FILE_IMPORT_WRITERS: /);
   });
 });
+
+describe.each([
+  ['FILE_UPLOADS_PER_PROCESS', 'fileUploadsPerProcess', 16, 1_000],
+  ['FILE_UPLOAD_POOL_MAX', 'fileUploadPoolMax', 2, 100],
+] as const)('loadConfig: %s', (name, setting, fallback, max) => {
+  it(`defaults to ${fallback}, and reads 1 to ${max}`, () => {
+    expect(loadConfig({})[setting]).toBe(fallback);
+    expect(loadConfig({ [name]: '1' })[setting]).toBe(1);
+    expect(loadConfig({ [name]: String(max) })[setting]).toBe(max);
+  });
+
+  it.each([['0'], [String(max + 1)], ['1.5'], ['four'], ['']])(`refuses ${name}=%j at start, naming the variable`, (raw) => {
+    expect(() => loadConfig({ [name]: raw })).toThrow(ConfigError);
+    expect(() => loadConfig({ [name]: raw })).toThrow(new RegExp(`${name}: `));
+  });
+});
