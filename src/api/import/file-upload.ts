@@ -203,7 +203,8 @@ export async function receiveFile(input: { kind: ImportKind; format: FileFormat;
     if (error instanceof FileReadError) throw refusalOf(error);
     throw error;
   } finally {
-    body.off('error', onBodyError);
+    // note: the error listener stays: the request may still fail (its connection reset after a
+    // refusal) once this is done, and an 'error' without a listener would end the process.
     body.off('close', onBodyClose);
   }
   if (received === 0) throw new FileRefusedError(apiErrors.fileEmpty());
