@@ -3,6 +3,7 @@ import type { Sql } from '../shared/infra/db.js';
 import type { Logger } from '../shared/infra/logger.js';
 import { purgeEndedImports, settleUnsettledImports } from '../shared/repositories/import-retention.js';
 import { ROWS_TTL_MS } from '../shared/import/rows-store.js';
+import { startRepeating, type Repeating } from './repeating.js';
 
 /** How often a worker purges ended imports and sweeps abandoned ones. */
 export const IMPORT_RETENTION_INTERVAL_MS = 10 * 60_000;
@@ -79,16 +80,13 @@ async function inBatches(limit: number, maxBatches: number, batch: () => Promise
   return total;
 }
 
-export interface ImportRetention {
-  /** clears the timer and waits for a run under way, so the pool can close after it */
-  stop(): Promise<void>;
-}
+/** The retention's runs: `stop` clears the timer and waits for a run under way, so the pool can close after it. */
+export type ImportRetention = Repeating;
 
 /**
  * Runs runImportRetention every `intervalMs` in this process, the first time one interval after
- * start. note: every worker runs it; `skip locked` makes replicas share the work rather than
- * wait on each other. The next run is timed from the end of the last, so runs never overlap,
- * and the timer is unref'd: it never keeps a process alive.
+ * start (startRepeating: runs never overlap). note: every worker runs it; `skip locked` makes
+ * replicas share the work rather than wait on each other.
  */
 export function startImportRetention(
   sql: Sql,
@@ -96,25 +94,5 @@ export function startImportRetention(
   settings: ImportRetentionSettings & { intervalMs?: number },
 ): ImportRetention {
   const intervalMs = settings.intervalMs ?? IMPORT_RETENTION_INTERVAL_MS;
-  let stopped = false;
-  let running: Promise<unknown> = Promise.resolve();
-  let timer: NodeJS.Timeout;
-  const schedule = () => {
-    timer = setTimeout(() => {
-      running = runImportRetention(sql, log, settings)
-        .catch((err: unknown) => log.warn({ err }, 'import retention run failed'))
-        .finally(() => {
-          if (!stopped) schedule();
-        });
-    }, intervalMs);
-    timer.unref();
-  };
-  schedule();
-  return {
-    async stop() {
-      stopped = true;
-      clearTimeout(timer);
-      await running;
-    },
-  };
+  return startRepeating(intervalMs, () => runImportRetention(sql, log, settings).catch((err: unknown) => log.warn({ err }, 'import retention run failed')));
 }
