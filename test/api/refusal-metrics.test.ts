@@ -92,13 +92,16 @@ describe('GET /metrics counts every 429', () => {
     expect(delta('bulk_import_rate_limited_total', { window: 'file-imports' })).toBe(1);
   });
 
-  it('counts the 429 "Too many file imports in progress" of an upload whose account\'s place an upload still arriving holds', async () => {
-    const { key } = await newPartner(service, { tier: 'global' });
-    let finish!: () => void;
-    const rest = new Promise<void>((resolve) => (finish = resolve));
+  /** A file whose first row has arrived and whose end waits for `finish`. */
+  function fileArrivingSlowly(): { slow: Readable; finish: () => void } {
     const slow = new Readable({ read() {} });
     slow.push(`${JSON.stringify(validListing())}\n`);
-    void rest.then(() => slow.push(null));
+    return { slow, finish: () => slow.push(null) };
+  }
+
+  it('counts the 429 "Too many file imports in progress" of an upload whose account\'s place an upload still arriving holds', async () => {
+    const { key } = await newPartner(service, { tier: 'global' });
+    const { slow, finish } = fileArrivingSlowly();
     let slowReply: LightMyRequestResponse | undefined;
     let secondReply: LightMyRequestResponse | undefined;
     const delta = await deltas(async () => {
@@ -116,11 +119,7 @@ describe('GET /metrics counts every 429', () => {
 
   it('counts the 429 of an upload whose place another took while it was not heard of, refused as it is accepted, keeping nothing', async () => {
     const { account, key } = await newPartner(service, { tier: 'global' });
-    let finish!: () => void;
-    const rest = new Promise<void>((resolve) => (finish = resolve));
-    const slow = new Readable({ read() {} });
-    slow.push(`${JSON.stringify(validListing())}\n`);
-    void rest.then(() => slow.push(null));
+    const { slow, finish } = fileArrivingSlowly();
     let slowReply: LightMyRequestResponse | undefined;
     let otherReply: LightMyRequestResponse | undefined;
     const delta = await deltas(async () => {

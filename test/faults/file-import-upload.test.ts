@@ -1,6 +1,6 @@
-import { readFileSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createFaultScenario, type FaultScenario } from '../support/fault-scenario.js';
+import { peakRssMb } from '../support/processes.js';
 import { listingLine, uploadNdjson } from '../support/ndjson-upload.js';
 import { rawRequest, requestHead } from '../support/raw-http.js';
 
@@ -17,11 +17,6 @@ describe('file imports while they are uploaded', () => {
     scenario = undefined;
   });
 
-  /** The API process's peak resident memory (VmHWM), in MB. */
-  function peakRssMb(pid: number): number {
-    const match = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-    return Math.round(Number(match![1]) / 1024);
-  }
 
   async function counts(s: FaultScenario) {
     const [row] = await s.sql<{ imports: number; staged: number; errors: number }[]>`

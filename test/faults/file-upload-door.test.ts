@@ -1,7 +1,7 @@
-import { readFileSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { validListing } from '../support/fixtures.js';
 import { createFaultScenario, type FaultScenario } from '../support/fault-scenario.js';
+import { peakRssMb } from '../support/processes.js';
 import { listingLine } from '../support/ndjson-upload.js';
 import { repeatedBytes, streamedUpload, type BodyPiece } from '../support/streamed-upload.js';
 
@@ -18,11 +18,6 @@ describe('file uploads, hostile and slow, against the API process', () => {
     scenario = undefined;
   });
 
-  /** The process's peak resident memory (VmHWM), in MB. */
-  function peakRssMb(pid: number): number {
-    const match = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-    return Math.round(Number(match![1]) / 1024);
-  }
 
   const uploadHeaders = (apiKey: string, contentType: string, extra: Record<string, string> = {}) => ({ authorization: `Bearer ${apiKey}`, 'content-type': contentType, ...extra });
   const uploadUrl = (baseUrl: string, kind = 'listings') => `${baseUrl}/v1/api/imports?kind=${kind}`;

@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { once } from 'node:events';
 import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
@@ -137,4 +138,11 @@ export async function startWorkerProcess(env: Record<string, string>, options: S
   const worker = spawnPart('worker', env, options);
   await worker.waitForOutput(/worker started/);
   return worker;
+}
+
+/** A process's peak resident memory (VmHWM, Linux), in MB. */
+export function peakRssMb(pid: number): number {
+  const match = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  if (!match) throw new Error(`no VmHWM for process ${pid}`);
+  return Math.round(Number(match[1]) / 1024);
 }
