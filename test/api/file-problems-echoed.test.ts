@@ -44,3 +44,28 @@ describe('POST /v1/api/imports: 400 file_unreadable quoting the file', () => {
     expect(service.rawLogs()).not.toMatch(/[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u202e]/);
   });
 });
+
+describe('POST /v1/api/imports: a line that is not JSON, quoted in its row\'s reason', () => {
+  let service: TestService;
+  let key: string;
+
+  beforeAll(async () => {
+    service = await startTestService({ worker: false });
+    ({ key } = await newPartner(service));
+  });
+  afterAll(async () => {
+    await service?.close();
+  });
+
+  it('shows JSON.parse\'s quote of the line escaped and bounded, in the 400\'s errors and in the stored reasons alike', async () => {
+    const line = `{"title":\u001b[2J\u202e${'x'.repeat(100_000)}\n`;
+    const res = await service.request({ method: 'POST', url: '/v1/api/imports?kind=listings', headers: { ...bearer(key), 'content-type': 'application/x-ndjson' }, payload: line });
+    expect(res.statusCode).toBe(400);
+    const [failure] = res.json<{ errors: { index: number; reason: string; details: { message: string }[] }[] }>().errors;
+    expect(failure!.reason).toMatch(/^invalid JSON: /);
+    expect(failure!.reason).toContain('\\u001b');
+    expect(failure!.reason).not.toMatch(/[\u0000-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/);
+    expect([...failure!.reason].length).toBeLessThanOrEqual(201);
+    expect(failure!.details[0]!.message).toBe(failure!.reason);
+  });
+});

@@ -3,6 +3,7 @@ import { Transform, type Readable, type TransformCallback } from 'node:stream';
 import type { IncomingMessage } from 'node:http';
 import type { ApiError } from '../../shared/errors/api-error.js';
 import { apiErrors } from '../../shared/errors/api-errors.js';
+import { echoedText } from '../../shared/errors/echoed-text.js';
 import { IMPORT_KINDS, type ImportKind } from '../../shared/import/import-kinds.js';
 import { FileNotUtf8Error, FileReadError } from '../../shared/import/file/file-read-error.js';
 import { readCsvRows } from '../../shared/import/file/read-csv.js';
@@ -93,9 +94,17 @@ class MeteredBytes extends Transform {
   }
 }
 
+/**
+ * The most characters of a reader's problem with a row that its reason shows. note: JSON.parse's
+ * messages quote a few characters of the line (V8's run to some 90 in all); the readers hand them
+ * on exact (the partner CLI's report keeps them so), and here they become partner text.
+ */
+const ROW_PROBLEM_MAX_LENGTH = 200;
+
 /** A row the reader could not even read (a line that is not JSON): failed, as a row that is not an object. */
 function unreadable(index: number, problem: string): RowError {
-  return { index, reason: problem, details: [{ field: null, code: 'not_an_object', message: problem }] };
+  const shown = echoedText(problem, { max: ROW_PROBLEM_MAX_LENGTH });
+  return { index, reason: shown, details: [{ field: null, code: 'not_an_object', message: shown }] };
 }
 
 /** The answer to a file its reader stopped on. */

@@ -6,8 +6,6 @@ import type { SourceRow } from './source-row.js';
 const LF = 0x0a;
 const CR = 0x0d;
 const LINE_BREAK = /\r\n|\r|\n/;
-/** The most characters of JSON.parse's message a row's reason shows (V8's run to some 90). */
-const JSON_PROBLEM_MAX_LENGTH = 200;
 
 export interface NdjsonReadOptions {
   /** the longest line read as a row; a longer one fails as that row, unparsed (FILE_ROW_MAX_BYTES) */
@@ -71,8 +69,7 @@ export async function* readNdjsonRows(input: AsyncIterable<Buffer | string>, opt
       try {
         yield { location: line, value: JSON.parse(content) as unknown };
       } catch (error) {
-        // note: V8's message quotes a few characters of the line: echoed, as any partner text.
-        yield { location: line, error: `invalid JSON: ${echoedText((error as Error).message, { max: JSON_PROBLEM_MAX_LENGTH })}` };
+        yield { location: line, error: `invalid JSON: ${(error as Error).message}` };
       }
     }
   }
