@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { countFileImportsInProgress, recordUploadStarted, sweepAbandonedUploads, touchUploads } from '../../src/shared/repositories/file-uploads.js';
+import { countFileImportsInProgress, dropUpload, recordUploadStarted, sweepAbandonedUploads, touchUploads } from '../../src/shared/repositories/file-uploads.js';
 import { recordFileRowErrors, stageFileRows, stagedRow } from '../../src/shared/repositories/import-files.js';
 import { ListingRowSchema } from '../../src/shared/rows/listing-row.js';
 import { openDatabaseWithAccount, type DatabaseWithAccount } from '../support/database-with-account.js';
@@ -64,5 +64,39 @@ describe('abandoned uploads (sweepAbandonedUploads, countFileImportsInProgress)'
     expect(await left(accepted)).toMatchObject({ imports: 1, chunks: 1 });
     const [seen] = await db.sql<{ upload_seen_at: Date | null }[]>`select upload_seen_at from imports where job_id = ${accepted}`;
     expect(seen!.upload_seen_at!.getTime()).toBeLessThan(Date.now() - 3_000_000);
+  });
+});
+
+describe('dropUpload', () => {
+  let db: DatabaseWithAccount;
+
+  beforeAll(async () => {
+    db = await openDatabaseWithAccount('Upload Drop Prints');
+  });
+  afterAll(async () => {
+    await db?.close();
+  });
+
+  it('gives up the upload\'s place under the cap before its staged rows are deleted, and deletes them', async () => {
+    const importId = randomUUID();
+    await db.sql.begin(async (tx) => {
+      await recordUploadStarted(tx, { importId, accountId: db.accountId, kind: 'listings', requestId: 'drop-test' });
+      await stageFileRows(tx, importId, [stagedRow(0, ListingRowSchema.parse(validListing({ external_id: 'D-0' })))]);
+    });
+    expect(await countFileImportsInProgress(db.sql, { accountId: db.accountId })).toBe(1);
+    // the delete waits behind a transaction that holds the upload's record; the place is given up meanwhile
+    const holder = await db.sql.reserve();
+    try {
+      await holder`begin`;
+      await holder`select 1 from import_file_chunks where job_id = ${importId} for update`;
+      const dropping = dropUpload(db.sql, importId);
+      await expect.poll(() => countFileImportsInProgress(db.sql, { accountId: db.accountId }), { timeout: 5_000, interval: 20 }).toBe(0);
+      await holder`commit`;
+      expect(await dropping).toBe(true);
+    } finally {
+      holder.release();
+    }
+    const [left] = await db.sql<{ n: number }[]>`select (select count(*) from imports where job_id = ${importId}) + (select count(*) from import_file_chunks where job_id = ${importId})::int as n`;
+    expect(Number(left!.n)).toBe(0);
   });
 });

@@ -71,8 +71,14 @@ export async function recordUploadAccepted(
   return accepted;
 }
 
-/** Deletes an upload that will not be accepted, with what it staged; whether it was there. */
+/**
+ * Deletes an upload that will not be accepted, with what it staged; whether it was there. note:
+ * first marked abandoned, in a statement of its own that takes a moment: from then on it holds no
+ * place under the account's cap, however long the delete of a million staged rows takes, and the
+ * sweep finishes it if that delete fails.
+ */
 export async function dropUpload(sql: Sql, importId: string): Promise<boolean> {
+  await sql`update imports set upload_seen_at = '-infinity' where job_id = ${importId} and state = 'uploading'`;
   const dropped = await sql`delete from imports where job_id = ${importId} and state = 'uploading'`;
   return dropped.count > 0;
 }
