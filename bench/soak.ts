@@ -2,13 +2,15 @@ import { execFileSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { HOSTILE_MIN_BYTES } from './lib/soak-hostile.js';
 import { runSoak, type SoakSummary } from './lib/soak-run.js';
 import { startLocalSoakStack } from './lib/soak-stack.js';
 
 /**
  * `npm run soak -- --minutes 15`: partner clients import through the real API and workers for
- * that long while a worker is SIGKILLed every `--kill-every` seconds and a share of requests
- * hang up; then every row of every import answered 201 must be in the tables exactly once.
+ * that long, beside slow file uploads trickling their rows and hostile files the API must refuse,
+ * while a worker is SIGKILLed every `--kill-every` seconds and a share of requests hang up; then
+ * every row of every import answered 201 (or file answered 202) must be in the tables exactly once.
  * Writes bench/results/soak-<time>.json (the summary) and .log (every process's output).
  */
 
@@ -24,6 +26,11 @@ const { values: args } = parseArgs({
     'unserved-after': { type: 'string', default: '180' },
     'capped-limit': { type: 'string', default: '60' },
     'pause-ms': { type: 'string', default: '300' },
+    'slow-uploads': { type: 'string', default: '4' },
+    hostile: { type: 'string', default: '1' },
+    'hostile-mb': { type: 'string', default: '24' },
+    'hostile-pause-ms': { type: 'string', default: '2000' },
+    'hostile-rss-limit-mb': { type: 'string', default: '128' },
     env: { type: 'string', multiple: true, default: [] },
     tamper: { type: 'boolean', default: false },
     help: { type: 'boolean', default: false },
@@ -34,6 +41,9 @@ if (args.help) {
   console.log(`npm run soak -- [--minutes 15] [--clients 8] [--accounts 3] [--workers 3] [--kill-every 20 (s)]
   [--aimed-kill-every 2 (every nth kill hits a worker inside an import; 0: never)] [--hang-ups 0.1 (share of requests)]
   [--unserved-after 180 (s)] [--capped-limit 60 (s)] [--pause-ms 300 (between a client's imports)]
+  [--slow-uploads 4 (file uploads trickling a row every 100-500 ms at once; 0: none)]
+  [--hostile 1 (clients sending hostile files; 0: none)] [--hostile-mb 24 (each)] [--hostile-pause-ms 2000]
+  [--hostile-rss-limit-mb 128 (the most the API's memory may grow during one)]
   [--env NAME=VALUE (for the API and the workers, repeatable: ACCOUNT_MAX_IN_FLIGHT=4, IMPORT_PICKUP_TIMEOUT_MS=1500…)]
   [--tamper (proves the checks fail)]`);
   process.exit(0);
@@ -60,6 +70,11 @@ const options = {
   unservedAfterMs: number('unserved-after', 10, 3_600) * 1_000,
   cappedLimitMs: number('capped-limit', 1, 3_600) * 1_000,
   pauseMs: number('pause-ms', 0, 60_000),
+  slowUploads: number('slow-uploads', 0, 40),
+  hostileSenders: number('hostile', 0, 2),
+  hostileBytes: number('hostile-mb', HOSTILE_MIN_BYTES / 1024 / 1024, 90) * 1024 * 1024,
+  hostilePauseMs: number('hostile-pause-ms', 0, 60_000),
+  hostileRssLimitMb: number('hostile-rss-limit-mb', 1, 100_000),
   serviceEnv: Object.fromEntries(
     args.env.map((pair) => {
       const at = pair.indexOf('=');
@@ -111,7 +126,10 @@ process.on('uncaughtException', crashed);
 process.on('unhandledRejection', crashed);
 
 const code = codeUnderTest();
-console.error(`soak: ${minutes} min, ${options.clients} clients, ${options.accounts} accounts, ${options.workers} workers, database ${stack.database}; log ${logFile}`);
+console.error(
+  `soak: ${minutes} min, ${options.clients} clients, ${options.accounts} accounts, ${options.slowUploads} slow uploads, ${options.hostileSenders} hostile senders, ` +
+    `${options.workers} workers, database ${stack.database}; log ${logFile}`,
+);
 let summary: SoakSummary;
 try {
   summary = await runSoak({ ...options, stack, logFile, signal: interrupt.signal, progress: (line) => console.error(`soak ${line}`) });

@@ -25,7 +25,7 @@ export type HangUpOutcome =
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** A complete HTTP/1.1 answer in `bytes`, or undefined while it is still arriving. */
-function completeAnswer(bytes: Buffer): { status: number; headers: Record<string, string>; body: string } | undefined {
+export function completeAnswer(bytes: Buffer): { status: number; headers: Record<string, string>; body: string } | undefined {
   const split = bytes.indexOf('\r\n\r\n');
   if (split === -1) return undefined;
   const [statusLine = '', ...lines] = bytes.subarray(0, split).toString('latin1').split('\r\n');

@@ -41,7 +41,8 @@ export function markersOf(markerPrefix: string, rows: number, invalid: readonly 
   return { valid, invalid: bad };
 }
 
-function listing(marker: string, valid: boolean, row: number): Record<string, unknown> {
+/** A listing of the soak, its title the row's marker; an invalid one has a negative price. */
+export function soakListing(marker: string, valid: boolean, row: number): Record<string, unknown> {
   return {
     title: marker,
     description: `Soak listing ${row}: printed, checked and packed by the soak client.`,
@@ -82,7 +83,7 @@ export function newLogicalImport(client: number, seq: number, accountIndex: numb
     while (invalid.size < count) invalid.add(Math.floor(random() * rows));
   }
   const prefix = markerPrefixOf(client, seq);
-  const make = kind === 'listings' ? listing : machine;
+  const make = kind === 'listings' ? soakListing : machine;
   const body = JSON.stringify({ [kind]: Array.from({ length: rows }, (_, row) => make(rowMarker(prefix, row), !invalid.has(row), row)) });
   return { client, seq, accountIndex, kind, key, rows, invalid: [...invalid].sort((a, b) => a - b), body };
 }

@@ -12,8 +12,22 @@ import { percentile } from './stats.js';
 import { CapWatch } from './soak-cap-watch.js';
 import { checkRows, claimsOf, type LedgerEntry, type RowCheck } from './soak-check.js';
 import { newRequestStats, runClient, type Attempt, type ClientContext, type ImportRecord } from './soak-client.js';
+import { HOSTILE_MIN_BYTES, hostileLine, hostileReport, keptByAccounts, runHostileSender, type HostileAttempt, type HostileKindReport } from './soak-hostile.js';
 import { linesMentioning, SoakLog } from './soak-log.js';
+import { MemoryWatch } from './soak-memory.js';
 import { markersOf, markerPrefixOf } from './soak-rows.js';
+import {
+  checkSlowImports,
+  newSlowUploadStats,
+  runSlowSender,
+  SLOW_IMPORT_PROBLEMS,
+  slowImportReport,
+  waitForFileImports,
+  type SlowImportCheck,
+  type SlowImportProblem,
+  type SlowImportReport,
+  type SlowUploadRecord,
+} from './soak-slow-uploads.js';
 import { pidsInTransaction } from './soak-transactions.js';
 import { WorkerPool } from './soak-workers.js';
 
@@ -47,6 +61,21 @@ export interface SoakOptions {
   pauseMs: number;
   /** how long the queue may take to drain after the load (default 2 minutes) */
   drainWithinMs?: number;
+  /**
+   * honest NDJSON files of listings uploaded at once, each trickled a row every 100-500 ms, on
+   * accounts of their own (as many per account as ACCOUNT_MAX_FILE_IMPORTS allows); 0 or absent: none
+   */
+  slowUploads?: number;
+  /** a slow upload not answered 202 within this is unserved (default `unservedAfterMs` plus a minute, one Retry-After of the file-import cap) */
+  slowUnservedAfterMs?: number;
+  /** clients sending hostile files one at a time, from an account of their own; 0 or absent: none */
+  hostileSenders?: number;
+  /** about how many bytes each hostile file holds (default 24 MiB, at least 4 MiB) */
+  hostileBytes?: number;
+  /** mean pause between a hostile client's uploads (default 2 s) */
+  hostilePauseMs?: number;
+  /** the most the API's resident memory may grow while a hostile upload is in flight (default 128 MB) */
+  hostileRssLimitMb?: number;
   /** extra environment of the API and the workers (IMPORT_PICKUP_TIMEOUT_MS, WORKER_CONCURRENCY…) */
   serviceEnv?: Record<string, string>;
   /** the processes' output and the soak's notes */
@@ -76,6 +105,8 @@ export interface ImportDetail {
   written_without_201?: { count: number; first: string[] };
   invalid_written?: string[];
   body_mismatch?: string;
+  /** `file`: a slow file upload (its 202 counts as the 201), `bulk`: a partner's bulk request */
+  source: 'bulk' | 'file';
   /** the jobs that wrote its rows, and the job its Idempotency-Key points at now */
   jobs_that_wrote?: string[];
   claim_job?: string | null;
@@ -137,6 +168,44 @@ export interface SoakSummary {
   }[];
   longest_fully_capped_s: number;
   queue: { drained: boolean; drain_ms: number; left: Record<string, number>; failed_jobs: number; failed_jobs_that_wrote: string[]; failed_first: string[] };
+  slow_uploads: {
+    senders: number;
+    accounts: string[];
+    attempted: number;
+    answered_202: number;
+    unserved: number;
+    refused: number;
+    interrupted: number;
+    with_invalid_rows: number;
+    hung_up_then_202: number;
+    answered_by_replay: number;
+    wrong_202_counts: number;
+    requests: {
+      total: number;
+      by_outcome: Record<string, number>;
+      by_error: Record<string, number>;
+      hang_ups: Record<string, number>;
+      hang_ups_answered_first: number;
+      deferred_by_retry_after: number;
+    };
+    /** valid rows of the files answered 202, and what the tables hold of them */
+    rows: { expected: number; found: number; lost: number; duplicated: number; written_without_202: number };
+    time_to_202_ms: { p50: number; p99: number; max: number };
+    /** from the 202 to the sender reading it completed */
+    written_after_202_ms: { p50: number; max: number };
+    imports_settled_ms: number | undefined;
+    imports: SlowImportReport;
+  };
+  hostile_uploads: {
+    senders: number;
+    account: string | undefined;
+    by_kind: Record<string, HostileKindReport>;
+    unexpected_first: string[];
+    /** what the hostile account holds after the load: imports by state, and rows */
+    kept: { imports: Record<string, number>; rows: number };
+  };
+  /** the API's resident memory over the load; the timeline has the peak of each bucket */
+  api_memory_mb: { at_load_start: number | undefined; max: number | undefined; at_load_end: number | undefined; timeline: number[]; timeline_bucket_s: number };
   details: { problems: ImportDetail[]; unserved: ImportDetail[]; wrong_201_counts: ImportDetail[]; left_out: number };
   log_file: string;
 }
@@ -183,18 +252,40 @@ export async function runSoak(options: SoakOptions): Promise<SoakSummary> {
   }
   const accountOf = (client: number) => client % options.accounts;
   const keys: string[] = [];
-  for (let c = 0; c < options.clients; c += 1) {
-    const key = generateApiKey();
-    const created = await createKeyWithinCap(stack.sql, { accountId: accounts[accountOf(c)]!, label: `soak client ${c}`, scopes: ['listings:write'], keyPrefix: key.prefix, keyHash: key.hash });
-    if (created === 'cap-reached') throw new Error('too many clients per account: an account holds at most 20 active keys');
-    keys.push(key.fullKey);
+  for (let c = 0; c < options.clients; c += 1) keys.push(await soakKey(stack.sql, accounts[accountOf(c)]!, `soak client ${c}`));
+
+  // note: the slow senders go as many to an account as its file-import cap lets upload at once, so
+  // a 429 `Too many file imports in progress` is a race (an import still being written), not the rule.
+  const slowUploads = options.slowUploads ?? 0;
+  const fileCap = loadConfig({ ...stack.env, ...(options.serviceEnv ?? {}) }).accountMaxFileImports;
+  const slowAccounts: string[] = [];
+  for (let a = 0; a < Math.ceil(slowUploads / fileCap); a += 1) {
+    const account = await createAccount(stack.sql, { displayName: `Soak slow uploads ${a}`, tier: 'global', isOwner: true, hasCompletedOnboarding: true, avatarUrl: null });
+    slowAccounts.push(account.id);
   }
+  const slowAccountOf = (sender: number) => Math.floor(sender / fileCap);
+  const slowKeys: string[] = [];
+  for (let s = 0; s < slowUploads; s += 1) slowKeys.push(await soakKey(stack.sql, slowAccounts[slowAccountOf(s)]!, `soak slow sender ${s}`));
+  const hostileSenders = options.hostileSenders ?? 0;
+  const hostileBytes = Math.max(HOSTILE_MIN_BYTES, options.hostileBytes ?? 24 * 1024 * 1024);
+  const hostileAccount =
+    hostileSenders === 0 ? undefined : (await createAccount(stack.sql, { displayName: 'Soak hostile uploads', tier: 'global', isOwner: true, hasCompletedOnboarding: true, avatarUrl: null })).id;
+  const hostileKeys: string[] = [];
+  for (let h = 0; h < hostileSenders; h += 1) hostileKeys.push(await soakKey(stack.sql, hostileAccount!, `soak hostile sender ${h}`));
 
   const config = loadConfig({ ...stack.env });
   const redis = createRedis(config, 'blocking');
   const queue = createImportQueue(config, redis);
   let api: (ServiceProcess & { baseUrl: string }) | undefined;
   let pool: Pool | undefined;
+  let slowPool: Pool | undefined;
+  let memory: MemoryWatch | undefined;
+  const slowRecords: SlowUploadRecord[] = [];
+  const slowStats = newSlowUploadStats();
+  const hostileAttempts: HostileAttempt[] = [];
+  let slowSettled: { settled: boolean; ms: number } = { settled: true, ms: 0 };
+  let slowCheck: SlowImportCheck | undefined;
+  let hostileKept: { imports: Record<string, number>; rows: number };
   const workers = new WorkerPool({ size: options.workers, start: () => stack.startWorker(options.serviceEnv ?? {}), inTransaction: (pids) => pidsInTransaction(stack.sql, pids), log, now });
   const records: ImportRecord[] = [];
   const stats = newRequestStats();
@@ -219,10 +310,16 @@ export async function runSoak(options: SoakOptions): Promise<SoakSummary> {
     });
     if (!(await workers.fill())) throw new Error(`workers did not start: ${workers.startFailures.join('; ')}`);
     pool = new Pool(api.baseUrl, { connections: options.clients });
+    slowPool = new Pool(api.baseUrl, { connections: Math.max(1, slowUploads) });
+    memory = new MemoryWatch(api.child.pid, bucketMs);
     setupMs = now();
     t0 = performance.now();
     log.loadClock = now;
-    log.note(`load starts: ${options.clients} clients on ${options.accounts} accounts, ${options.workers} workers, a kill every ${options.killEveryMs} ms`);
+    memory.start(now);
+    log.note(
+      `load starts: ${options.clients} clients on ${options.accounts} accounts, ${slowUploads} slow uploads on ${slowAccounts.length} accounts, ${hostileSenders} hostile senders, ` +
+        `${options.workers} workers, a kill every ${options.killEveryMs} ms`,
+    );
 
     const ctx: ClientContext = {
       pool,
@@ -248,6 +345,28 @@ export async function runSoak(options: SoakOptions): Promise<SoakSummary> {
       log.note(`${what} crashed: ${String(error)}`);
     };
     const clients = Array.from({ length: options.clients }, (_, c) => runClient(ctx, c).catch(failed(`client ${c}`)));
+    const slowCtx = {
+      port: ctx.port,
+      pool: slowPool,
+      keys: slowKeys,
+      accountOf: slowAccountOf,
+      hangUpShare: options.hangUpShare,
+      unservedAfterMs: options.slowUnservedAfterMs ?? options.unservedAfterMs + 60_000,
+      pauseMs: options.pauseMs,
+      now,
+      stop: stop.signal,
+      abort: interrupt,
+      log,
+      records: slowRecords,
+      stats: slowStats,
+    };
+    const slowSenders = Array.from({ length: slowUploads }, (_, s) => runSlowSender(slowCtx, s).catch(failed(`slow sender ${s}`)));
+    const hostile = hostileKeys.map((key, h) =>
+      runHostileSender(
+        { port: ctx.port, key, bytes: hostileBytes, pauseMs: options.hostilePauseMs ?? 2_000, apiPid: api!.child.pid, now, stop: stop.signal, abort: interrupt, log, attempts: hostileAttempts },
+        h,
+      ).catch(failed(`hostile sender ${h}`)),
+    );
     const killer = (async () => {
       const stopOrInterrupt = AbortSignal.any([stop.signal, interrupt]);
       // note: kills are `killEveryMs` apart from start to start, however long a replacement
@@ -264,7 +383,9 @@ export async function runSoak(options: SoakOptions): Promise<SoakSummary> {
       const answered = records.filter((r) => r.end === 'answered').length;
       progress(
         `+${Math.round(now() / 1000)}s: ${records.length} imports, ${answered} answered 201, ${records.filter((r) => r.end === 'unserved' || r.end === 'refused').length} unserved; ` +
-          `${inFlight.requests} requests in flight; ${workers.kills.length} kills; 429 capped ${stats.byError[`429 ${API_ERRORS.tooManyConcurrent.text}`] ?? 0}; hang-ups ${Object.values(stats.hangUps).reduce((a, b) => a + b, 0)}`,
+          `${inFlight.requests} requests in flight; ${workers.kills.length} kills; 429 capped ${stats.byError[`429 ${API_ERRORS.tooManyConcurrent.text}`] ?? 0}; hang-ups ${Object.values(stats.hangUps).reduce((a, b) => a + b, 0)}` +
+          (slowUploads > 0 ? `; slow uploads ${slowRecords.filter((r) => r.end === 'answered').length} of ${slowRecords.length} answered 202` : '') +
+          (hostileSenders > 0 ? `; hostile ${hostileAttempts.filter((a) => a.verdict === 'refused').length} of ${hostileAttempts.length} refused as expected, API ${memory?.lastMb ?? '?'} MB` : ''),
       );
     }, Math.min(30_000, Math.max(5_000, options.durationMs / 10)));
     ticker.unref();
@@ -273,8 +394,10 @@ export async function runSoak(options: SoakOptions): Promise<SoakSummary> {
     stop.abort();
     log.note('load stops: clients finish the import in hand');
     // note: each client's import in hand ends within unservedAfterMs plus one request's timeout.
-    await Promise.all([...clients, killer]);
+    await Promise.all([...clients, ...slowSenders, ...hostile, killer]);
     clearInterval(ticker);
+    memory.stop();
+    memory.sample();
     capWatch.finish(now());
     const loadEndedMs = now();
     log.note(`clients done at +${seconds(loadEndedMs)}s`);
@@ -283,6 +406,9 @@ export async function runSoak(options: SoakOptions): Promise<SoakSummary> {
     await workers.fill();
     drain = await drainQueue(queue, interrupt);
     log.note(`queue ${drain.drained ? 'drained' : 'NOT drained'} in ${drain.drain_ms} ms: ${JSON.stringify(drain.left)}`);
+    // note: the file imports go through a queue of their own; their records say when they have ended.
+    slowSettled = await waitForFileImports(stack.sql, slowAccounts, options.drainWithinMs ?? 120_000, interrupt);
+    log.note(`slow uploads' imports ${slowSettled.settled ? 'ended' : 'NOT all ended'} in ${slowSettled.ms} ms`);
 
     for (const accountId of accounts) {
       accountEnds.push({ slots: await slotsHeld(redis, `${config.redisPrefix}:in-flight:${accountId}`), probe: '' });
@@ -293,15 +419,19 @@ export async function runSoak(options: SoakOptions): Promise<SoakSummary> {
       log.note(`account ${a} after the drain: ${accountEnds[a]!.slots} in-flight slots held; probe ${accountEnds[a]!.probe}`);
     }
 
-    if (options.tamper) await tamper(stack.sql, records, log);
-    rowCheck = await checkRows(stack.sql, ledgerOf(records));
+    if (options.tamper) await tamper(stack.sql, records, slowRecords, log);
+    rowCheck = await checkRows(stack.sql, ledgerOf([...records, ...slowRecords]));
+    slowCheck = await checkSlowImports(stack.sql, slowAccounts, slowRecords);
+    hostileKept = await keptByAccounts(stack.sql, hostileAccount === undefined ? [] : [hostileAccount]);
   } finally {
     clearInterval(ticker);
     stop.abort();
     await workers.stopAll(10_000);
     stoppingApi = true;
     await api?.stop('SIGTERM', 10_000);
+    memory?.stop();
     await pool?.close();
+    await slowPool?.close();
     await queue.close();
     redis.disconnect();
     await log.close();
@@ -345,15 +475,38 @@ export async function runSoak(options: SoakOptions): Promise<SoakSummary> {
     if (!account.probe_after_drain.startsWith('400')) failures.push(`account ${account.id}: a request after the drain got ${account.probe_after_drain} (expected 400 no valid rows)`);
   }
   if (!drain.drained) failures.push(`the queue did not drain: ${JSON.stringify(drain.left)}`);
+  const slow = slowSummary();
+  const slowUnserved = slowRecords.filter((r) => r.end === 'unserved' || r.end === 'refused');
+  const slowMismatched = slowRecords.filter((r) => r.bodyMismatch !== undefined);
+  if (slowUnserved.length > 0) failures.push(`${slowUnserved.length} slow file uploads never answered 202 (${slow.refused} of them refused with a 4xx)`);
+  if (slowMismatched.length > 0) failures.push(`${slowMismatched.length} slow file uploads answered 202 with counts that do not match their file`);
+  if (!slowSettled.settled) failures.push(`the slow uploads' imports had not all ended ${slowSettled.ms} ms after the load`);
+  for (const [problem, what] of Object.entries(SLOW_IMPORT_PROBLEMS) as [SlowImportProblem, string][]) {
+    const found = slow.imports[problem];
+    if (found.count > 0) failures.push(`slow uploads: ${found.count} ${what}; first: ${found.first.slice(0, 3).join('; ')}`);
+  }
+  const hostileByKind = hostileReport(hostileAttempts, hostileBytes);
+  const hostileUnexpected = hostileAttempts.filter((a) => a.verdict === 'unexpected');
+  for (const [kind, report] of Object.entries(hostileByKind)) {
+    if (report.unexpected > 0) failures.push(`hostile ${kind}: ${report.unexpected} of ${report.sent} answered unexpectedly; first: ${hostileLine(hostileUnexpected.find((a) => a.kind === kind)!)}`);
+  }
+  const rssLimit = options.hostileRssLimitMb ?? 128;
+  const swollen = hostileAttempts.filter((a) => a.rssBeforeMb !== undefined && a.rssPeakMb !== undefined && a.rssPeakMb - a.rssBeforeMb > rssLimit);
+  if (swollen.length > 0) failures.push(`the API's memory grew by more than ${rssLimit} MB during ${swollen.length} hostile uploads; first: ${swollen[0]!.requestId} ${swollen[0]!.kind} ${swollen[0]!.rssBeforeMb} -> ${swollen[0]!.rssPeakMb} MB`);
+  if (hostileKept.rows > 0 || Object.keys(hostileKept.imports).length > 0) failures.push(`the hostile account holds ${hostileKept.rows} rows and imports ${JSON.stringify(hostileKept.imports)} after the load`);
   if (drain.failed_jobs_that_wrote.length > 0) failures.push(`${drain.failed_jobs_that_wrote.length} jobs failed after writing their rows (answered "nothing was written")`);
   failures.push(...workers.unexpectedExits.map((line) => `unexpected: ${line}`));
   if (!interrupt.aborted) {
     if (answered.length === 0) failures.push('no import was answered 201: the soak checked nothing');
     if (options.killEveryMs < options.durationMs && kills === 0) failures.push('no worker was killed');
     if (options.hangUpShare > 0 && hangUps === 0) failures.push('no request was hung up');
+    if (slowUploads > 0 && slow.answered_202 === 0) failures.push('no slow file upload was answered 202');
+    for (const [kind, report] of Object.entries(hostileByKind)) {
+      if (hostileSenders > 0 && report.refused_as_expected === 0) failures.push(`hostile ${kind}: none was refused as expected (${report.sent} sent)`);
+    }
   }
 
-  const details = await importDetails(options.logFile, stack, records, rowCheck, unserved, mismatched);
+  const details = await importDetails(options.logFile, stack, [...records, ...slowRecords], rowCheck, [...unserved, ...slowUnserved], [...mismatched, ...slowMismatched], new Set(slowRecords.map((r) => r.key)));
   return {
     verdict: interrupt.aborted ? 'interrupted' : failures.length > 0 ? 'fail' : 'pass',
     failures,
@@ -370,6 +523,12 @@ export async function runSoak(options: SoakOptions): Promise<SoakSummary> {
       pause_ms: options.pauseMs,
       service_env: options.serviceEnv ?? {},
       tamper: options.tamper ?? false,
+      slow_uploads: slowUploads,
+      slow_unserved_after_s: (options.slowUnservedAfterMs ?? options.unservedAfterMs + 60_000) / 1000,
+      hostile_senders: hostileSenders,
+      hostile_bytes: hostileBytes,
+      hostile_pause_ms: options.hostilePauseMs ?? 2_000,
+      hostile_rss_limit_mb: rssLimit,
     },
     duration_s: seconds(now()),
     setup_s: seconds(setupMs),
@@ -415,9 +574,60 @@ export async function runSoak(options: SoakOptions): Promise<SoakSummary> {
     accounts: accountsReport,
     longest_fully_capped_s: Math.max(0, ...accountsReport.map((a) => a.longest_fully_capped_s)),
     queue: drain,
+    slow_uploads: slow,
+    hostile_uploads: {
+      senders: hostileSenders,
+      account: hostileAccount,
+      by_kind: hostileByKind,
+      unexpected_first: hostileUnexpected.slice(0, DETAILS_PER_KIND).map(hostileLine),
+      kept: hostileKept,
+    },
+    api_memory_mb: { at_load_start: memory?.atStartMb, max: memory?.maxMb, at_load_end: memory?.lastMb, timeline: memory?.timeline ?? [], timeline_bucket_s: bucketMs / 1000 },
     details,
     log_file: options.logFile,
   };
+
+  function slowSummary(): SoakSummary['slow_uploads'] {
+    const answered202 = slowRecords.filter((r) => r.end === 'answered');
+    const keys = new Set(slowRecords.map((r) => r.key));
+    const problems = rowCheck.problems.filter((p) => keys.has(p.key));
+    const sorted = (values: number[]) => [...values].sort((a, b) => a - b);
+    const waits = sorted(answered202.map((r) => r.answeredAtMs! - r.startedAtMs));
+    const written = sorted(answered202.filter((r) => r.writtenAtMs !== undefined).map((r) => r.writtenAtMs! - r.answeredAtMs!));
+    const check = slowCheck ?? { accepted: 0, completed: 0, rows_found: 0, not_completed: [], extra_imports: [], uploads_left: [], wrong_claims: [], wrong_counts: [], rows_by_another_import: [] };
+    return {
+      senders: slowUploads,
+      accounts: slowAccounts,
+      attempted: slowRecords.length,
+      answered_202: answered202.length,
+      unserved: slowRecords.filter((r) => r.end === 'unserved').length,
+      refused: slowRecords.filter((r) => r.end === 'refused').length,
+      interrupted: slowRecords.filter((r) => r.end === 'interrupted' || r.end === undefined).length,
+      with_invalid_rows: slowRecords.filter((r) => r.invalid.length > 0).length,
+      hung_up_then_202: answered202.filter((r) => r.attempts.some((a) => a.outcome === 'hung-up')).length,
+      answered_by_replay: answered202.filter((r) => r.attempts.at(-1)?.replayed === true).length,
+      wrong_202_counts: slowRecords.filter((r) => r.bodyMismatch !== undefined).length,
+      requests: {
+        total: Object.values(slowStats.byOutcome).reduce((a, b) => a + b, 0),
+        by_outcome: slowStats.byOutcome,
+        by_error: slowStats.byError,
+        hang_ups: slowStats.hangUps,
+        hang_ups_answered_first: slowStats.hangUpsAnsweredFirst,
+        deferred_by_retry_after: slowStats.deferred,
+      },
+      rows: {
+        expected: answered202.reduce((sum, r) => sum + r.rows - r.invalid.length, 0),
+        found: check.rows_found,
+        lost: problems.reduce((sum, p) => sum + p.lost.length, 0),
+        duplicated: problems.reduce((sum, p) => sum + p.duplicated.reduce((n, d) => n + d.copies - 1, 0), 0),
+        written_without_202: problems.reduce((sum, p) => sum + p.writtenWithout201.length, 0),
+      },
+      time_to_202_ms: { p50: Math.round(percentile(waits, 50) || 0), p99: Math.round(percentile(waits, 99) || 0), max: Math.round(waits.at(-1) ?? 0) },
+      written_after_202_ms: { p50: Math.round(percentile(written, 50) || 0), max: Math.round(written.at(-1) ?? 0) },
+      imports_settled_ms: slowSettled.settled ? slowSettled.ms : undefined,
+      imports: slowImportReport(check, DETAILS_PER_KIND),
+    };
+  }
 
   async function drainQueue(q: typeof queue, signal: AbortSignal): Promise<SoakSummary['queue']> {
     const started = now();
@@ -451,6 +661,14 @@ export async function runSoak(options: SoakOptions): Promise<SoakSummary> {
       failed_first: failed.slice(0, 10).map((job) => `${job.id} (request ${(job.data as { requestId?: string } | undefined)?.requestId}): ${job.failedReason} after ${job.attemptsMade} attempts, stalled ${job.stalledCounter}`),
     };
   }
+}
+
+/** A fresh key (`listings:write`) of the account. */
+async function soakKey(sql: postgres.Sql, accountId: string, label: string): Promise<string> {
+  const key = generateApiKey();
+  const created = await createKeyWithinCap(sql, { accountId, label, scopes: ['listings:write'], keyPrefix: key.prefix, keyHash: key.hash });
+  if (created === 'cap-reached') throw new Error('too many clients per account: an account holds at most 20 active keys');
+  return key.fullKey;
 }
 
 /** What the checks need of each record. */
@@ -497,8 +715,11 @@ async function probe(pool: Pool, key: string): Promise<string> {
  * `--tamper`: one extra copy of a row of an answered import, one row of another deleted, and a
  * row of an import the partners never sent (recorded as never answered) written by hand. The
  * run must then report exactly one duplicate, one lost row and one row written without a 201.
+ * With slow uploads, also one row of a file answered 202 deleted (one more lost row) and one of
+ * their imports counted as having written a row a second time (`unchanged` + 1, what a chunk
+ * written twice over rows with an `external_id` leaves): one file import with wrong counts.
  */
-async function tamper(sql: postgres.Sql, records: ImportRecord[], log: SoakLog): Promise<void> {
+async function tamper(sql: postgres.Sql, records: ImportRecord[], slowRecords: SlowUploadRecord[], log: SoakLog): Promise<void> {
   const candidates = records.filter((r) => r.end === 'answered' && r.kind === 'listings' && r.rows - r.invalid.length >= 1);
   const [copied, deleted] = candidates;
   if (copied === undefined || deleted === undefined) throw new Error('--tamper needs two listings imports answered 201');
@@ -515,6 +736,14 @@ async function tamper(sql: postgres.Sql, records: ImportRecord[], log: SoakLog):
   records.push(ghost);
   await copyOf(copiedMarker, `${ghost.markerPrefix}-0`);
   log.note(`tampered: copied ${copiedMarker}, deleted ${deletedMarker}, wrote ${ghost.markerPrefix}-0 for an import never answered`);
+  const files = slowRecords.filter((r) => r.end === 'answered' && r.importId !== undefined && r.rows - r.invalid.length >= 1);
+  if (files.length === 0) return;
+  if (files.length < 2) throw new Error('--tamper needs two slow file uploads answered 202');
+  const [shortened, rewritten] = files as [SlowUploadRecord, SlowUploadRecord];
+  const shortenedMarker = markersOf(shortened.markerPrefix, shortened.rows, shortened.invalid).valid[0]!;
+  await sql`delete from listings where title = ${shortenedMarker}`;
+  await sql`update imports set unchanged = coalesce(unchanged, 0) + 1 where job_id = ${rewritten.importId!}`;
+  log.note(`tampered: deleted ${shortenedMarker} of a file answered 202, counted a row of import ${rewritten.importId} as written twice`);
 }
 
 /** Its requests, the first 15 and the last 10 when there are more. */
@@ -534,6 +763,7 @@ async function importDetails(
   rowCheck: RowCheck,
   unserved: ImportRecord[],
   mismatched: ImportRecord[],
+  fileKeys: ReadonlySet<string>,
 ): Promise<SoakSummary['details']> {
   const byKey = new Map(records.map((r) => [r.key, r]));
   const problems = rowCheck.problems.slice(0, DETAILS_PER_KIND);
@@ -556,6 +786,7 @@ async function importDetails(
     return {
       key: record.key,
       kind: record.kind,
+      source: fileKeys.has(record.key) ? 'file' : 'bulk',
       client: record.client,
       seq: record.seq,
       account: record.accountIndex,

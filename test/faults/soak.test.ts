@@ -13,8 +13,9 @@ const ARTIFACTS = fileURLToPath(new URL('./artifacts/', import.meta.url));
 
 /**
  * `npm run soak` in short: the same code for a minute, a worker SIGKILLed every 10 s (workers
- * give a dead peer's job up after 2 s here), 15 % of requests hung up. The 15-minute run is
- * `npm run soak` (bench/README.md).
+ * give a dead peer's job up after 2 s here), 15 % of requests hung up, two slow file uploads
+ * trickling their rows and one client sending hostile files (8 MiB each here). The 15-minute run
+ * is `npm run soak` (bench/README.md).
  */
 describe('soak: imports under worker kills and client hang-ups', () => {
   let scenario: FaultScenario | undefined;
@@ -45,6 +46,11 @@ describe('soak: imports under worker kills and client hang-ups', () => {
       cappedLimitMs: 20_000,
       pauseMs: 300,
       drainWithinMs: 30_000,
+      slowUploads: 2,
+      slowUnservedAfterMs: 60_000,
+      hostileSenders: 1,
+      hostileBytes: 8 * 1024 * 1024,
+      hostilePauseMs: 1_000,
       logFile,
     });
     const { details, accounts, ...numbers } = summary;
@@ -54,17 +60,22 @@ describe('soak: imports under worker kills and client hang-ups', () => {
     console.info(
       `soak: ${summary.imports.answered_201} of ${summary.imports.attempted} imports answered 201, ${summary.rows.expected} rows, ` +
         `${summary.workers.kills} kills, ${summary.requests.hang_ups_with_reset} of ${Object.values(summary.requests.hang_ups).reduce((a, b) => a + b, 0)} hang-ups with a reset, ` +
-        `requests ${JSON.stringify(summary.requests.by_outcome)}; log ${logFile}`,
+        `requests ${JSON.stringify(summary.requests.by_outcome)}; ${summary.slow_uploads.answered_202} slow uploads answered 202, ` +
+        `hostile ${JSON.stringify(Object.fromEntries(Object.entries(summary.hostile_uploads.by_kind).map(([kind, r]) => [kind, r.answers])))}; log ${logFile}`,
     );
     expect(summary.rows.lost, story).toBe(0);
     expect(summary.rows.duplicated, story).toBe(0);
     expect(summary.rows.writtenWithout201, story).toBe(0);
     expect(summary.imports.unserved + summary.imports.refused, story).toBe(0);
+    expect(summary.slow_uploads.unserved + summary.slow_uploads.refused, story).toBe(0);
+    expect(summary.slow_uploads.rows.lost + summary.slow_uploads.rows.duplicated, story).toBe(0);
     expect(summary.failures, story).toEqual([]);
     // It did what it claims: imports served, workers killed, requests hung up at each moment.
     expect(summary.imports.answered_201).toBeGreaterThan(50);
     expect(summary.workers.kills).toBeGreaterThanOrEqual(4);
     expect(Object.values(summary.requests.hang_ups).every((n) => n > 0), JSON.stringify(summary.requests.hang_ups)).toBe(true);
+    expect(summary.slow_uploads.answered_202).toBeGreaterThanOrEqual(4);
+    expect(Object.values(summary.hostile_uploads.by_kind).every((r) => r.refused_as_expected > 0 && r.unexpected === 0), JSON.stringify(summary.hostile_uploads.by_kind)).toBe(true);
   }, 170_000);
 });
 
