@@ -147,8 +147,10 @@ const repeated = (index: number, externalId: string | null): RowError => ({
  */
 async function stageBatch(uploadSql: Sql, importId: string, batch: FileBatch): Promise<RowError[]> {
   return uploadSql.begin(async (tx) => {
-    await tx`set local synchronous_commit = off`;
+    // note: sent with the statements that follow, not waited for on its own
+    const asynchronous = tx`set local synchronous_commit = off`.execute();
     const repeats = await stageFileRows(tx, importId, batch.rows);
+    await asynchronous;
     const externalIds = new Map(batch.rows.map((row) => [row.index, row.externalId]));
     const repeatErrors = repeats.map((index) => repeated(index, externalIds.get(index) ?? null));
     await recordFileRowErrors(tx, importId, [...batch.errors, ...repeatErrors].sort((a, b) => a.index - b.index));

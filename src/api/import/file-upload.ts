@@ -10,7 +10,7 @@ import { readCsvRows } from '../../shared/import/file/read-csv.js';
 import { readNdjsonRows } from '../../shared/import/file/read-ndjson.js';
 import { rowFields } from '../../shared/import/file/row-fields.js';
 import type { SourceRow } from '../../shared/import/file/source-row.js';
-import { stagedRow, type StagedRow } from '../../shared/repositories/import-files.js';
+import { FILE_CHUNK_ROWS, stagedRow, stagedRowSize, type StagedRow } from '../../shared/repositories/import-files.js';
 import type { RowError } from '../../shared/rows/row-errors.js';
 import { validateRow } from '../../shared/rows/validate-rows.js';
 
@@ -18,20 +18,19 @@ import { validateRow } from '../../shared/rows/validate-rows.js';
 export const FILE_MAX_ROWS = 1_000_000;
 
 /**
- * Rows checked and staged at a time: the most a worker's chunk writes (the batch's valid rows are
- * staged as one chunk). note: a thousand rows make a chunk of tens of milliseconds, which a cancel
- * waits for and which leaves the database to bulk requests between two chunks; chunks of 5,000
- * and 10,000 rows wrote no faster.
+ * Rows checked and staged at a time, in one transaction, as chunks of FILE_CHUNK_ROWS (the
+ * workers' unit). note: ten chunks a transaction: each transaction costs the upload three round
+ * trips of its own (bench/README.md#whole-files-a-million-listings-from-upload-to-completed).
  */
-export const FILE_CHUNK_ROWS = 1_000;
+export const FILE_BATCH_ROWS = 10 * FILE_CHUNK_ROWS;
 
 /**
- * The most JSON a batch holds before it is staged, whatever its rows: what an upload holds in
- * memory besides the row being read. note: a thousand rows of a usual catalogue are a few hundred
- * KB; a thousand rows at the row rules' limits would be some 80 MB, so such a batch is staged at
- * this size instead.
+ * The most characters a batch holds before it is staged, whatever its rows (stagedRowSize; failed
+ * rows' errors as JSON): what an upload holds in memory besides the row being read. note: 5,000
+ * rows of a usual catalogue are about a million characters; 5,000 rows at the row rules' limits
+ * would be some 200 million, so such a batch is staged at this size instead.
  */
-export const FILE_CHUNK_MAX_BYTES = 2 * 1024 * 1024;
+export const FILE_BATCH_MAX_CHARACTERS = 2 * 1024 * 1024;
 
 /** Failed rows a `no valid rows` answer lists; the rest are not kept (nothing is). */
 const REFUSAL_ERRORS = 100;
@@ -112,23 +111,25 @@ function refusalOf(error: FileReadError): FileRefusedError {
   return new FileRefusedError(error instanceof FileNotUtf8Error ? apiErrors.fileNotUtf8() : apiErrors.fileUnreadable(error.message));
 }
 
-/** The rows of a batch being gathered, bounded by count and by bytes. */
+/** The rows of a batch being gathered, bounded by count and by characters. */
 class BatchInProgress {
   rows: StagedRow[] = [];
   errors: RowError[] = [];
-  private bytes = 0;
+  private characters = 0;
 
   add(row: StagedRow): void {
     this.rows.push(row);
-    this.bytes += row.json.length;
+    this.characters += stagedRowSize(row.row);
   }
 
   fail(error: RowError): void {
     this.errors.push(error);
+    // note: a failed row's details hold up to one entry per array position: its size counts.
+    this.characters += JSON.stringify(error).length;
   }
 
   get full(): boolean {
-    return this.rows.length + this.errors.length >= FILE_CHUNK_ROWS || this.bytes >= FILE_CHUNK_MAX_BYTES;
+    return this.rows.length + this.errors.length >= FILE_BATCH_ROWS || this.characters >= FILE_BATCH_MAX_CHARACTERS;
   }
 
   get empty(): boolean {
@@ -139,7 +140,7 @@ class BatchInProgress {
     const batch = { rows: this.rows, errors: this.errors };
     this.rows = [];
     this.errors = [];
-    this.bytes = 0;
+    this.characters = 0;
     return batch;
   }
 }
@@ -152,8 +153,8 @@ class BatchInProgress {
  * UploadAbortedError when the client stops sending; the caller drops what was staged.
  *
  * note: what one upload holds is bounded whatever its bytes: the readers' line or record
- * (FILE_ROW_MAX_BYTES), the row being checked, and a batch (FILE_CHUNK_ROWS rows, at most
- * FILE_CHUNK_MAX_BYTES of JSON). The request's own stream is piped into the reading, never part
+ * (FILE_ROW_MAX_BYTES), the row being checked, and a batch (FILE_BATCH_ROWS rows, at most
+ * FILE_BATCH_MAX_CHARACTERS). The request's own stream is piped into the reading, never part
  * of a pipeline that would destroy it: a refusal is answered on it. On a refusal it is unpiped and
  * left flowing, its bytes discarded, until the error handler's close ends the connection
  * (lingerOnClose): nothing waits for its end.
@@ -184,6 +185,8 @@ export async function receiveFile(input: { kind: ImportKind; format: FileFormat;
   const batch = new BatchInProgress();
   const flush = async () => {
     const { rows: valid, errors } = batch.take();
+    // note: the reading waits for the batch to be staged. Reading the next batch meanwhile was
+    // slower: the database's answers then waited behind the checks on the event loop.
     const repeats = await stage({ rows: valid, errors });
     staged += valid.length - repeats.length;
     failed += errors.length + repeats.length;

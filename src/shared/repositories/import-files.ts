@@ -12,30 +12,51 @@ import type { RowError } from '../rows/row-errors.js';
  * callers'.
  */
 
-/** A valid row of a file, normalised and as JSON, at its position in the file. */
+/** A valid row of a file, normalised, at its position in the file. */
 export interface StagedRow {
   index: number;
   /** the row's own id, trimmed, or null */
   externalId: string | null;
-  /** the normalised row as the chunk's JSON holds it */
-  json: string;
+  row: ListingRow | MachineRow;
 }
 
-/** A normalised row as staged. note: serialised once, as it is checked: a batch is bounded by these bytes. */
 export function stagedRow(index: number, row: ListingRow | MachineRow): StagedRow {
-  return { index, externalId: typeof row.external_id === 'string' ? row.external_id : null, json: JSON.stringify(row) };
+  return { index, externalId: typeof row.external_id === 'string' ? row.external_id : null, row };
+}
+
+/**
+ * About the characters a normalised row holds (its texts, and a few for each value), reckoned
+ * without writing it out. note: what bounds a batch's memory; writing each row as JSON to measure
+ * it cost an upload of a million rows over a second (a chunk is written out once, whole).
+ */
+export function stagedRowSize(row: ListingRow | MachineRow): number {
+  let size = 2;
+  for (const value of Object.values(row)) {
+    size += 16;
+    if (typeof value === 'string') size += value.length;
+    else if (Array.isArray(value)) for (const entry of value as unknown[]) size += 4 + (typeof entry === 'string' ? entry.length : 8);
+  }
+  return size;
 }
 
 const hasExternalId = (staged: StagedRow): boolean => staged.externalId !== null;
 
 /**
- * Stages a batch of valid rows of a file, in position order, as one chunk: the rows a worker
- * writes in one transaction. Returns the positions refused because an earlier row of the file
- * carries their `external_id` (in this batch or an earlier one); those are not staged.
+ * Rows a chunk holds at most: what a worker writes in one transaction. note: a thousand rows make
+ * a chunk of tens of milliseconds, which a cancel waits for and which leaves the database to bulk
+ * requests between two chunks; chunks of 5,000 and 10,000 rows wrote no faster.
+ */
+export const FILE_CHUNK_ROWS = 1_000;
+
+/**
+ * Stages a batch of valid rows of a file, in position order, as chunks of FILE_CHUNK_ROWS: the
+ * rows a worker writes in one transaction each. Returns the positions refused because an earlier
+ * row of the file carries their `external_id` (in this batch or an earlier one); those are not
+ * staged.
  *
  * note: ids are claimed in position order, and `on conflict do nothing` keeps the first claim of
  * an id, within one statement as across statements, so the first row of the file with an id keeps
- * it. A batch without ids costs one insert.
+ * it. A batch without ids costs one insert, whatever its chunks.
  */
 export async function stageFileRows(tx: TransactionSql, importId: string, rows: readonly StagedRow[]): Promise<number[]> {
   const withIds = rows.filter(hasExternalId);
@@ -53,12 +74,19 @@ export async function stageFileRows(tx: TransactionSql, importId: string, rows: 
     repeats = withIds.filter((staged) => !kept.has(staged.index)).map((staged) => staged.index);
   }
   const refused = new Set(repeats);
-  const chunk = refused.size === 0 ? rows : rows.filter((staged) => !refused.has(staged.index));
-  if (chunk.length > 0) {
-    await tx`
-      insert into import_file_chunks (job_id, first_index, rows, body, with_external_ids)
-      values (${importId}, ${chunk[0]!.index}, ${chunk.length}, ${`[${chunk.map((staged) => staged.json).join(',')}]`}, ${chunk.some(hasExternalId)})`;
+  const staged = refused.size === 0 ? rows : rows.filter((staged) => !refused.has(staged.index));
+  const chunks = [];
+  for (let start = 0; start < staged.length; start += FILE_CHUNK_ROWS) {
+    const chunk = staged.slice(start, start + FILE_CHUNK_ROWS);
+    chunks.push({
+      job_id: importId,
+      first_index: chunk[0]!.index,
+      rows: chunk.length,
+      body: JSON.stringify(chunk.map((staged) => staged.row)),
+      with_external_ids: chunk.some(hasExternalId),
+    });
   }
+  if (chunks.length > 0) await tx`insert into import_file_chunks ${tx(chunks, 'job_id', 'first_index', 'rows', 'body', 'with_external_ids')}`;
   return repeats;
 }
 

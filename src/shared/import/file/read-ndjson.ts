@@ -56,7 +56,8 @@ export async function* readNdjsonRows(input: AsyncIterable<Buffer | string>, opt
   };
 
   function* rowsOf(text: string): Generator<SourceRow> {
-    for (const raw of text.split(LINE_BREAK)) {
+    // note: a block without a CR (most files) is split on LF alone, several times faster than the pattern
+    for (const raw of text.includes('\r') ? text.split(LINE_BREAK) : text.split('\n')) {
       line += 1;
       const content = line === 1 ? raw.replace(/^\uFEFF/, '') : raw;
       // note: a line of more UTF-16 units than bytes allowed has more bytes too; below a third of
