@@ -80,7 +80,7 @@ const EnvSchema = z.object({
   // minutes is some 170 KB a second. At most a day: Node's timers hold 24.8 days at most.
   FILE_UPLOAD_TIMEOUT_MS: z.coerce.number().int().min(1_000).max(86_400_000).default(600_000),
   // note: uploads one API process receives at once; the next is answered 503 before its body is
-  // read. Each holds at most a row being read and two batches (a few MB whatever it sends), so the
+  // read. Each holds at most a row being read and a batch (a few MB whatever it sends), so the
   // default keeps a process's uploads under some 100 MB (docs/operators.md#file-imports).
   FILE_UPLOADS_PER_PROCESS: z.coerce.number().int().min(1).max(1_000).default(16),
   // note: the connections an API process stages uploads on, apart from DATABASE_POOL_MAX: a batch
