@@ -147,8 +147,8 @@ describe('bulk-import --background when the import is cancelled', () => {
   it('stops watching once the import reads cancelled, says what stays written, reports the failed rows, and exits 2', async () => {
     const { account, key } = await newPartner(cli.service);
     const file = join(cli.dir, 'cancelled.ndjson');
-    // note: 1,500 valid rows and a failed one: the upload stages its valid rows in chunks of 1,000,
-    // so the first chunk holds 1,000 rows and the second the other 500
+    // note: 1,500 valid rows and a failed one: the upload stages a chunk per 1,000 rows read, so the
+    // first chunk holds 999 rows and the second the other 501
     const rows = Array.from({ length: 1_500 }, (_, i) => JSON.stringify(validListing({ external_id: `C-${i}` })));
     rows.splice(3, 0, JSON.stringify(validListing({ external_id: 'C-bad', currency: 'EUR' }))); // line 4
     await writeFile(file, rows.join('\n') + '\n');
@@ -164,10 +164,10 @@ describe('bulk-import --background when the import is cancelled', () => {
       { timeout: 10_000, interval: 50 },
     );
     // a worker's first chunk, then the partner's cancel (from another terminal, say)
-    expect(await writeFileChunk(cli.service.sql, stored)).toMatchObject({ state: 'written', rows: 1_000 });
+    expect(await writeFileChunk(cli.service.sql, stored)).toMatchObject({ state: 'written', rows: 999 });
     const cancel = await cli.service.request({ method: 'POST', url: `/v1/api/imports/${stored}/cancel`, headers: bearer(key) });
     expect(cancel.statusCode, cancel.body).toBe(200);
-    expect(cancel.json()).toMatchObject({ state: 'cancelled', rows: { received: 1_501, processed: 1_001, inserted: 1_000, skipped: 1 } });
+    expect(cancel.json()).toMatchObject({ state: 'cancelled', rows: { received: 1_501, processed: 1_000, inserted: 999, skipped: 1 } });
 
     // bounded: the CLI reads the import at most 5 s apart
     let timer: NodeJS.Timeout | undefined;
@@ -179,13 +179,13 @@ describe('bulk-import --background when the import is cancelled', () => {
     ]).finally(() => clearTimeout(timer));
     expect(result.code, result.stderr).toBe(2);
     expect(result.stderr).toContain(`error: import ${stored} was cancelled: the rows it wrote before stay written, the rest were not written\n`);
-    expect(result.stdout).toMatch(new RegExp(`^listings: 1501 rows read, 1000 inserted, 1 failed, import ${stored} cancelled, [\\d.]+ s; stopped\n$`));
+    expect(result.stdout).toMatch(new RegExp(`^listings: 1501 rows read, 999 inserted, 1 failed, import ${stored} cancelled, [\\d.]+ s; stopped\n$`));
     expect(await readFile(report, 'utf8')).toBe('line,reason,field,code,external_id\n4,currency: must be exactly USD,currency,not_allowed,\n');
-    expect(await storedFor(cli.service, account)).toMatchObject({ listings: 1_000 });
+    expect(await storedFor(cli.service, account)).toMatchObject({ listings: 999 });
     // the import stays as the cancel left it
     expect((await cli.service.request({ method: 'GET', url: `/v1/api/imports/${stored}`, headers: bearer(key) })).json()).toMatchObject({
       state: 'cancelled',
-      rows: { received: 1_501, processed: 1_001, inserted: 1_000 },
+      rows: { received: 1_501, processed: 1_000, inserted: 999 },
     });
   });
 });
