@@ -44,19 +44,6 @@ describe('POST /v1/api/imports: 400 file_unreadable quoting the file', () => {
     // eslint-disable-next-line no-control-regex -- nor be logged
     expect(service.rawLogs()).not.toMatch(/[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u202e]/);
   });
-});
-
-describe('POST /v1/api/imports: a line that is not JSON, quoted in its row\'s reason', () => {
-  let service: TestService;
-  let key: string;
-
-  beforeAll(async () => {
-    service = await startTestService({ worker: false });
-    ({ key } = await newPartner(service));
-  });
-  afterAll(async () => {
-    await service?.close();
-  });
 
   it('shows JSON.parse\'s quote of the line escaped and bounded, in the 400\'s errors and in the stored reasons alike', async () => {
     const line = `{"title":\u001b[2J\u202e${'x'.repeat(100_000)}\n`;
