@@ -22,6 +22,7 @@ import { findImport, type ImportView } from '../../shared/repositories/import-lo
 import type { RowError } from '../../shared/rows/row-errors.js';
 import type { AccountQuota, DayCharge } from '../limits/account-quota.js';
 import { FileRefusedError, receiveFile, type FileBatch, type FileFormat } from './file-upload.js';
+import { StagingTransactions } from './staging-transactions.js';
 import type { UploadsInProgress } from './uploads-in-progress.js';
 
 /**
@@ -30,7 +31,9 @@ import type { UploadsInProgress } from './uploads-in-progress.js';
  * connection that another request waits for:
  *
  * 1. open: under the account's lock, the file-import cap, then the import recorded `uploading`;
- * 2. stage: each batch of checked rows as it is read (file-upload.ts);
+ * 2. stage: each batch of checked rows as it is read (file-upload.ts), in transactions that span
+ *    the batches that come one after another and end when the client goes quiet
+ *    (staging-transactions.ts);
  * 3. accept: under the account's lock, the key still active, the Idempotency-Key, the cap again,
  *    the day quota, then the import `queued`: the one commit after which the file is kept.
  *
@@ -79,6 +82,7 @@ export async function uploadFileImport(deps: FileUploadDeps, upload: FileUpload)
   const importId = randomUUID();
   await openUpload(deps, upload, importId);
   deps.uploads.add(importId);
+  const staging = new StagingTransactions(deps.uploadSql, (tx, batch: FileBatch) => stageBatch(tx, importId, batch));
   let accepted = false;
   try {
     const file = await receiveFile({
@@ -86,8 +90,9 @@ export async function uploadFileImport(deps: FileUploadDeps, upload: FileUpload)
       format: upload.format,
       body: upload.body,
       maxBytes: deps.config.fileImportMaxBytes,
-      stage: (batch) => stageBatch(deps.uploadSql, importId, batch),
+      stage: (batch) => staging.stage(batch),
     });
+    await staging.finish();
     const outcome = await acceptUpload(deps, upload, importId, file);
     accepted = outcome.type === 'accepted';
     return outcome;
@@ -100,6 +105,8 @@ export async function uploadFileImport(deps: FileUploadDeps, upload: FileUpload)
     throw error;
   } finally {
     deps.uploads.delete(importId);
+    // note: what is still open is rolled back before the drop, which cannot see it
+    if (!accepted) await staging.abandon();
     if (!accepted) await dropWithin(deps.uploadSql, importId, upload.log);
   }
 }
@@ -140,22 +147,13 @@ const repeated = (index: number, externalId: string | null): RowError => ({
   details: [{ field: 'external_id', code: 'duplicate_external_id', message: 'appears more than once in this file' }],
 });
 
-/**
- * Stages a batch in a transaction of its own. note: without waiting for its commit to reach the
- * disk (synchronous_commit off, for this transaction alone): what it staged counts only once the
- * acceptance commits, and that commit, durable, makes every write before it durable too.
- */
-async function stageBatch(uploadSql: Sql, importId: string, batch: FileBatch): Promise<RowError[]> {
-  return uploadSql.begin(async (tx) => {
-    // note: sent with the statements that follow, not waited for on its own
-    const asynchronous = tx`set local synchronous_commit = off`.execute();
-    const repeats = await stageFileRows(tx, importId, batch.rows);
-    await asynchronous;
-    const externalIds = new Map(batch.rows.map((row) => [row.index, row.externalId]));
-    const repeatErrors = repeats.map((index) => repeated(index, externalIds.get(index) ?? null));
-    await recordFileRowErrors(tx, importId, [...batch.errors, ...repeatErrors].sort((a, b) => a.index - b.index));
-    return repeatErrors;
-  });
+/** Stages a batch within a staging transaction (staging-transactions.ts). */
+async function stageBatch(tx: TransactionSql, importId: string, batch: FileBatch): Promise<RowError[]> {
+  const repeats = await stageFileRows(tx, importId, batch.rows);
+  const externalIds = new Map(batch.rows.map((row) => [row.index, row.externalId]));
+  const repeatErrors = repeats.map((index) => repeated(index, externalIds.get(index) ?? null));
+  await recordFileRowErrors(tx, importId, [...batch.errors, ...repeatErrors].sort((a, b) => a.index - b.index));
+  return repeatErrors;
 }
 
 /** The acceptance's transaction failed at its COMMIT, whose answer was lost: it may have committed. */

@@ -18,7 +18,7 @@ import { validateRow } from '../../shared/rows/validate-rows.js';
 export const FILE_MAX_ROWS = 1_000_000;
 
 /**
- * Rows checked and staged at a time, in one transaction: a chunk, the workers' unit. note: batches
+ * Rows checked and staged at a time: a chunk, the workers' unit. note: batches
  * of 10,000 rows (ten chunks a transaction) took no less time, and held the API above 300 MB
  * resident through a 100 MB upload (their rows outlived the young generation).
  */
@@ -57,7 +57,7 @@ export interface FileBatch {
 }
 
 /**
- * Stages a batch (in a transaction of its own): returns the errors of the rows refused because an
+ * Stages a batch (staging-transactions.ts): returns the errors of the rows refused because an
  * earlier row of the file carries their `external_id`, which it has recorded with the batch's.
  */
 export type StageBatch = (batch: FileBatch) => Promise<RowError[]>;
