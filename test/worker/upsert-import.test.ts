@@ -188,6 +188,23 @@ describe('writeImport by external_id', () => {
     expect(results.reduce((sum, r) => sum + (r.updated ?? 0) + (r.unchanged ?? 0), 0)).toBe(ids.length * 9);
   });
 
+  it('restores an archived row its external_id names, counted updated even when no field changes, and moves its updated_at', async () => {
+    const accountId = await newAccount();
+    const rows = [validListing({ external_id: 'A-0', title: 'Kept' }), validListing({ external_id: 'A-1', title: 'Shelved' }), validListing({ external_id: 'A-2' })];
+    await writeImport(sql, listingsImport(accountId, rows));
+    const archivedAt = new Date(Date.now() - 60_000);
+    await sql`update listings set archived_at = ${archivedAt}, updated_at = ${archivedAt} where account_id = ${accountId} and external_id in ('A-1', 'A-2')`;
+
+    // A-1 comes back as it was, A-2 with a new price; A-0 is active and unchanged
+    const result = await writeImport(sql, listingsImport(accountId, [rows[0]!, rows[1]!, { ...rows[2]!, price_cents: 1 }]));
+    expect(result).toEqual({ inserted: 0, updated: 2, unchanged: 1, skipped: 0, errors: [] });
+    const after = await sql<{ external_id: string; archived_at: Date | null; updated_at: Date | null; title: string }[]>`
+      select external_id, archived_at, updated_at, title from listings where account_id = ${accountId} order by external_id`;
+    expect(after.map((row) => [row.external_id, row.archived_at, row.title])).toEqual([['A-0', null, 'Kept'], ['A-1', null, 'Shelved'], ['A-2', null, rows[2]!.title as string]]);
+    expect(after[0]!.updated_at).toBeNull();
+    for (const restored of after.slice(1)) expect(restored.updated_at!.getTime()).toBeGreaterThan(archivedAt.getTime());
+  });
+
   it('keeps the plain insert for an import without external ids, as before', async () => {
     const accountId = await newAccount();
     const job = listingsImport(accountId, [validListing(), validListing()], { matchExternalIds: false });

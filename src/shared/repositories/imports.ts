@@ -119,7 +119,9 @@ function rowTarget(sql: Sql | TransactionSql, kind: ImportKind, jobId: string, m
  * The insert of an import's rows, taken from `from` (which names them `r`), as `t`; the caller
  * adds what it returns. With `matchExternalIds`, a row whose `external_id` the account already
  * has in that table updates it instead, and only when something would change (`where
- * <changed>`): a row left as it was is neither returned nor counted.
+ * <changed>`): a row left as it was is neither returned nor counted. An archived row it matches
+ * is restored (docs/catalogue.md#archive-and-delete), and counts as updated even when no field
+ * changes.
  *
  * note: the rows are taken in `external_id` order, so two imports of one account that share ids
  * lock them in the same order: the later one waits for the first to commit, then updates, and
@@ -141,8 +143,8 @@ function rowsInsert(sql: Sql | TransactionSql, accountId: string, target: RowTar
     ${insert}
     order by r.external_id
     on conflict (account_id, external_id) where external_id is not null
-    do update set ${sql.unsafe(replaced.map((name) => `${name} = excluded.${name}`).join(', '))}, updated_at = now()${sql.unsafe(onUpdate)}
-    where ${sql.unsafe(changes(compared))}`;
+    do update set ${sql.unsafe(replaced.map((name) => `${name} = excluded.${name}`).join(', '))}, updated_at = now(), archived_at = null${sql.unsafe(onUpdate)}
+    where ${sql.unsafe(changes(compared))} or t.archived_at is not null`;
 }
 
 /**
