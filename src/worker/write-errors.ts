@@ -22,3 +22,12 @@ export class ImportRowsGoneError extends Error {
 export class ImportAbandonedError extends Error {
   override name = 'ImportAbandonedError';
 }
+
+/**
+ * A merge met a row another import created meanwhile with an id it would have created: it rolled
+ * back and wrote nothing. note: unlike the errors above, not for good: the job's next attempt
+ * finds that row and merges into it.
+ */
+export class MergeRaceError extends Error {
+  override name = 'MergeRaceError';
+}

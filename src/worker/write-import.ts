@@ -10,10 +10,12 @@ import {
   type ImportStatementOutcome,
   type RowsWritten,
 } from '../shared/repositories/imports.js';
-import { AccountGoneError, ImportAbandonedError, ImportRowCountError, ImportRowsGoneError } from './write-errors.js';
+import { mergeFailureError, recordMergeErrors, recordMergeWithRows } from '../shared/repositories/merge-rows.js';
+import type { RowError } from '../shared/rows/row-errors.js';
+import { AccountGoneError, ImportAbandonedError, ImportRowCountError, ImportRowsGoneError, MergeRaceError } from './write-errors.js';
 
 /** An import job as the worker writes it; the write fails unless exactly `rowCount` rows are inserted. */
-export interface ImportWrite extends Omit<ImportJob, 'matchExternalIds' | 'dryRun'>, Partial<Pick<ImportJob, 'matchExternalIds' | 'dryRun'>> {
+export interface ImportWrite extends Omit<ImportJob, 'matchExternalIds' | 'dryRun' | 'merge'>, Partial<Pick<ImportJob, 'matchExternalIds' | 'dryRun' | 'merge'>> {
   jobId: string;
   /**
    * the normalised rows as encodeImportRows wrote them, or their fetch still under way (it runs
@@ -66,6 +68,7 @@ export async function writeImport(sql: Sql, input: ImportWrite, hooks: Hooks = {
     rows,
     matchExternalIds: input.matchExternalIds === true,
   };
+  if (input.merge === true) return writeMerge(sql, { ...statement, rows }, input, hooks);
   let outcome: ImportStatementOutcome;
   try {
     outcome =
@@ -89,12 +92,41 @@ export async function writeImport(sql: Sql, input: ImportWrite, hooks: Hooks = {
   return resultOf(input, outcome);
 }
 
-function resultOf(input: ImportWrite, written: RowsWritten): ImportResult {
-  const { errors } = input;
+function resultOf(input: ImportWrite, written: RowsWritten, errors: RowError[] = input.errors): ImportResult {
   const skipped = errors.length;
   if (input.matchExternalIds !== true) return { inserted: written.inserted, skipped, errors };
-  const unchanged = written.sent - written.inserted - written.updated;
+  const unchanged = written.sent - written.inserted - written.updated - (skipped - input.errors.length);
   return { inserted: written.inserted, updated: written.updated, unchanged, skipped, errors };
+}
+
+/**
+ * Writes an import with `update=merge` (docs/catalogue.md#merge) in a transaction: the statement
+ * (recordMergeWithRows), then the errors of the rows that could neither merge nor be created
+ * beside the request's. Exactly once and dry runs as writeImport. A whole row whose id another
+ * transaction created meanwhile rolls everything back (MergeRaceError): the job's next attempt
+ * merges it.
+ */
+async function writeMerge(sql: Sql, statement: Parameters<typeof recordMergeWithRows>[1], input: ImportWrite, hooks: Hooks): Promise<ImportResult> {
+  let outcome;
+  try {
+    outcome = await sql.begin(async (tx) => {
+      const written = await recordMergeWithRows(tx, statement);
+      if (!written.recorded) return { written, errors: input.errors };
+      if (written.raced > 0) throw new MergeRaceError(`import ${input.jobId}: ${written.raced} rows were created by another import meanwhile`);
+      const errors = [...input.errors, ...written.failed.map(mergeFailureError)].sort((a, b) => a.index - b.index);
+      if (written.failed.length > 0) await recordMergeErrors(tx, input.jobId, errors);
+      await hooks.beforeCommit?.();
+      if (input.dryRun === true) throw new DryRunRollback(resultOf(input, written, errors));
+      return { written, errors };
+    });
+  } catch (error) {
+    if (error instanceof DryRunRollback) return error.result;
+    if (isImportRecordTaken(error)) return recordedResult(input.jobId, await findImportRecord(sql, input.jobId));
+    throw error;
+  }
+  if (!outcome.written.recorded) return resultOfNothingWritten(sql, input, outcome.written);
+  markImportStep(input.requestId, 'write.inserted');
+  return resultOf(input, outcome.written, outcome.errors);
 }
 
 /** Why the statement wrote nothing: the account is gone, the import was recorded before, or its rows are not `rowCount`. */

@@ -8,15 +8,30 @@ import { API_ERRORS, apiErrors } from '../../shared/errors/api-errors.js';
 const DRY_RUN_DESCRIPTION =
   '`true`: a dry run. Everything an import does, the worker\'s transaction, the table constraints and the `external_id` matching included, then rolled back: the answer is 200 with what the import would have given and `dry_run: true`, and nothing is written. Needs the same key, scope and tier, and counts against the rate limits. Not with an `Idempotency-Key`. Any other value than `true` or `false` is a 400. The only query parameter: any other (`dryRun`, `dry-run`) is a 400 `Unknown query parameter: <name>`, never an import.';
 
+const UPDATE_DESCRIPTION =
+  '`merge`: each row changes only the fields it carries in the row its `external_id` names (`null` clears an optional field, sets a boolean\'s default); a row must carry `external_id`, and one that names no row is created when it is a whole valid row, else fails naming its missing fields. `replace` (the default): each row is the whole row. Any other value is a 400. See docs/catalogue.md#merge.';
+
+/** `update` (docs/catalogue.md#merge), on the bulk routes and on file imports. */
+export const UpdateParameterSchema = z
+  .enum(['replace', 'merge'], { error: API_ERRORS.updateMalformed.text })
+  .optional()
+  .meta({ description: UPDATE_DESCRIPTION });
+
 /**
  * The bulk routes' query, validated by the route (a value other than `true` or `false`, or the
- * parameter twice, is 400 `dry_run must be true or false`); a parameter it does not name is
- * refused before (refuseUnknownQueryParameters in route-validation.ts).
+ * parameter twice, is 400 `dry_run must be true or false`; likewise `update`); a parameter it
+ * does not name is refused before (refuseUnknownQueryParameters in route-validation.ts).
  */
 export const BulkQuerySchema = z.object({
   dry_run: z.enum(['true', 'false'], { error: API_ERRORS.dryRunMalformed.text }).optional().meta({ description: DRY_RUN_DESCRIPTION }),
+  update: UpdateParameterSchema,
 });
 export type BulkQuery = z.output<typeof BulkQuerySchema>;
+
+/** The answer to a bulk query the schema refused: the first parameter it names. */
+export function bulkQueryRefusal(errors: readonly { instancePath: string }[]) {
+  return errors[0]?.instancePath === '/update' ? apiErrors.updateMalformed() : apiErrors.dryRunMalformed();
+}
 
 /**
  * Whether a bulk request is a dry run (docs/endpoints.md#dry-run). A dry run with an

@@ -57,9 +57,9 @@ export class ImportPreparer {
     private readonly options: ImportPreparerOptions = {},
   ) {}
 
-  async prepare(kind: ImportKind, bytes: Buffer, withHash: boolean): Promise<PrepareOutcome> {
-    if (this.threads === 0 || bytes.length < INLINE_BELOW_BYTES) return prepareImport(kind, bytes, withHash);
-    const task: PrepareTask = { kind, bytes, withHash };
+  async prepare(kind: ImportKind, bytes: Buffer, withHash: boolean, merge = false): Promise<PrepareOutcome> {
+    if (this.threads === 0 || bytes.length < INLINE_BELOW_BYTES) return prepareImport(kind, bytes, withHash, merge);
+    const task: PrepareTask = { kind, bytes, withHash, merge };
     // note: the body is moved to the thread rather than copied when it owns its memory (a body
     // of this size always does; small Buffers share a pool and are never moved).
     const owns = bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength && bytes.buffer instanceof ArrayBuffer;

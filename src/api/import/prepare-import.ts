@@ -2,7 +2,10 @@ import { createHash } from 'node:crypto';
 import type { ImportKind } from '../../shared/import/import-kinds.js';
 import { checkImportBody } from './check-import-body.js';
 import { parseGuardedJson } from './guarded-json.js';
-import { encodeImportRows } from '../../shared/import/rows-hand-over.js';
+import { encodeImportRows, encodeMergeRows } from '../../shared/import/rows-hand-over.js';
+import type { ListingRow } from '../../shared/rows/listing-row.js';
+import type { MachineRow } from '../../shared/rows/machine-row.js';
+import type { MergeRow } from '../../shared/rows/merge-row.js';
 import type { RowError } from '../../shared/rows/row-errors.js';
 import { isImportRefusal, type ImportRefusal } from './import-refusal.js';
 
@@ -13,6 +16,8 @@ export interface PreparedImport {
   rowCount: number;
   /** some row carries an `external_id` (CheckedImportBody) */
   matchExternalIds: boolean;
+  /** the rows merge into the rows they name (docs/catalogue.md#merge) */
+  merge: boolean;
   /**
    * the valid rows, encoded as the insert reads them (encodeImportRows). note: text rather than
    * its UTF-8 bytes: ioredis writes a text argument straight to the socket, encoding it as it
@@ -32,9 +37,12 @@ export type PrepareOutcome = PreparedImport | ImportRefusal;
 
 const strictUtf8 = new TextDecoder('utf-8', { fatal: true });
 
-/** Same endpoint and the same body bytes give the same hash (what an Idempotency-Key compares). */
-export function requestHash(kind: string, rawBody: Uint8Array): Buffer {
-  return createHash('sha256').update(kind).update('\n').update(rawBody).digest();
+/**
+ * Same endpoint and the same body bytes give the same hash (what an Idempotency-Key compares).
+ * note: `endpoint` names what the request does with its body: a merge is not a replace.
+ */
+export function requestHash(endpoint: string, rawBody: Uint8Array): Buffer {
+  return createHash('sha256').update(endpoint).update('\n').update(rawBody).digest();
 }
 
 /**
@@ -43,7 +51,7 @@ export function requestHash(kind: string, rawBody: Uint8Array): Buffer {
  * every row (checkImportBody's refusals) and encodes the valid ones. Pure and synchronous, so it
  * runs as well on a thread of its own (see ImportPreparer) as inline.
  */
-export function prepareImport(kind: ImportKind, bytes: Uint8Array, withHash: boolean): PrepareOutcome {
+export function prepareImport(kind: ImportKind, bytes: Uint8Array, withHash: boolean, merge = false): PrepareOutcome {
   let parsed: unknown;
   try {
     if (bytes.length === 0) throw new SyntaxError('empty body');
@@ -51,9 +59,11 @@ export function prepareImport(kind: ImportKind, bytes: Uint8Array, withHash: boo
   } catch {
     return { refused: 'invalid-json' };
   }
-  const checked = checkImportBody(kind, parsed);
+  const checked = checkImportBody(kind, parsed, { merge });
   if (isImportRefusal(checked)) return checked;
   const { total, rows, errors, matchExternalIds } = checked;
-  const hash = withHash ? requestHash(kind, bytes) : undefined;
-  return { total, errors, rowCount: rows.length, matchExternalIds, rows: encodeImportRows(rows), ...(hash ? { hash } : {}) };
+  const hash = withHash ? requestHash(merge ? `${kind}?update=merge` : kind, bytes) : undefined;
+  // note: checkImportBody gives merge rows exactly when asked to merge
+  const encoded = merge ? encodeMergeRows(rows as MergeRow<ListingRow | MachineRow>[]) : encodeImportRows(rows as (ListingRow | MachineRow)[]);
+  return { total, errors, rowCount: rows.length, matchExternalIds, merge, rows: encoded, ...(hash ? { hash } : {}) };
 }

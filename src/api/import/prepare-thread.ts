@@ -26,6 +26,8 @@ export interface PrepareTask {
   kind: ImportKind;
   bytes: Uint8Array;
   withHash: boolean;
+  /** the rows merge (docs/catalogue.md#merge) */
+  merge: boolean;
 }
 
 /**
@@ -33,8 +35,8 @@ export interface PrepareTask {
  * event loop (structured clone: a memory copy of the encoded rows, well under a millisecond for
  * 2 MB), the parse and validation it replaces take tens of milliseconds.
  */
-export default function prepareInThread({ kind, bytes, withHash }: PrepareTask): PrepareOutcome {
+export default function prepareInThread({ kind, bytes, withHash, merge }: PrepareTask): PrepareOutcome {
   // note: on the first task rather than on import, so that importing this module changes nothing.
   if (!priorityLowered) lowerThisThreadsPriority();
-  return prepareImport(kind, bytes, withHash);
+  return prepareImport(kind, bytes, withHash, merge);
 }

@@ -15,7 +15,7 @@ import { importRefusalError } from '../import/import-error-replies.js';
 import { isImportRefusal } from '../import/import-refusal.js';
 import { importLocation } from '../../shared/import/import-location.js';
 import { ImportOutcomeUnknownError } from '../import/import-errors.js';
-import { BulkQuerySchema, isDryRun } from '../import/bulk-query.js';
+import { BulkQuerySchema, bulkQueryRefusal, isDryRun } from '../import/bulk-query.js';
 import { bulkBadRequestExamples, bulkBodyExamples, bulkResultExamples, ERROR_EXAMPLES } from '../openapi/examples.js';
 import { bulkDryRunExamples, bulkSyncBodyExamples, bulkSyncResultExamples, DRY_RUN_BAD_REQUEST_EXAMPLES } from '../openapi/sync-examples.js';
 import {
@@ -109,11 +109,11 @@ function bulkSchema(kind: ImportKind) {
 async function readImport(
   kind: ImportKind,
   request: FastifyRequest,
-  { dryRun, key }: { dryRun: boolean; key: string | undefined },
+  { dryRun, key, merge }: { dryRun: boolean; key: string | undefined; merge: boolean },
   preparer: ImportPreparer,
 ): Promise<{ newImport: NewImport; idempotency?: { key: string; hash: Buffer } }> {
   const bytes = takeRawBody(request);
-  const outcome = await preparer.prepare(kind, bytes, key !== undefined);
+  const outcome = await preparer.prepare(kind, bytes, key !== undefined, merge);
   if (isImportRefusal(outcome)) throw importRefusalError(outcome);
   markImportStep(request.id, 'api.validated');
   const { total, errors, rowCount, matchExternalIds, rows, hash } = outcome;
@@ -125,6 +125,7 @@ async function readImport(
     errors,
     rowCount,
     matchExternalIds,
+    merge,
     dryRun,
     createdAt: Date.now(),
     rows: new RowsHandOver(rows),
@@ -147,7 +148,7 @@ export async function bulkImportRoutes(fastify: FastifyInstance, deps: ApiDeps):
         // note: the rows are checked one by one (a failing row is skipped, not fatal), the rest
         // by the schema.
         validatorCompiler: validateAllButBody,
-        schemaErrorFormatter: refusalsByPart({ querystring: apiErrors.dryRunMalformed, headers: apiErrors.idempotencyKeyMalformed }),
+        schemaErrorFormatter: refusalsByPart({ querystring: bulkQueryRefusal, headers: apiErrors.idempotencyKeyMalformed }),
         bodyLimit: IMPORT_KINDS[kind].bodyLimitBytes,
         config: { auth: 'api-key', requiredScope: 'listings:write', jsonBodyAsBytes: true },
         // note: in the order of docs/access.md#order-of-checks; the body is read after them.
@@ -167,7 +168,8 @@ export async function bulkImportRoutes(fastify: FastifyInstance, deps: ApiDeps):
           // note: the query and the key's format were checked by the route's schemas.
           const key = request.headers['idempotency-key'];
           const dryRun = isDryRun(request.query, key);
-          const { newImport, idempotency } = await readImport(kind, request, { dryRun, key }, deps.importPreparer);
+          const merge = request.query.update === 'merge';
+          const { newImport, idempotency } = await readImport(kind, request, { dryRun, key, merge }, deps.importPreparer);
           const importId = randomUUID();
           const { result, replayed, ...answered } = idempotency
             ? await runIdempotentImport(deps.sql, deps.importRunner, newImport, idempotency.key, idempotency.hash)

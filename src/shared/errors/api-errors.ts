@@ -28,6 +28,7 @@ export const API_ERRORS = {
   unknownScope: { status: 400, code: 'unknown_scope', text: (quotedScope: string, valid: readonly string[]) => `scopes: unknown scope ${quotedScope}; valid scopes: ${valid.join(', ')}` },
   idempotencyKeyMalformed: { status: 400, code: 'invalid_idempotency_key', text: 'Idempotency-Key must be 1 to 255 printable ASCII characters' },
   dryRunMalformed: { status: 400, code: 'invalid_dry_run', text: 'dry_run must be true or false' },
+  updateMalformed: { status: 400, code: 'invalid_update', text: 'update must be replace or merge' },
   dryRunWithIdempotencyKey: { status: 400, code: 'dry_run_with_idempotency_key', text: 'Idempotency-Key cannot be used with dry_run=true: a dry run writes nothing to replay' },
   unknownQueryParameter: { status: 400, code: 'unknown_query_parameter', text: (name: string) => `Unknown query parameter: ${name}` },
   pageLimitMalformed: { status: 400, code: 'invalid_limit', text: (max: number) => `limit must be a whole number from 1 to ${max}` },
@@ -139,6 +140,7 @@ export const apiErrors = {
   unknownScope: (scope: string, valid: readonly string[]) => answer('unknownScope', API_ERRORS.unknownScope.text(echoedText(scope, { quoted: true }), valid)),
   idempotencyKeyMalformed: () => plain('idempotencyKeyMalformed'),
   dryRunMalformed: () => plain('dryRunMalformed'),
+  updateMalformed: () => plain('updateMalformed'),
   dryRunWithIdempotencyKey: () => plain('dryRunWithIdempotencyKey'),
   /** `name` as the partner sent it; the text shows it through echoedText */
   unknownQueryParameter: (name: string) => answer('unknownQueryParameter', API_ERRORS.unknownQueryParameter.text(echoedText(name))),

@@ -24,6 +24,13 @@ export const ImportJobDataSchema = z.object({
    * API replica valid during a rolling deploy.
    */
   matchExternalIds: z.boolean().default(false),
+  /**
+   * the rows change only the fields they carry in the rows their external_ids name
+   * (docs/catalogue.md#merge); each row then lists them (merge-row.ts). note: a worker of an
+   * earlier version drops this key and would replace whole rows with partial ones: a merge job
+   * fails there instead (rows-hand-over.ts encodeMergeRows).
+   */
+  merge: z.boolean().default(false),
   /** run the whole write, then roll it back (docs/endpoints.md#dry-run) */
   dryRun: z.boolean().default(false),
   /**

@@ -1,5 +1,6 @@
 import type { ListingRow } from '../rows/listing-row.js';
 import type { MachineRow } from '../rows/machine-row.js';
+import type { MergeRow } from '../rows/merge-row.js';
 
 /**
  * The rows of one import as the insert statement reads them: one JSON array of the normalised
@@ -7,6 +8,16 @@ import type { MachineRow } from '../rows/machine-row.js';
  */
 export function encodeImportRows(rows: readonly (ListingRow | MachineRow)[]): string {
   return JSON.stringify(rows);
+}
+
+/**
+ * The rows of an import with `update=merge` (merge-row.ts), as the merge statement reads them:
+ * `{"merge": [...]}`. note: an object, not an array: a worker of an earlier version, which knows
+ * nothing of merging and drops the job's `merge` flag, fails such a job (json_to_recordset refuses
+ * an object) and writes nothing, rather than replacing whole rows with the fields sent.
+ */
+export function encodeMergeRows(rows: readonly MergeRow<ListingRow | MachineRow>[]): string {
+  return `{"merge":${JSON.stringify(rows)}}`;
 }
 
 /**

@@ -61,7 +61,7 @@ const MACHINE_RECORD = sqlColumns({
 } satisfies Record<keyof MachineRow, string>);
 
 /** A machine whose identity changes is checked again (docs/rows.md#external-id). */
-const MACHINE_IDENTITY = ['template_id', 'category', 'manufacturer', 'model', 'model_number'];
+export const MACHINE_IDENTITY = ['template_id', 'category', 'manufacturer', 'model', 'model_number'];
 
 function sqlColumns(types: Record<string, string>) {
   const names = Object.keys(types);
@@ -80,7 +80,7 @@ function changes(columns: readonly string[]): string {
 }
 
 /** A piece of a statement: postgres.js nests fragments, their parameters included. */
-type Fragment = postgres.PendingQuery<postgres.Row[]>;
+export type Fragment = postgres.PendingQuery<postgres.Row[]>;
 
 /** Where a statement takes the maker's name and photo from: values sent with it, or columns it reads itself. */
 interface MakerSource {
@@ -89,7 +89,7 @@ interface MakerSource {
 }
 
 /** What one kind's statement needs: its table, the columns it fills beside the row's own, and their values. */
-interface RowTarget {
+export interface RowTarget {
   table: 'listings' | 'machines';
   record: ReturnType<typeof sqlColumns>;
   /** columns set from the account or the import, not from the row */
@@ -98,7 +98,7 @@ interface RowTarget {
   onUpdate: string;
 }
 
-function rowTarget(sql: Sql | TransactionSql, kind: ImportKind, jobId: string, maker: MakerSource): RowTarget {
+export function rowTarget(sql: Sql | TransactionSql, kind: ImportKind, jobId: string, maker: MakerSource): RowTarget {
   if (kind === 'listings') {
     return {
       table: 'listings',

@@ -1,0 +1,140 @@
+import type { TransactionSql } from '../infra/db.js';
+import type { ImportKind } from '../import/import-kinds.js';
+import type { RowError } from '../rows/row-errors.js';
+import { createdAtOf, type ImportOfRequest } from './import-records.js';
+import { MACHINE_IDENTITY, rowTarget, type Fragment, type RowTarget } from './imports.js';
+
+/**
+ * The statements of an import with `update=merge` (docs/catalogue.md#merge): each row changes only
+ * the fields it carries (`present`) in the row of the account its `external_id` names, restoring
+ * it when archived; a row that names none is created when it is whole (no `missing` field), and
+ * fails naming its missing fields otherwise. note: statements only; the transaction around them
+ * is the worker's (src/worker/write-import.ts).
+ */
+
+/** A merge row that could neither merge (no row has its id) nor be created (fields missing). */
+export interface MergeRowFailure {
+  index: number;
+  externalId: string;
+  missing: string[];
+}
+
+/** What recordMergeWithRows did. */
+export interface MergeStatementOutcome {
+  accountFound: boolean;
+  /** true when this statement recorded the import, and so wrote its rows */
+  recorded: boolean;
+  sent: number;
+  inserted: number;
+  updated: number;
+  unchanged: number;
+  failed: MergeRowFailure[];
+  /**
+   * whole rows whose external_id another transaction took after this statement began: neither
+   * merged nor created; the caller must roll back and run again
+   */
+  raced: number;
+}
+
+/** `case when 'c' = any(r.present) then r.c else t.c end`: the merged value of column c. */
+const merged = (column: string) => `case when '${column}' = any(r.present) then r.${column} else t.${column} end`;
+
+/**
+ * The `set` list of a merge's update, and the condition that it changes something. note: the
+ * columns are constants of the row targets, never input; a machine whose identity changes goes
+ * back to `pending`, as in a full upsert.
+ */
+function mergeAssignments(target: RowTarget): { set: string; changes: string } {
+  const columns = target.record.replaced;
+  const fixed = Object.keys(target.fixed).filter((name) => name !== 'verification_status' && name !== 'import_job_id');
+  const set = [...columns.map((column) => `${column} = ${merged(column)}`), ...fixed.map((name) => `${name} = f.${name}`)];
+  if (target.table === 'machines') {
+    const identityChanges = `(${MACHINE_IDENTITY.map(merged).join(', ')}) is distinct from (${MACHINE_IDENTITY.map((c) => `t.${c}`).join(', ')})`;
+    set.push(`verification_status = case when ${identityChanges} then 'pending' else t.verification_status end`);
+  }
+  const compared = [...columns.map(merged), ...fixed.map((name) => `f.${name}`)];
+  const current = [...columns, ...fixed].map((name) => `t.${name}`);
+  return { set: set.join(', '), changes: `(${compared.join(', ')}) is distinct from (${current.join(', ')})` };
+}
+
+/**
+ * Records the merge import of `jobId` completed and writes its rows, in one statement, or writes
+ * nothing: not when the account is gone, nor when the rows are not exactly `rowCount`, nor when
+ * the import is recorded already (exactly once on the record's primary key, as
+ * recordImportWithRows). The record counts the failed rows as skipped; their errors are the
+ * caller's to add (recordMergeErrors), with the request's.
+ *
+ * note: the rows an id names are locked in `external_id` order before they change, so that two
+ * imports of one account that share ids wait for each other rather than deadlock; a row deleted
+ * meanwhile is not matched (the lock skips it), and a whole row then creates it again. The update
+ * computes the merged values from the row as locked, never from an older version.
+ */
+export async function recordMergeWithRows(
+  tx: TransactionSql,
+  input: ImportOfRequest & { rowCount: number; rows: string },
+): Promise<MergeStatementOutcome> {
+  const { kind, jobId, accountId, rowCount } = input;
+  const target = rowTarget(tx, kind, jobId, { displayName: tx`account.display_name`, avatarUrl: tx`account.avatar_url` });
+  const { table, record, fixed } = target;
+  const fixedNames = Object.keys(fixed);
+  const fixedValues = Object.entries(fixed).reduce<Fragment>((list, [name, value], i) => (i === 0 ? tx`${value} as ${tx(name)}` : tx`${list}, ${value} as ${tx(name)}`), tx``);
+  const { set, changes } = mergeAssignments(target);
+  const [outcome] = await tx<(Omit<MergeStatementOutcome, 'failed'> & { failed: MergeRowFailure[] | null })[]>`
+    with account as (select display_name, avatar_url from accounts where id = ${accountId}),
+    input as (
+      select r.* from json_to_recordset((${input.rows}::text::json)->'merge')
+        as r(${tx.unsafe(record.definition)}, present text[], missing text[], index integer)),
+    sent as (select count(*)::int as n from input),
+    admitted as (
+      select from account, sent
+      where sent.n = ${rowCount} and not exists (select from imports where job_id = ${jobId})),
+    matched as (
+      select t.id, r.index from admitted, input as r join ${tx(table)} as t on t.account_id = ${accountId} and t.external_id = r.external_id
+      order by t.external_id
+      for update of t),
+    f as (select ${fixedValues} from account),
+    updated as (
+      update ${tx(table)} as t set ${tx.unsafe(set)}, import_job_id = ${jobId}, updated_at = now(), archived_at = null
+      from matched as g, input as r, f
+      where t.id = g.id and r.index = g.index and (${tx.unsafe(changes)} or t.archived_at is not null)
+      returning r.index),
+    creatable as (
+      select r.* from input as r, admitted
+      where cardinality(r.missing) = 0 and not exists (select from matched as g where g.index = r.index)),
+    inserted as (
+      insert into ${tx(table)} as t (account_id, ${tx.unsafe(fixedNames.join(', '))}, ${tx.unsafe(record.names)})
+      select ${accountId}, ${tx.unsafe(fixedNames.map((name) => `f.${name}`).join(', '))}, ${tx.unsafe(record.fromRecord)} from creatable as r, f
+      order by r.external_id
+      on conflict (account_id, external_id) where external_id is not null do nothing
+      returning t.id),
+    failed as (
+      select r.index, r.external_id as "externalId", r.missing from input as r, admitted
+      where cardinality(r.missing) > 0 and not exists (select from matched as g where g.index = r.index)),
+    counted as (
+      select (select count(*) from inserted)::int as inserted, (select count(*) from updated)::int as updated,
+             (select count(*) from matched)::int - (select count(*) from updated)::int as unchanged,
+             (select count(*) from failed)::int as failed, (select count(*) from creatable)::int as creatable),
+    recorded as (
+      insert into imports (job_id, account_id, kind, request_id, received, inserted, updated, unchanged, skipped, errors, state, merge,
+                           created_at, started_at, finished_at)
+      select ${jobId}, ${accountId}, ${kind satisfies ImportKind}, ${input.requestId}, ${input.total}, counted.inserted, counted.updated, counted.unchanged,
+             ${input.errors.length} + counted.failed, ${tx.json(input.errors)}, 'completed', true, ${createdAtOf(input)}, now(), clock_timestamp()
+      from admitted, counted
+      returning job_id)
+    select exists (select from account) as "accountFound", exists (select from recorded) as recorded, sent.n as sent,
+           counted.inserted, counted.updated, counted.unchanged, counted.creatable - counted.inserted as raced,
+           (select json_agg(failure order by failure.index) from failed as failure) as failed
+    from sent, counted`;
+  return { ...outcome!, failed: outcome!.failed ?? [] };
+}
+
+/** Sets the errors of a merge import recorded by recordMergeWithRows: the request's and the rows that failed there, by index. */
+export async function recordMergeErrors(tx: TransactionSql, jobId: string, errors: readonly RowError[]): Promise<void> {
+  await tx`update imports set errors = ${tx.json(errors as unknown as Parameters<typeof tx.json>[0])} where job_id = ${jobId}`;
+}
+
+/** The error of a merge row that could neither merge nor be created: its missing fields, each `required`. */
+export function mergeFailureError(failure: MergeRowFailure): RowError {
+  const details = failure.missing.map((field) => ({ field, code: 'required' as const, message: 'required' }));
+  return { index: failure.index, external_id: failure.externalId, reason: details.map((d) => `${d.field}: ${d.message}`).join('; '), details };
+}
