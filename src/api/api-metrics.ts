@@ -1,7 +1,7 @@
 import type { Queue } from 'bullmq';
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import type { ImportKind } from '../shared/import/import-kinds.js';
-import type { ImportResult } from '../shared/import/import-job.js';
+import type { AnyImportResult } from '../shared/import/row-removal-job.js';
 import type { Logger } from '../shared/infra/logger.js';
 import { createMetricsRegistry } from '../shared/infra/metrics-registry.js';
 
@@ -30,8 +30,8 @@ export interface ApiMetrics {
   authLockouts: Counter;
   /** 429s of locked-out addresses on `/admin/queues` and `/metrics` (their own lockout) */
   adminLockouts: Counter;
-  /** the rows of an import's 201 (not of a replay or a dry run) */
-  recordRows(kind: ImportKind, result: ImportResult): void;
+  /** the rows of an import's 201, or of an archive's or delete's 200 (not of a replay or a dry run) */
+  recordRows(kind: ImportKind, result: AnyImportResult): void;
 }
 
 export function createApiMetrics(queue: Pick<Queue, 'getJobCounts'>, log: Logger): ApiMetrics {
@@ -39,7 +39,7 @@ export function createApiMetrics(queue: Pick<Queue, 'getJobCounts'>, log: Logger
   const registers = [registry];
   const rows = new Counter({
     name: 'bulk_import_rows_total',
-    help: 'Rows in 201 replies to bulk imports, by kind and outcome (inserted, updated, unchanged or skipped); Idempotency-Key replays and dry runs are not counted',
+    help: 'Rows in 201 replies to bulk imports and 200 replies to bulk-archive and bulk-delete, by kind and outcome (inserted, updated, unchanged, archived, deleted or skipped); Idempotency-Key replays and dry runs are not counted',
     labelNames: ['kind', 'outcome'] as const,
     registers,
   });
@@ -88,11 +88,13 @@ export function createApiMetrics(queue: Pick<Queue, 'getJobCounts'>, log: Logger
       help: 'Requests to /admin/queues or /metrics refused with 429 because their IP is locked out after wrong admin logins',
       registers,
     }),
-    recordRows(kind, { inserted, updated, unchanged, skipped }) {
+    recordRows(kind, { inserted, updated, unchanged, archived, deleted, skipped }) {
       rows.inc({ kind, outcome: 'inserted' }, inserted);
-      // note: only imports that matched external ids have these outcomes; others add no series.
+      // note: only imports that matched external ids (and archives) have these outcomes; others add no series.
       if (updated !== undefined) rows.inc({ kind, outcome: 'updated' }, updated);
       if (unchanged !== undefined) rows.inc({ kind, outcome: 'unchanged' }, unchanged);
+      if (archived !== undefined) rows.inc({ kind, outcome: 'archived' }, archived);
+      if (deleted !== undefined) rows.inc({ kind, outcome: 'deleted' }, deleted);
       rows.inc({ kind, outcome: 'skipped' }, skipped);
     },
   };

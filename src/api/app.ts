@@ -18,6 +18,7 @@ import { registerRequestMetrics } from './plugins/request-metrics.js';
 import { registerRequestLog, RequestLogController } from './plugins/request-log.js';
 import { requestIdFrom } from './plugins/request-id.js';
 import { bulkImportRoutes } from './routes/bulk-imports.js';
+import { rowRemovalRoutes } from './routes/row-removals.js';
 import { healthRoutes } from './routes/health.js';
 import { keyRoutes } from './routes/keys.js';
 import { meRoutes } from './routes/me.js';
@@ -80,6 +81,7 @@ export async function buildApp(deps: ApiDeps): Promise<FastifyInstance> {
   await app.register(meRoutes, deps);
   await app.register(accepts);
   await app.register(bulkImportRoutes, deps);
+  await app.register(rowRemovalRoutes, deps);
   await app.register(importRoutes, deps);
   await app.register(fileImportRoutes, deps);
   await app.register(keyRoutes, deps);

@@ -1,10 +1,8 @@
-import type { Queue } from 'bullmq';
 import type { RedisClient } from '../shared/infra/redis.js';
 import type { Config } from '../shared/infra/config.js';
 import { createSql, type Sql } from '../shared/infra/db.js';
-import { createImportQueue } from '../shared/import/import-queue.js';
+import { createImportQueue, type ImportQueue } from '../shared/import/import-queue.js';
 import { createFileImportQueue, type FileImportQueue } from '../shared/import/file-import-queue.js';
-import type { ImportResult, ImportJobData } from '../shared/import/import-job.js';
 import { ImportRowsStore } from '../shared/import/rows-store.js';
 import type { Logger } from '../shared/infra/logger.js';
 import { createRedis, waitForRedis } from '../shared/infra/redis.js';
@@ -39,7 +37,7 @@ export interface ApiDeps {
   /** single-key reads of every request, sent together (the API-key checks) */
   reads: BatchedReads;
   /** the import queue (producer side), also shown by Bull Board and counted by /metrics */
-  queue: Queue<ImportJobData, ImportResult>;
+  queue: ImportQueue;
   /** the file imports' queue (producer side): a job per upload, also shown by Bull Board */
   fileImportQueue: FileImportQueue;
   /** runs one import through the queue and awaits its answer */

@@ -1,6 +1,6 @@
 import type { Job } from 'bullmq';
 import type { Sql } from '../shared/infra/db.js';
-import type { ImportResult, ImportJobData } from '../shared/import/import-job.js';
+import type { AnyImportJobData, AnyImportResult } from '../shared/import/row-removal-job.js';
 import type { Logger } from '../shared/infra/logger.js';
 import { fenceUnsettledImport } from '../shared/repositories/import-records.js';
 
@@ -17,7 +17,7 @@ import { fenceUnsettledImport } from '../shared/repositories/import-records.js';
  * `finishedOn` set here means: failed for good, once per job. (QueueEvents' 'failed' fires once
  * per final failure too, but to every listener: every worker would fence.)
  */
-export function failedForGood(job: Job<ImportJobData, ImportResult>): boolean {
+export function failedForGood(job: Job<AnyImportJobData, AnyImportResult>): boolean {
   return typeof job.finishedOn === 'number';
 }
 
@@ -28,7 +28,7 @@ export function failedForGood(job: Job<ImportJobData, ImportResult>): boolean {
  * nothing answered for gets no record (the queue is a trust boundary). A dry run is never
  * recorded. Never throws.
  */
-export async function recordFailedForGood(sql: Sql, job: Job<ImportJobData, ImportResult>, log: Logger): Promise<void> {
+export async function recordFailedForGood(sql: Sql, job: Job<AnyImportJobData, AnyImportResult>, log: Logger): Promise<void> {
   if (job.id === undefined || job.data?.dryRun === true) return;
   const jobLog = log.child({ jobId: job.id, requestId: job.data?.requestId });
   try {

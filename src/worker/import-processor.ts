@@ -1,13 +1,21 @@
 import { UnrecoverableError, type Job } from 'bullmq';
 import postgres from 'postgres';
 import type { Sql } from '../shared/infra/db.js';
-import { ImportJobDataSchema, type ImportResult, type ImportJobData } from '../shared/import/import-job.js';
+import { ImportJobDataSchema, type ImportJob } from '../shared/import/import-job.js';
+import {
+  isRowRemovalJobData,
+  RowRemovalJobDataSchema,
+  type AnyImportJobData,
+  type AnyImportResult,
+  type RowRemovalJob,
+} from '../shared/import/row-removal-job.js';
 import type { ImportRowsStore } from '../shared/import/rows-store.js';
 import type { ImportReplySender } from '../shared/import/import-reply.js';
 import type { Logger } from '../shared/infra/logger.js';
 import { markImportStep } from '../shared/import/import-steps.js';
 import { AccountGoneError, ImportAbandonedError, ImportRowCountError, ImportRowsGoneError } from './write-errors.js';
 import { writeImport } from './write-import.js';
+import { writeRowRemoval } from './write-row-removal.js';
 import type { FaultHooks } from './fault-injection.js';
 import { failedForGood } from './final-failure.js';
 
@@ -29,27 +37,41 @@ function isPermanent(error: unknown): boolean {
  * API, told "failed", would fence the import out. Called from the worker's 'failed' event, after
  * BullMQ recorded the failure.
  */
-export function replyIfFailedForGood(job: Job<ImportJobData, ImportResult> | undefined, replies: ImportReplySender): void {
+export function replyIfFailedForGood(job: Job<AnyImportJobData, AnyImportResult> | undefined, replies: ImportReplySender): void {
   if (job?.id === undefined || !failedForGood(job)) return;
   replies.send({ jobId: job.id, state: 'failed', reason: job.failedReason });
 }
 
 /**
- * Writes one import job. note: the queue is a trust boundary (anything with Redis access can
+ * A job's data checked with its action's schema (an archive or a delete has its own:
+ * row-removal-job.ts), and how many rows or entries it announces beside its errors; undefined
+ * when it is malformed.
+ */
+function checkJob(raw: unknown): { data: ImportJob | RowRemovalJob; announced: number } | undefined {
+  if (isRowRemovalJobData(raw)) {
+    const removal = RowRemovalJobDataSchema.safeParse(raw);
+    return removal.success ? { data: removal.data, announced: removal.data.entryCount } : undefined;
+  }
+  const upsert = ImportJobDataSchema.safeParse(raw);
+  return upsert.success ? { data: upsert.data, announced: upsert.data.rowCount } : undefined;
+}
+
+/**
+ * Writes one import job: an upsert (writeImport), or an archive or delete (writeRowRemoval). note: the queue is a trust boundary (anything with Redis access can
  * add a job): the envelope is checked here, and the rows are checked by the table constraints
  * as they are inserted, so a forged or corrupted job fails and writes nothing.
  */
 export function createImportProcessor(sql: Sql, rowsStore: ImportRowsStore, log: Logger, faults: FaultHooks = {}, replies?: ImportReplySender) {
   const forgetRows = (jobId: string, jobLog: Logger) =>
     rowsStore.delete(jobId).catch((err: unknown) => jobLog.warn({ err }, 'could not delete the rows of a finished import; they expire'));
-  return async function processImport(job: Job<ImportJobData, ImportResult>): Promise<ImportResult> {
+  return async function processImport(job: Job<AnyImportJobData, AnyImportResult>): Promise<AnyImportResult> {
     const jobLog = log.child({ jobId: job.id, requestId: job.data?.requestId });
-    const parsed = ImportJobDataSchema.safeParse(job.data);
-    if (!parsed.success || job.id === undefined) {
+    const checked = checkJob(job.data);
+    if (checked === undefined || job.id === undefined) {
       throw new UnrecoverableError('malformed import job payload');
     }
-    const data = parsed.data;
-    if (data.rowCount + data.errors.length !== data.total) {
+    const { data, announced } = checked;
+    if (announced + data.errors.length !== data.total) {
       throw new UnrecoverableError('import job counts do not add up');
     }
     const jobId = job.id;
@@ -61,9 +83,12 @@ export function createImportProcessor(sql: Sql, rowsStore: ImportRowsStore, log:
     // expired (ImportRowsGoneError, and nothing is written).
     const rowsJson = rowsStore.get(jobId);
     rowsJson.catch(() => undefined); // note: settled by writeImport, or moot once it has failed
-    let result: ImportResult;
+    let result: AnyImportResult;
     try {
-      result = await writeImport(sql, { ...data, rowsJson, jobId }, faults);
+      result =
+        'action' in data
+          ? await writeRowRemoval(sql, { ...data, entriesJson: rowsJson, jobId }, faults)
+          : await writeImport(sql, { ...data, rowsJson, jobId }, faults);
     } catch (error) {
       if (error instanceof ImportRowsGoneError) throw new UnrecoverableError('import job rows are gone; nothing was written');
       // A retry cannot bring a deleted account back, make bad rows good or write an import that
@@ -81,10 +106,13 @@ export function createImportProcessor(sql: Sql, rowsStore: ImportRowsStore, log:
     jobLog.info(
       {
         kind: data.kind,
+        action: 'action' in data ? data.action : 'upsert',
         accountId: data.accountId,
         inserted: result.inserted,
         updated: result.updated,
         unchanged: result.unchanged,
+        archived: result.archived,
+        deleted: result.deleted,
         skipped: result.skipped,
         ms: Math.round(performance.now() - started),
       },

@@ -6,7 +6,7 @@ import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import { apiErrors } from '../shared/errors/api-errors.js';
 import type { ApiError } from '../shared/errors/api-error.js';
 import { IMPORT_KIND_NAMES } from '../shared/import/import-kinds.js';
-import type { ImportResult, ImportJobData } from '../shared/import/import-job.js';
+import type { AnyImportJobData, AnyImportResult } from '../shared/import/row-removal-job.js';
 import type { Logger } from '../shared/infra/logger.js';
 import { createMetricsRegistry } from '../shared/infra/metrics-registry.js';
 
@@ -60,7 +60,7 @@ export function createWorkerMetrics(concurrency: number): WorkerMetrics {
   };
 }
 
-type Processor = (job: Job<ImportJobData, ImportResult>) => Promise<ImportResult>;
+type Processor = (job: Job<AnyImportJobData, AnyImportResult>) => Promise<AnyImportResult>;
 
 /**
  * Times each attempt, counts the rows of completed jobs and the jobs in hand. note: the kind

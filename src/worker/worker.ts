@@ -3,7 +3,7 @@ import type { Config } from '../shared/infra/config.js';
 import { createSql } from '../shared/infra/db.js';
 import { IMPORT_QUEUE_NAME } from '../shared/import/import-queue.js';
 import { createFileImportQueue } from '../shared/import/file-import-queue.js';
-import type { ImportResult, ImportJobData } from '../shared/import/import-job.js';
+import type { AnyImportJobData, AnyImportResult } from '../shared/import/row-removal-job.js';
 import { ImportRowsStore } from '../shared/import/rows-store.js';
 import { ImportReplySender } from '../shared/import/import-reply.js';
 import type { Logger } from '../shared/infra/logger.js';
@@ -22,7 +22,7 @@ import { closeQueueWorker } from './close-queue-worker.js';
 const IDEMPOTENCY_SWEEP_INTERVAL_MS = 10 * 60_000;
 
 export interface RunningWorker {
-  worker: Worker<ImportJobData, ImportResult>;
+  worker: Worker<AnyImportJobData, AnyImportResult>;
   metrics: WorkerMetrics;
   /** the port of `GET /metrics` when METRICS_PORT is set */
   metricsPort: number | undefined;
@@ -52,7 +52,7 @@ export async function startWorker(config: Config, log: Logger, options: WorkerOp
   // note: before the worker takes jobs, so a port already in use stops the start cleanly.
   const metricsServer: MetricsServer | undefined =
     config.metricsPort === undefined ? undefined : await startMetricsServer(metrics.registry, config.host, config.metricsPort, log);
-  const worker = new Worker<ImportJobData, ImportResult>(IMPORT_QUEUE_NAME, processor, {
+  const worker = new Worker<AnyImportJobData, AnyImportResult>(IMPORT_QUEUE_NAME, processor, {
     connection,
     prefix: config.redisPrefix,
     concurrency: config.workerConcurrency,

@@ -60,11 +60,15 @@ describe('GET /v1/api/imports (the import resource)', () => {
       id,
       kind: 'listings',
       source: 'request',
+      // every import but an archive, a delete or a mirror (docs/catalogue.md)
+      action: 'upsert',
+      mode: 'upsert',
+      removal: null,
       state: 'completed',
       created_at: expect.any(String),
       started_at: expect.any(String),
       finished_at: expect.any(String),
-      rows: { received: 3, processed: 3, inserted: answered.inserted, updated: answered.updated, unchanged: answered.unchanged, skipped: 2 },
+      rows: { received: 3, processed: 3, inserted: answered.inserted, updated: answered.updated, unchanged: answered.unchanged, archived: 0, deleted: 0, skipped: 2 },
       error_count: 2,
     });
     expect(Date.parse(found.created_at)).toBeLessThanOrEqual(Date.parse(found.started_at));

@@ -88,6 +88,12 @@ describe('the refusals each operation sends are the ones its document lists', ()
     { path: '/v1/api/me', method: 'get', url: '/v1/api/me', auth: 'key', refusesUnknownQuery: false },
     { path: '/v1/api/listings/bulk', method: 'post', url: '/v1/api/listings/bulk', auth: 'key', payload: { listings: [validListing()] }, refusesUnknownQuery: true },
     { path: '/v1/api/machines/bulk', method: 'post', url: '/v1/api/machines/bulk', auth: 'key', payload: { machines: [validMachine()] }, refusesUnknownQuery: true },
+    ...(['listings', 'machines'] as const).flatMap((kind) =>
+      (['archive', 'delete'] as const).map((action): Valid => {
+        const path = `/v1/api/${kind}/bulk-${action}`;
+        return { path, method: 'post', url: path, auth: 'key', payload: { external_ids: ['SKU-PROBE'] }, refusesUnknownQuery: true };
+      }),
+    ),
     { path: '/v1/api/imports', method: 'get', url: '/v1/api/imports', auth: 'key', refusesUnknownQuery: true },
     {
       path: '/v1/api/imports',
@@ -120,7 +126,7 @@ describe('the refusals each operation sends are the ones its document lists', ()
         ...extra,
       });
       const withQuery = `${op.url}${op.url.includes('?') ? '&' : '?'}${UNKNOWN_QUERY}`;
-      const succeeds = op.method === 'get' || op.path.endsWith('/cancel') ? 200 : op.path === '/v1/api/imports' ? 202 : op.method === 'post' ? 201 : 200;
+      const succeeds = op.method === 'get' || op.path.endsWith('/cancel') || /\/bulk-(archive|delete)$/.test(op.path) ? 200 : op.path === '/v1/api/imports' ? 202 : op.method === 'post' ? 201 : 200;
       const list: Probe[] = [{ ...base, name: 'an unknown query parameter', request: request({ url: withQuery }), status: op.refusesUnknownQuery ? 400 : succeeds }];
       const json = { ...headersOf(op), 'content-type': 'application/json' };
       if (op.method === 'get') {

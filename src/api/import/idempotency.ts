@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import type { ImportResult } from '../../shared/import/import-job.js';
-import type { NewImport } from '../../shared/import/import-queue.js';
+import type { AnyNewImport } from '../../shared/import/import-queue.js';
+import type { AnyImportResult } from '../../shared/import/row-removal-job.js';
 import { claimIdempotencyKey, releaseIdempotencyKey } from '../../shared/repositories/idempotency-keys.js';
 import { findImportRecord } from '../../shared/repositories/import-records.js';
 import type { Sql } from '../../shared/infra/db.js';
@@ -29,17 +29,17 @@ const CLAIM_ATTEMPTS = 3;
 export async function runIdempotentImport(
   sql: Sql,
   runner: ImportRunner,
-  data: NewImport,
+  data: AnyNewImport,
   key: string,
   hash: Buffer,
-): Promise<{ importId: string; result: ImportResult; replayed: boolean }> {
+): Promise<{ importId: string; result: AnyImportResult; replayed: boolean }> {
   const { accountId } = data;
   // note: the runner throws ImportNotWrittenError only once the job's record proves it wrote
   // nothing and never will, so the claim is released then, and a retry runs afresh under a new
   // job id. Releasing by job id is safe even while another request rejoins that job: it can no
   // longer write. Any other error keeps the claim: a job whose add timed out (a Redis failover)
   // may still run, and a retry must rejoin that job, under its id, rather than start a second.
-  const releasingOnFailure = async (jobId: string, run: () => Promise<ImportResult>): Promise<ImportResult> => {
+  const releasingOnFailure = async (jobId: string, run: () => Promise<AnyImportResult>): Promise<AnyImportResult> => {
     try {
       return await run();
     } catch (error) {

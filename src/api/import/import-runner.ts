@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { Job, type Queue } from 'bullmq';
-import { type ImportResult, ImportResultSchema, type ImportJobData } from '../../shared/import/import-job.js';
-import type { NewImport } from '../../shared/import/import-queue.js';
+import { Job } from 'bullmq';
+import type { AnyNewImport, ImportQueue } from '../../shared/import/import-queue.js';
+import { actionOf, AnyImportResultSchema, type AnyImportJobData, type AnyImportResult } from '../../shared/import/row-removal-job.js';
 import type { ImportRowsStore } from '../../shared/import/rows-store.js';
 import { markImportStep } from '../../shared/import/import-steps.js';
 import type { Sql } from '../../shared/infra/db.js';
@@ -75,7 +75,7 @@ export class ImportRunner {
 
   constructor(
     private readonly sql: Sql,
-    private readonly queue: Queue<ImportJobData, ImportResult>,
+    private readonly queue: ImportQueue,
     private readonly rowsStore: ImportRowsStore,
     private readonly timeouts: ImportTimeouts,
     private readonly log: Logger,
@@ -96,7 +96,7 @@ export class ImportRunner {
    * carries `settled`, when the job ended (or stopped being watched): the request's in-flight
    * slot is held until then.
    */
-  async run(input: NewImport, jobId: string = randomUUID()): Promise<ImportResult> {
+  async run(input: AnyNewImport, jobId: string = randomUUID()): Promise<AnyImportResult> {
     const watch = this.watch(jobId);
     const importId = input.dryRun === true ? undefined : jobId;
     let settled: Promise<void> | undefined;
@@ -116,7 +116,7 @@ export class ImportRunner {
     }
   }
 
-  private async outcomeOf(input: NewImport, jobId: string, watch: JobWatch): Promise<ImportResult> {
+  private async outcomeOf(input: AnyNewImport, jobId: string, watch: JobWatch): Promise<AnyImportResult> {
     try {
       await this.enqueue(input, jobId, watch);
       return await this.awaitOutcome(input, jobId, watch);
@@ -134,11 +134,11 @@ export class ImportRunner {
    * is the proof: recorded `failed` here, the job can never write; found `completed`, it did,
    * and its result is the answer. When the record cannot be written, nothing is proven.
    */
-  private async proveNotWritten(input: NewImport, jobId: string, notWritten: ImportNotWrittenError): Promise<ImportResult> {
+  private async proveNotWritten(input: AnyNewImport, jobId: string, notWritten: ImportNotWrittenError): Promise<AnyImportResult> {
     const { accountId, kind, requestId, total, errors, createdAt } = input;
     let record;
     try {
-      record = await recordImportNotWritten(this.sql, { jobId, accountId, kind, requestId, total, errors, createdAt });
+      record = await recordImportNotWritten(this.sql, { jobId, accountId, kind, requestId, total, errors, createdAt, action: actionOf(input) });
     } catch (error) {
       this.log.error({ err: error, jobId, requestId, reason: notWritten.reason }, 'could not record that an import wrote nothing; its outcome is unknown');
       throw new ImportOutcomeUnknownError(requestId);
@@ -153,10 +153,10 @@ export class ImportRunner {
    * So that an import answered 504 can be watched (docs/imports.md). note: best effort, and at
    * most RECORD_UNSETTLED_MS: the answer is not held up by a database that does not answer.
    */
-  private async recordUnsettled(input: NewImport, jobId: string): Promise<void> {
+  private async recordUnsettled(input: AnyNewImport, jobId: string): Promise<void> {
     const { accountId, kind, requestId, total, errors, createdAt } = input;
     const limit = timeout(RECORD_UNSETTLED_MS);
-    const recorded = recordImportUnsettled(this.sql, { jobId, accountId, kind, requestId, total, errors, createdAt }).catch((err: unknown) =>
+    const recorded = recordImportUnsettled(this.sql, { jobId, accountId, kind, requestId, total, errors, createdAt, action: actionOf(input) }).catch((err: unknown) =>
       this.log.warn({ err, jobId, requestId }, 'could not record an import answered 504 as unsettled; it reads 404 until it ends'),
     );
     await Promise.race([recorded, limit.promise]);
@@ -183,7 +183,7 @@ export class ImportRunner {
    * After the job was added. note: a Redis error here (a failover while withdrawing the job,
    * say) leaves the job in an unknown state, so its outcome is unknown, never "nothing written".
    */
-  private async awaitOutcome(input: NewImport, jobId: string, watch: JobWatch): Promise<ImportResult> {
+  private async awaitOutcome(input: AnyNewImport, jobId: string, watch: JobWatch): Promise<AnyImportResult> {
     try {
       markImportStep(input.requestId, 'api.queued');
       if (!(await this.waitForPickup(watch))) {
@@ -214,8 +214,8 @@ export class ImportRunner {
    * or starts it when it is not queued yet or failed: nothing had been written then, and the
    * worker's record by job id keeps a job that runs twice from writing twice.
    */
-  async rejoin(input: NewImport, jobId: string): Promise<ImportResult> {
-    const existing = await Job.fromId<ImportJobData, ImportResult>(this.queue, jobId);
+  async rejoin(input: AnyNewImport, jobId: string): Promise<AnyImportResult> {
+    const existing = await Job.fromId<AnyImportJobData, AnyImportResult>(this.queue, jobId);
     if (existing && (await existing.isFailed())) await existing.remove();
     return this.run(input, jobId);
   }
@@ -248,7 +248,7 @@ export class ImportRunner {
    * ImportRowsStore.keepsSendOrder). Re-storing the rows of a job that exists (a repeat) is
    * harmless: they are the same rows.
    */
-  private async enqueue({ rows, ...data }: NewImport, jobId: string, watch: JobWatch): Promise<void> {
+  private async enqueue({ rows, ...data }: AnyNewImport, jobId: string, watch: JobWatch): Promise<void> {
     const stored = this.rowsStore.put(jobId, rows.take());
     let added: Promise<unknown> | undefined;
     try {
@@ -281,7 +281,7 @@ export class ImportRunner {
     return picked === true;
   }
 
-  private resultOf(jobId: string, outcome: JobOutcome): ImportResult {
+  private resultOf(jobId: string, outcome: JobOutcome): AnyImportResult {
     if (outcome.state === 'failed') {
       // note: proveNotWritten checks the record before the partner is told that nothing was written.
       this.log.error({ jobId, reason: outcome.reason }, 'import job failed');
@@ -291,7 +291,7 @@ export class ImportRunner {
       this.log.error({ jobId }, 'import job is gone from the queue');
       throw new ImportNotWrittenError('lost');
     }
-    const parsed = ImportResultSchema.safeParse(outcome.result);
+    const parsed = AnyImportResultSchema.safeParse(outcome.result);
     if (!parsed.success) throw new Error(`import job ${jobId} returned an unexpected result`);
     return parsed.data;
   }
@@ -311,7 +311,7 @@ export class ImportRunner {
         watch.markPickedUp();
         return;
       }
-      const job = await Job.fromId<ImportJobData, ImportResult>(this.queue, jobId);
+      const job = await Job.fromId<AnyImportJobData, AnyImportResult>(this.queue, jobId);
       if (!job) return;
       if (state === 'completed') watch.finish({ state: 'completed', result: job.returnvalue });
       else if (state === 'failed') watch.finish({ state: 'failed', reason: job.failedReason });

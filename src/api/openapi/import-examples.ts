@@ -4,15 +4,19 @@ import type { Examples } from './route-schema.js';
 
 /** The examples of the import resource (docs/imports.md). */
 
+/** What every import but an archive, a delete or a mirror reads (docs/catalogue.md). */
+const UPSERT = { action: 'upsert', mode: 'upsert', removal: null };
+
 const COMPLETED = {
   id: IMPORT_ID,
   kind: 'listings',
   source: 'request',
+  ...UPSERT,
   state: 'completed',
   created_at: '2026-11-24T02:00:00.120Z',
   started_at: '2026-11-24T02:00:00.134Z',
   finished_at: '2026-11-24T02:00:00.161Z',
-  rows: { received: 200, processed: 200, inserted: 2, updated: 37, unchanged: 158, skipped: 3 },
+  rows: { received: 200, processed: 200, inserted: 2, updated: 37, unchanged: 158, archived: 0, deleted: 0, skipped: 3 },
   error_count: 3,
 };
 
@@ -20,11 +24,12 @@ const RUNNING = {
   id: '1c2d3e4f-5a6b-4c7d-8e9f-0a1b2c3d4e5f',
   kind: 'machines',
   source: 'request',
+  ...UPSERT,
   state: 'running',
   created_at: '2026-11-24T02:05:10.002Z',
   started_at: null,
   finished_at: null,
-  rows: { received: 500, processed: 1, inserted: 0, updated: 0, unchanged: 0, skipped: 1 },
+  rows: { received: 500, processed: 1, inserted: 0, updated: 0, unchanged: 0, archived: 0, deleted: 0, skipped: 1 },
   error_count: 1,
 };
 
@@ -33,11 +38,12 @@ const FILE_RUNNING = {
   id: '2e3f4a5b-6c7d-4e8f-9a0b-1c2d3e4f5a6b',
   kind: 'listings',
   source: 'file',
+  ...UPSERT,
   state: 'running',
   created_at: '2026-11-24T03:00:00.410Z',
   started_at: '2026-11-24T03:00:01.020Z',
   finished_at: null,
-  rows: { received: 250_000, processed: 120_042, inserted: 100_000, updated: 15_000, unchanged: 5_000, skipped: 42 },
+  rows: { received: 250_000, processed: 120_042, inserted: 100_000, updated: 15_000, unchanged: 5_000, archived: 0, deleted: 0, skipped: 42 },
   error_count: 42,
 };
 
@@ -46,13 +52,30 @@ const FILE_CANCELLED = {
   ...FILE_RUNNING,
   state: 'cancelled',
   finished_at: '2026-11-24T03:00:09.385Z',
-  rows: { received: 250_000, processed: 122_042, inserted: 101_800, updated: 15_150, unchanged: 5_050, skipped: 42 },
+  rows: { received: 250_000, processed: 122_042, inserted: 101_800, updated: 15_150, unchanged: 5_050, archived: 0, deleted: 0, skipped: 42 },
+};
+
+/** An archive (docs/catalogue.md#archive-and-delete): its entries are its rows. */
+const ARCHIVED = {
+  id: '3f4a5b6c-7d8e-4f9a-8b1c-2d3e4f5a6b7c',
+  kind: 'listings',
+  source: 'request',
+  action: 'archive',
+  mode: 'upsert',
+  removal: null,
+  state: 'completed',
+  created_at: '2026-11-24T02:10:00.050Z',
+  started_at: '2026-11-24T02:10:00.061Z',
+  finished_at: '2026-11-24T02:10:00.074Z',
+  rows: { received: 40, processed: 40, inserted: 0, updated: 0, unchanged: 2, archived: 37, deleted: 0, skipped: 1 },
+  error_count: 1,
 };
 
 export const IMPORT_EXAMPLES: Examples = {
   completed: example('A nightly sync, completed', COMPLETED),
   running: example('Answered 504, still running', RUNNING, 'Read it again until `state` is `completed` or `failed`: the counts are then those its 201 would have had.'),
   fileRunning: example('A file being written', FILE_RUNNING, 'Its counts grow as its chunks are written; `processed` reaches `received` when it completes.'),
+  archived: example('An archive', ARCHIVED, '`POST /v1/api/listings/bulk-archive` with 40 entries: 37 rows archived, 2 archived already, 1 entry that named no row (in the error list).'),
 };
 
 export const IMPORT_LIST_EXAMPLES: Examples = {

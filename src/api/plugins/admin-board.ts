@@ -6,6 +6,7 @@ import type { Queue } from 'bullmq';
 import type { FastifyInstance } from 'fastify';
 import { ApiError } from '../../shared/errors/api-error.js';
 import type { ImportJobData } from '../../shared/import/import-job.js';
+import type { RowRemovalJobData } from '../../shared/import/row-removal-job.js';
 import type { FileImportJobData } from '../../shared/import/file-import-queue.js';
 import type { Logger } from '../../shared/infra/logger.js';
 import { BOARD_PATH } from './admin-paths.js';
@@ -17,11 +18,14 @@ import { apiErrors } from '../../shared/errors/api-errors.js';
  * keeps it that way on the board whatever is added to the data later.
  */
 export function summariseJobData(data: unknown) {
-  const job = (typeof data === 'object' && data !== null ? data : {}) as Partial<ImportJobData>;
+  const job = (typeof data === 'object' && data !== null ? data : {}) as Partial<ImportJobData> & Partial<Pick<RowRemovalJobData, 'action' | 'entryCount'>>;
+  // note: an archive or delete names its rows by entries (row-removal-job.ts).
+  const rows = typeof job.rowCount === 'number' ? job.rowCount : job.entryCount;
   return {
     accountId: job.accountId,
     kind: job.kind,
-    rows: typeof job.rowCount === 'number' ? job.rowCount : 0,
+    ...(job.action === 'archive' || job.action === 'delete' ? { action: job.action } : {}),
+    rows: typeof rows === 'number' ? rows : 0,
     skipped: Array.isArray(job.errors) ? job.errors.length : 0,
     requestId: job.requestId,
   };

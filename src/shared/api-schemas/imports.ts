@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { IMPORT_KIND_NAMES } from '../import/import-kinds.js';
+import { IMPORT_ACTIONS } from '../import/row-removal-job.js';
 import { RowErrorSchema } from '../rows/row-errors.js';
 import { IdParameterSchema } from './id-parameter.js';
 import { ImportIdSchema } from './import-id.js';
@@ -16,6 +17,24 @@ export const ImportSchema = z
     id: ImportIdSchema,
     kind: z.enum(IMPORT_KIND_NAMES as ['machines', 'listings']),
     source: z.enum(['request', 'file']).meta({ description: '`request`: a bulk request; `file`: a whole file in one request.' }),
+    action: z.enum(IMPORT_ACTIONS).meta({
+      description:
+        '`upsert`: rows created or updated (every bulk request and file). `archive` or `delete`: the rows a `bulk-archive` or `bulk-delete` request named (docs/catalogue.md#archive-and-delete).',
+    }),
+    mode: z.enum(['upsert', 'mirror']).meta({
+      description: '`mirror`: a file import that is the whole catalogue, whose missing rows are removed (see `removal`); `upsert` for every other import.',
+    }),
+    removal: z
+      .object({
+        missing: z.enum(['archive', 'delete']).meta({ description: 'What is done to the rows the file left out.' }),
+        max_removal: z.number().int().min(0).max(100).meta({ description: 'The guard: the most rows removed, in percent of the account\'s active rows of that kind with an `external_id`.' }),
+        state: z.enum(['pending', 'done', 'held', 'skipped']).meta({
+          description: '`pending` until the file is written, then `done`, `held` (the guard held it) or `skipped` (the import was cancelled or failed: nothing removed).',
+        }),
+        rows: count('Rows removed (`done`), the rows it would have removed (`held`), else 0.'),
+      })
+      .nullable()
+      .meta({ description: 'A mirror\'s removal of the rows its file left out; null for every other import.' }),
     state: z.enum(IMPORT_STATES).meta({
       description:
         '`queued` -> `running` -> `completed`, `failed` or `cancelled`. `failed`: nothing was written. `cancelled`: a file import stopped by `POST /v1/api/imports/{id}/cancel`; what its chunks wrote before stays. An import answered 504 reads `running` until its job ends.',
@@ -25,12 +44,14 @@ export const ImportSchema = z
     finished_at: time('When it ended; null while queued or running.'),
     rows: z
       .object({
-        received: count('Rows sent, valid or not.'),
-        processed: count('Rows done so far: `inserted + updated + unchanged + skipped`. A bulk request is written all at once; a file import\'s grows as each of its chunks commits.'),
+        received: count('Rows sent, valid or not (for an `archive` or `delete`: the entries sent).'),
+        processed: count('Rows done so far: `inserted + updated + unchanged + skipped` (an `archive` or `delete` adds its `archived` or `deleted`). A bulk request is written all at once; a file import\'s grows as each of its chunks commits.'),
         inserted: count('Rows created.'),
         updated: count('Rows that existed (matched on `external_id`) and were changed; 0 when no row carried `external_id`.'),
-        unchanged: count('Rows that existed and were already as sent; 0 when no row carried `external_id`.'),
-        skipped: count('Rows refused; each is in the error list.'),
+        unchanged: count('Rows that existed and were already as sent; 0 when no row carried `external_id`. For an `archive`: rows already archived.'),
+        archived: count('Rows archived: by an `archive` (its entries that named an active row), or by a mirror\'s removal; else 0.'),
+        deleted: count('Rows deleted: by a `delete`, or by a mirror\'s removal; else 0.'),
+        skipped: count('Rows refused (for an `archive` or `delete`: entries that failed); each is in the error list.'),
       })
       .meta({
         description:

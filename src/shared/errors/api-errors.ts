@@ -15,6 +15,7 @@ import { importLocation } from '../import/import-location.js';
 export const API_ERRORS = {
   invalidJson: { status: 400, code: 'invalid_json', text: 'Invalid JSON body' },
   bulkEnvelope: { status: 400, code: 'missing_rows_array', text: (kind: string) => `Body must be an object with a "${kind}" array` },
+  entriesEnvelope: { status: 400, code: 'missing_entries_array', text: 'Body must be an object with either an "external_ids" or an "ids" array' },
   noRows: { status: 400, code: 'no_rows', text: (kind: string, maxRows: number) => `No rows: send 1 to ${maxRows} ${kind}` },
   tooManyRows: { status: 400, code: 'too_many_rows', text: (kind: string, maxRows: number) => `Too many rows: at most ${maxRows} ${kind} per request` },
   noValidRows: { status: 400, code: 'no_valid_rows', text: 'no valid rows' },
@@ -121,6 +122,7 @@ const referenceTo = (importId: string | undefined): ImportReference =>
 export const apiErrors = {
   invalidJson: () => plain('invalidJson'),
   bulkEnvelope: (kind: string) => answer('bulkEnvelope', API_ERRORS.bulkEnvelope.text(kind)),
+  entriesEnvelope: () => plain('entriesEnvelope'),
   noRows: (kind: string, maxRows: number) => answer('noRows', API_ERRORS.noRows.text(kind, maxRows)),
   tooManyRows: (kind: string, maxRows: number, received: number) => answer('tooManyRows', API_ERRORS.tooManyRows.text(kind, maxRows), { received }),
   noValidRows: (errors: RowError[]) => plain('noValidRows', { errors }),

@@ -1,6 +1,7 @@
 import { Queue, type ConnectionOptions, type JobsOptions } from 'bullmq';
 import type { Config } from '../infra/config.js';
-import type { ImportResult, ImportJobData } from './import-job.js';
+import type { ImportJobData } from './import-job.js';
+import type { AnyImportJobData, AnyImportResult, RowRemovalJobData } from './row-removal-job.js';
 import type { RowsHandOver } from './rows-hand-over.js';
 
 export const IMPORT_QUEUE_NAME = 'imports';
@@ -9,6 +10,17 @@ export const IMPORT_QUEUE_NAME = 'imports';
 export interface NewImport extends ImportJobData {
   rows: RowsHandOver;
 }
+
+/** An archive or delete job to enqueue, with its entries (encodeRemovalEntries) as `rows`. */
+export interface NewRowRemoval extends RowRemovalJobData {
+  rows: RowsHandOver;
+}
+
+/** Any job of the import queue, as the API enqueues it. */
+export type AnyNewImport = NewImport | NewRowRemoval;
+
+/** The import queue: upserts, archives and deletes (row-removal-job.ts). */
+export type ImportQueue = Queue<AnyImportJobData, AnyImportResult>;
 
 /**
  * - attempts/backoff: a failure such as a dropped database connection is retried; safe because
@@ -24,8 +36,8 @@ export const IMPORT_JOB_OPTIONS: JobsOptions = {
   removeOnFail: { age: 24 * 3_600, count: 1_000 },
 };
 
-export function createImportQueue(config: Pick<Config, 'redisPrefix'>, connection: ConnectionOptions): Queue<ImportJobData, ImportResult> {
-  return new Queue<ImportJobData, ImportResult>(IMPORT_QUEUE_NAME, {
+export function createImportQueue(config: Pick<Config, 'redisPrefix'>, connection: ConnectionOptions): ImportQueue {
+  return new Queue<AnyImportJobData, AnyImportResult>(IMPORT_QUEUE_NAME, {
     connection,
     prefix: config.redisPrefix,
     defaultJobOptions: IMPORT_JOB_OPTIONS,

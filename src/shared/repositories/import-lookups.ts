@@ -1,6 +1,7 @@
 import type postgres from 'postgres';
 import type { Sql } from '../infra/db.js';
 import type { ImportKind } from '../import/import-kinds.js';
+import type { ImportAction } from '../import/row-removal-job.js';
 import type { RowError } from '../rows/row-errors.js';
 
 /**
@@ -11,10 +12,21 @@ import type { RowError } from '../rows/row-errors.js';
 
 export type ImportState = 'queued' | 'running' | 'completed' | 'failed' | 'cancelled';
 
-export interface ImportView {
+/** A mirror's removal of the rows its file left out (docs/catalogue.md#mirror); null columns for every other import. */
+export interface RemovalView {
+  removalMissing: 'archive' | 'delete' | null;
+  removalMaxPercent: number | null;
+  removalState: 'pending' | 'done' | 'held' | 'skipped' | null;
+  removalRows: number | null;
+}
+
+export interface ImportView extends RemovalView {
   id: string;
   kind: ImportKind;
   source: 'request' | 'file';
+  /** `upsert`, or `archive` / `delete` the rows a request names (docs/catalogue.md#archive-and-delete) */
+  action: ImportAction;
+  mode: 'upsert' | 'mirror';
   state: ImportState;
   createdAt: Date;
   startedAt: Date | null;
@@ -24,6 +36,8 @@ export interface ImportView {
   inserted: number;
   updated: number;
   unchanged: number;
+  archived: number;
+  deleted: number;
   skipped: number;
 }
 
@@ -44,20 +58,24 @@ const SHOWS_WRITTEN = `(source = 'file' or state = 'completed')`;
  * refused rows counted from the start).
  */
 export const IMPORT_VIEW_COLUMNS = `
-  job_id as id, kind, source, state,
+  job_id as id, kind, source, action, mode, state,
   created_at as "createdAt", started_at as "startedAt", finished_at as "finishedAt",
   coalesce(received, inserted + coalesce(updated, 0) + coalesce(unchanged, 0) + skipped) as received,
-  coalesce(processed, case when ${SHOWS_WRITTEN} then inserted + coalesce(updated, 0) + coalesce(unchanged, 0) else 0 end + skipped) as processed,
+  coalesce(processed, case when ${SHOWS_WRITTEN} then inserted + coalesce(updated, 0) + coalesce(unchanged, 0) + coalesce(archived, 0) + coalesce(deleted, 0) else 0 end + skipped) as processed,
   case when ${SHOWS_WRITTEN} then inserted else 0 end as inserted,
   case when ${SHOWS_WRITTEN} then coalesce(updated, 0) else 0 end as updated,
   case when ${SHOWS_WRITTEN} then coalesce(unchanged, 0) else 0 end as unchanged,
-  skipped`;
+  case when ${SHOWS_WRITTEN} then coalesce(archived, 0) else 0 end as archived,
+  case when ${SHOWS_WRITTEN} then coalesce(deleted, 0) else 0 end as deleted,
+  skipped,
+  removal_missing as "removalMissing", removal_max_percent as "removalMaxPercent", removal_state as "removalState", removal_rows as "removalRows"`;
 
 /** An import answered 504 whose record has not shown yet: running, its refused rows known. */
 const UNSETTLED = `
-  job_id as id, kind, 'request' as source, 'running' as state,
+  job_id as id, kind, 'request' as source, action, 'upsert' as mode, 'running' as state,
   created_at as "createdAt", null::timestamptz as "startedAt", null::timestamptz as "finishedAt",
-  received, skipped as processed, 0 as inserted, 0 as updated, 0 as unchanged, skipped`;
+  received, skipped as processed, 0 as inserted, 0 as updated, 0 as unchanged, 0 as archived, 0 as deleted, skipped,
+  null::text as "removalMissing", null::int as "removalMaxPercent", null::text as "removalState", null::int as "removalRows"`;
 
 /**
  * The account's newest `rows` imports, after `before` when given, as one relation: the records,

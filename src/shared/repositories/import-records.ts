@@ -1,7 +1,8 @@
 import postgres from 'postgres';
 import type { Sql, TransactionSql } from '../infra/db.js';
 import type { ImportKind } from '../import/import-kinds.js';
-import type { ImportResult, ImportJobData } from '../import/import-job.js';
+import type { ImportJobData } from '../import/import-job.js';
+import type { AnyImportResult, ImportAction } from '../import/row-removal-job.js';
 
 /**
  * What the `imports` table says of a job: `completed` with the result it wrote; `failed`:
@@ -9,7 +10,7 @@ import type { ImportResult, ImportJobData } from '../import/import-job.js';
  * `running`, an import not ended (a file import's, never a bulk request's: its record is written
  * when it ended).
  */
-export type ImportRecord = { state: 'completed'; result: ImportResult } | { state: 'failed' } | { state: 'running' };
+export type ImportRecord = { state: 'completed'; result: AnyImportResult } | { state: 'failed' } | { state: 'running' };
 
 const PG_FOREIGN_KEY_VIOLATION = '23503';
 
@@ -24,6 +25,8 @@ export interface ImportOfRequest {
   errors: ImportJobData['errors'];
   /** when the API accepted it, ms since the epoch */
   createdAt?: number;
+  /** what it does; `upsert` when left out (docs/catalogue.md#archive-and-delete) */
+  action?: ImportAction;
 }
 
 /** The import's `created_at`: when the API accepted it, else now. */
@@ -41,13 +44,17 @@ export function createdAtOf(input: { createdAt?: number }): Date {
  */
 const FENCE_LOCK_TIMEOUT_MS = 2_000;
 
+/** The record's result as its import answered it: an archive's and a delete's in their own shape (row-removal-job.ts). */
 export async function findImportRecord(sql: Sql | TransactionSql, jobId: string): Promise<ImportRecord | undefined> {
-  const [recorded] = await sql<(ImportResult & { state: string; updated: number | null; unchanged: number | null })[]>`
-    select state, inserted, updated, unchanged, skipped, errors from imports where job_id = ${jobId}`;
+  type Recorded = AnyImportResult & { state: string; action: ImportAction; updated: number | null; unchanged: number | null; archived: number | null; deleted: number | null };
+  const [recorded] = await sql<Recorded[]>`
+    select state, action, inserted, updated, unchanged, archived, deleted, skipped, errors from imports where job_id = ${jobId}`;
   if (!recorded) return undefined;
   if (recorded.state === 'failed') return { state: 'failed' };
   if (recorded.state !== 'completed') return { state: 'running' };
   const { inserted, updated, unchanged, skipped, errors } = recorded;
+  if (recorded.action === 'archive') return { state: 'completed', result: { inserted, archived: recorded.archived ?? 0, unchanged: unchanged ?? 0, skipped, errors } };
+  if (recorded.action === 'delete') return { state: 'completed', result: { inserted, deleted: recorded.deleted ?? 0, skipped, errors } };
   return {
     state: 'completed',
     result: updated === null || unchanged === null ? { inserted, skipped, errors } : { inserted, updated, unchanged, skipped, errors },
@@ -84,8 +91,8 @@ async function fence(sql: Sql, input: ImportOfRequest): Promise<ImportRecord> {
   return sql.begin(async (tx) => {
     await tx.unsafe(`set local lock_timeout = ${FENCE_LOCK_TIMEOUT_MS}`);
     const [fenced] = await tx`
-      insert into imports (job_id, account_id, kind, request_id, received, inserted, skipped, errors, state, created_at, finished_at)
-      values (${input.jobId}, ${input.accountId}, ${input.kind}, ${input.requestId}, ${input.total}, 0, ${input.errors.length},
+      insert into imports (job_id, account_id, kind, action, request_id, received, inserted, skipped, errors, state, created_at, finished_at)
+      values (${input.jobId}, ${input.accountId}, ${input.kind}, ${input.action ?? 'upsert'}, ${input.requestId}, ${input.total}, 0, ${input.errors.length},
               ${tx.json(input.errors)}, 'failed', ${createdAtOf(input)}, now())
       on conflict (job_id) do nothing
       returning job_id`;
@@ -107,8 +114,8 @@ async function fence(sql: Sql, input: ImportOfRequest): Promise<ImportRecord> {
  */
 export async function recordImportUnsettled(sql: Sql, input: ImportOfRequest): Promise<void> {
   await sql`
-    insert into unsettled_imports (job_id, account_id, kind, request_id, received, skipped, errors, created_at)
-    values (${input.jobId}, ${input.accountId}, ${input.kind}, ${input.requestId}, ${input.total}, ${input.errors.length},
+    insert into unsettled_imports (job_id, account_id, kind, action, request_id, received, skipped, errors, created_at)
+    values (${input.jobId}, ${input.accountId}, ${input.kind}, ${input.action ?? 'upsert'}, ${input.requestId}, ${input.total}, ${input.errors.length},
             ${sql.json(input.errors)}, ${createdAtOf(input)})
     on conflict (job_id) do nothing`;
 }
@@ -123,8 +130,8 @@ export async function recordImportUnsettled(sql: Sql, input: ImportOfRequest): P
 export async function fenceUnsettledImport(sql: Sql, jobId: string): Promise<boolean> {
   const [fenced] = await sql`
     with settled as (delete from unsettled_imports where job_id = ${jobId} returning *)
-    insert into imports (job_id, account_id, kind, request_id, received, inserted, skipped, errors, state, created_at, finished_at)
-    select job_id, account_id, kind, request_id, received, 0, skipped, errors, 'failed', created_at, now() from settled
+    insert into imports (job_id, account_id, kind, action, request_id, received, inserted, skipped, errors, state, created_at, finished_at)
+    select job_id, account_id, kind, action, request_id, received, 0, skipped, errors, 'failed', created_at, now() from settled
     on conflict (job_id) do nothing
     returning job_id`;
   return fenced !== undefined;

@@ -58,8 +58,8 @@ export async function settleUnsettledImports(sql: Sql, input: { olderThanMs: num
       delete from unsettled_imports as u using batch where u.job_id = batch.job_id returning u.*
     ),
     failed as (
-      insert into imports (job_id, account_id, kind, request_id, received, inserted, skipped, errors, state, created_at, finished_at)
-      select job_id, account_id, kind, request_id, received, 0, skipped, errors, 'failed', created_at, now() from settled
+      insert into imports (job_id, account_id, kind, action, request_id, received, inserted, skipped, errors, state, created_at, finished_at)
+      select job_id, account_id, kind, action, request_id, received, 0, skipped, errors, 'failed', created_at, now() from settled
       on conflict (job_id) do nothing
       returning job_id
     )

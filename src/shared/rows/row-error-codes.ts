@@ -17,6 +17,9 @@ export const ROW_ERROR_CODE_MEANINGS = {
   invalid_characters: 'text with characters the field may not hold (NUL or a lone surrogate, which is not valid Unicode, anywhere; control or bidirectional characters in `external_id`)',
   blank: 'an optional text that, when sent, must not be empty or only whitespace (`external_id`)',
   duplicate_external_id: 'an `external_id` an earlier row of the same request already has',
+  invalid_id: 'not an id of ours in its shape (a UUID): an entry of `ids` (bulk-archive, bulk-delete)',
+  not_found: 'the entry names no row of the account (bulk-archive, bulk-delete; another account\'s row included)',
+  duplicate: 'the entry names the same row as an earlier entry of the request (bulk-archive, bulk-delete)',
 } as const;
 
 export type RowErrorCode = keyof typeof ROW_ERROR_CODE_MEANINGS;

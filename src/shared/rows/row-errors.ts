@@ -20,6 +20,8 @@ export const RowErrorSchema = z.object({
   index: z.number().int().nonnegative(),
   /** the row's own `external_id`, when it sent a valid one (docs/rows.md#external-id) */
   external_id: z.string().optional().meta({ description: 'The row\'s own `external_id`, when it sent a valid one.' }),
+  /** an entry of `ids` (bulk-archive, bulk-delete), when it is well formed (docs/catalogue.md#archive-and-delete) */
+  id: z.string().optional().meta({ description: 'An archive\'s or delete\'s entry of `ids`, when it is a well-formed id.' }),
   reason: z.string().meta({ description: 'Every problem of the row in words: `field: message`, joined with `; `.' }),
   // note: a job from an older API replica (a rolling deploy) has no details; it is still valid.
   details: z.array(RowErrorDetailSchema).default([]).meta({ description: 'One entry per problem, in the order of the reason.' }),

@@ -10,6 +10,7 @@ import { API_ERROR_CODES, API_ERRORS, apiErrors, type ApiErrorKind } from '../..
 const PINNED: [ApiErrorKind, number, string, string][] = [
   ['invalidJson', 400, 'invalid_json', 'Invalid JSON body'],
   ['bulkEnvelope', 400, 'missing_rows_array', 'Body must be an object with a "listings" array'],
+  ['entriesEnvelope', 400, 'missing_entries_array', 'Body must be an object with either an "external_ids" or an "ids" array'],
   ['noRows', 400, 'no_rows', 'No rows: send 1 to 200 listings'],
   ['tooManyRows', 400, 'too_many_rows', 'Too many rows: at most 500 machines per request'],
   ['noValidRows', 400, 'no_valid_rows', 'no valid rows'],
@@ -71,6 +72,7 @@ const PINNED: [ApiErrorKind, number, string, string][] = [
 const BUILT: Record<ApiErrorKind, () => { statusCode: number; body: { error: string; code: string } }> = {
   invalidJson: () => apiErrors.invalidJson(),
   bulkEnvelope: () => apiErrors.bulkEnvelope('listings'),
+  entriesEnvelope: () => apiErrors.entriesEnvelope(),
   noRows: () => apiErrors.noRows('listings', 200),
   tooManyRows: () => apiErrors.tooManyRows('machines', 500, 501),
   noValidRows: () => apiErrors.noValidRows([]),

@@ -95,7 +95,7 @@ describe('row error codes', () => {
   it('keeps the published codes, in their published order (changing one fails here)', () => {
     expect(ROW_ERROR_CODES).toEqual([
       'not_an_object', 'required', 'wrong_type', 'not_allowed', 'out_of_range', 'not_whole_number', 'invalid_url',
-      'too_many_items', 'too_long', 'invalid_characters', 'blank', 'duplicate_external_id',
+      'too_many_items', 'too_long', 'invalid_characters', 'blank', 'duplicate_external_id', 'invalid_id', 'not_found', 'duplicate',
     ]);
   });
 });

@@ -1,0 +1,188 @@
+import { randomUUID } from 'node:crypto';
+import type { FastifyInstance } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import {
+  ArchiveDryRunResultSchema,
+  ArchiveResultSchema,
+  DeleteDryRunResultSchema,
+  DeleteResultSchema,
+  RowRemovalBodySchema,
+} from '../../shared/api-schemas/row-removals.js';
+import { BulkRequestErrorSchema, RequestIdErrorSchema, RetryLaterErrorSchema } from '../../shared/api-schemas/error-body.js';
+import { IdempotencyHeadersSchema } from '../../shared/api-schemas/headers.js';
+import { apiErrors } from '../../shared/errors/api-errors.js';
+import { IMPORT_KIND_NAMES, type ImportKind } from '../../shared/import/import-kinds.js';
+import { importLocation } from '../../shared/import/import-location.js';
+import type { AnyImportResult, RowRemovalAction } from '../../shared/import/row-removal-job.js';
+import { markImportStep } from '../../shared/import/import-steps.js';
+import type { ApiDeps } from '../deps.js';
+import { apiKeyAuth } from '../auth/api-key-auth.js';
+import { authenticatedKey } from '../authenticated.js';
+import { BulkQuerySchema, isDryRun } from '../import/bulk-query.js';
+import { runIdempotentImport } from '../import/idempotency.js';
+import { ImportOutcomeUnknownError } from '../import/import-errors.js';
+import { readRowRemoval } from '../import/read-row-removal.js';
+import { holdInFlightSlot } from '../limits/in-flight-cap.js';
+import { ERROR_EXAMPLES } from '../openapi/examples.js';
+import { removalBadRequestExamples, removalBodyExamples, removalDryRunExamples, removalResultExamples } from '../openapi/removal-examples.js';
+import {
+  apiKeyAuthErrors,
+  AUTHENTICATED,
+  errorResponse,
+  internalErrorResponse,
+  tooLargeResponse,
+  unsupportedMediaTypeResponse,
+} from '../openapi/responses.js';
+import { jsonBody, jsonResponse } from '../openapi/route-schema.js';
+import { DRY_RUN_BAD_REQUEST_EXAMPLES } from '../openapi/sync-examples.js';
+import { takeRawBody } from '../plugins/json-body.js';
+import { shedWhenOverloaded } from '../plugins/load-shedding.js';
+import { refusalsByPart, refuseUnknownQueryParameters, validateAllButBody } from '../route-validation.js';
+
+/** An archive's or delete's body: at most 1 MB (docs/catalogue.md#archive-and-delete). */
+export const ROW_REMOVAL_BODY_LIMIT_BYTES = 1_048_576;
+
+/**
+ * The query of these routes: `dry_run` as the bulk routes define it, and nothing else. note: a
+ * schema of their own, so that a parameter the bulk routes take (`update`) is refused here.
+ */
+const RowRemovalQuerySchema = z.object({ dry_run: BulkQuerySchema.shape.dry_run });
+
+const { workersUnavailable, importFailed, storeUnavailable, overloaded, stillRunning, idempotencyConflict, rateMinute, rateDay, lockout, tooManyConcurrent } =
+  ERROR_EXAMPLES;
+
+const RESULTS = {
+  archive: { done: ArchiveResultSchema, dryRun: ArchiveDryRunResultSchema, verb: 'Archive', pastTense: 'archived' },
+  delete: { done: DeleteResultSchema, dryRun: DeleteDryRunResultSchema, verb: 'Delete', pastTense: 'deleted' },
+} as const;
+
+function removalSchema(kind: ImportKind, action: RowRemovalAction) {
+  const { done, dryRun, verb } = RESULTS[action];
+  const what =
+    action === 'archive'
+      ? 'Archives them: each leaves the active list (a listing, the marketplace) and keeps every field and its `external_id`; an import of that `external_id` restores it. A row archived already counts as `unchanged`.'
+      : 'Deletes them for good, active or archived: their `external_id`s are free again.';
+  return {
+    operationId: `${action}${kind[0]!.toUpperCase()}${kind.slice(1)}`,
+    summary: `${verb} 1 to 1000 ${kind}`,
+    description: `Names rows of the account by your ids (\`external_ids\`) or ours (\`ids\`). ${what} Every entry is checked first; an entry that is malformed, names no row of the account or repeats an earlier one is reported in \`errors\`. The others are done in one transaction, exactly once, as an import (\`action: ${action}\`). A 4xx or a 503 changed nothing. Scope \`listings:write\`.`,
+    tags: ['Archive and delete'],
+    security: [{ apiKey: [] }],
+    headers: IdempotencyHeadersSchema,
+    querystring: RowRemovalQuerySchema,
+    body: jsonBody(RowRemovalBodySchema, removalBodyExamples()),
+    response: {
+      200: jsonResponse(z.union([done, dryRun]), {
+        description: `The rows were ${RESULTS[action].pastTense}, exactly once; the failed entries are in \`errors\`. \`import_id\` and \`Location\` name the import. A dry run (\`?dry_run=true\`) answers what it would have done, with \`dry_run: true\` and no \`import_id\`, and changes nothing.`,
+        headers: [...AUTHENTICATED, 'Location', 'Idempotent-Replayed'],
+        // note: a dry run has no import to name
+        sometimes: ['Location'],
+        examples: { ...removalResultExamples(kind, action), ...removalDryRunExamples(action) },
+      }),
+      400: errorResponse(
+        'Nothing was changed: the body is not JSON, not an object with exactly one of `external_ids` and `ids`, has no entries or more than 1000, or no entry names a row of the account; or the `Idempotency-Key` is malformed; or `dry_run` is not `true` or `false`, or is `true` with an `Idempotency-Key`; or the query has a parameter other than `dry_run` (decided before the body is read).',
+        { ...removalBadRequestExamples(kind), ...DRY_RUN_BAD_REQUEST_EXAMPLES },
+        AUTHENTICATED,
+        BulkRequestErrorSchema,
+      ),
+      ...apiKeyAuthErrors({ scoped: true }),
+      429: errorResponse(
+        'The account\'s per-minute or per-day limit is reached, or it already has `ACCOUNT_MAX_IN_FLIGHT` imports in flight, or this IP is locked out. Nothing was done; retry after `Retry-After` seconds.',
+        { rateMinute, rateDay, tooManyConcurrent, lockout },
+        [...AUTHENTICATED, 'Retry-After'],
+        RetryLaterErrorSchema,
+      ),
+      413: tooLargeResponse(ROW_REMOVAL_BODY_LIMIT_BYTES, AUTHENTICATED),
+      415: unsupportedMediaTypeResponse(AUTHENTICATED),
+      422: errorResponse('The `Idempotency-Key` was used before with another body or on another endpoint. Nothing was changed.', { idempotencyConflict }, AUTHENTICATED),
+      500: internalErrorResponse(AUTHENTICATED),
+      503: errorResponse(
+        'Nothing was changed; retry after `Retry-After` seconds, with the same `Idempotency-Key`.',
+        { workersUnavailable, importFailed, storeUnavailable, overloaded },
+        [...AUTHENTICATED, 'Retry-After', 'Location'],
+        RetryLaterErrorSchema,
+        ['Location'],
+      ),
+      504: errorResponse(
+        'The import is still running and its outcome is not known yet. Watch it at `Location` until it reads `completed` or `failed`, or retry with the same `Idempotency-Key`: you get its real result, never a second run.',
+        { stillRunning },
+        [...AUTHENTICATED, 'Location'],
+        RequestIdErrorSchema,
+        ['Location'],
+      ),
+    },
+  };
+}
+
+/** The answer of an archive or a delete, from the import's result (row-removal-job.ts). */
+function answerOf(action: RowRemovalAction, result: AnyImportResult) {
+  const { skipped, errors } = result;
+  return action === 'archive' ? { archived: result.archived ?? 0, unchanged: result.unchanged ?? 0, skipped, errors } : { deleted: result.deleted ?? 0, skipped, errors };
+}
+
+/**
+ * `POST /v1/api/{listings,machines}/bulk-archive` and `bulk-delete` (docs/catalogue.md#archive-and-delete):
+ * the checks of the bulk routes in their order (hooks, before the body is read), the entries
+ * checked and looked up (readRowRemoval), then an import through the same queue, runner and
+ * Idempotency-Key as a bulk request, written by a worker in one transaction (write-row-removal.ts).
+ */
+export async function rowRemovalRoutes(fastify: FastifyInstance, deps: ApiDeps): Promise<void> {
+  const app = fastify.withTypeProvider<ZodTypeProvider>();
+  for (const kind of IMPORT_KIND_NAMES) {
+    for (const action of ['archive', 'delete'] as const) {
+      app.post(
+        `/v1/api/${kind}/bulk-${action}`,
+        {
+          schema: removalSchema(kind, action),
+          // note: the entries are checked one by one (a failing entry is reported, not fatal).
+          validatorCompiler: validateAllButBody,
+          schemaErrorFormatter: refusalsByPart({ querystring: apiErrors.dryRunMalformed, headers: apiErrors.idempotencyKeyMalformed }),
+          bodyLimit: ROW_REMOVAL_BODY_LIMIT_BYTES,
+          config: { auth: 'api-key', requiredScope: 'listings:write', jsonBodyAsBytes: true },
+          // note: in the order of docs/access.md#order-of-checks, as the bulk routes; the body is read after them.
+          onRequest: [
+            apiKeyAuth(deps),
+            holdInFlightSlot(deps.inFlight, deps.metrics),
+            shedWhenOverloaded(app),
+            refuseUnknownQueryParameters(Object.keys(RowRemovalQuerySchema.shape)),
+          ],
+        },
+        async (request, reply) => {
+          const slot = request.inFlightSlot;
+          if (slot) slot.handlerStarted = true;
+          // note: an import answered 504 may still be writing: its slot is held until its job ends.
+          let importRunsOn: Promise<void> | undefined;
+          try {
+            const key = request.headers['idempotency-key'];
+            const dryRun = isDryRun(request.query, key);
+            const accountId = authenticatedKey(request).account.id;
+            const { newImport, idempotency } = await readRowRemoval(deps.sql, takeRawBody(request), { kind, action, accountId, requestId: request.id, dryRun, key });
+            markImportStep(request.id, 'api.validated');
+            const { result, replayed, importId } = idempotency
+              ? await runIdempotentImport(deps.sql, deps.importRunner, newImport, idempotency.key, idempotency.hash)
+              : await (async () => {
+                  const id = randomUUID();
+                  return { importId: id, result: await deps.importRunner.run(newImport, id), replayed: false };
+                })();
+            const answer = answerOf(action, result);
+            if (newImport.dryRun) return await reply.code(200).send({ ...answer, dry_run: true as const });
+            // note: a replay changed nothing, so its rows are not counted again.
+            if (replayed) reply.header('idempotent-replayed', 'true');
+            else deps.metrics.recordRows(kind, result);
+            return await reply.code(200).header('location', importLocation(importId)).send({ ...answer, import_id: importId });
+          } catch (error) {
+            if (error instanceof ImportOutcomeUnknownError) {
+              importRunsOn = error.settled;
+              if (error.cause !== undefined) request.log.warn({ err: error.cause }, 'import outcome unknown: an earlier request with its Idempotency-Key may be writing it');
+            }
+            throw error;
+          } finally {
+            if (importRunsOn === undefined) slot?.release();
+            else void importRunsOn.then(() => slot?.release());
+          }
+        },
+      );
+    }
+  }
+}
