@@ -1,8 +1,17 @@
 import type { Sql, TransactionSql } from '../shared/infra/db.js';
 import type { ImportKind } from '../shared/import/import-kinds.js';
 import { findFileImportRecord, recordChunkWritten, recordFileImportCompleted } from '../shared/repositories/file-import-record.js';
-import { dropStagedRows, hasStagedChunks, holdFileImportWriting, shareFileImportWriting, takeNextFileChunk } from '../shared/repositories/import-files.js';
-import { findImportingAccount, writeRows } from '../shared/repositories/imports.js';
+import {
+  dropStagedRows,
+  hasStagedChunks,
+  holdFileImportWriting,
+  recordFileRowErrors,
+  shareFileImportWriting,
+  takeNextFileChunk,
+} from '../shared/repositories/import-files.js';
+import { findImportingAccount, writeRows, type RowsWritten } from '../shared/repositories/imports.js';
+import { mergeChunkRows, mergeFailureError } from '../shared/repositories/merge-rows.js';
+import { MergeRaceError } from './write-errors.js';
 
 /** What one call of writeFileChunk did. */
 export type ChunkOutcome =
@@ -49,7 +58,9 @@ export async function writeFileChunk(sql: Sql, importId: string, hooks: Hooks = 
     if (!account) return { state: 'ended' };
     const chunk = await takeNextFileChunk(tx, importId);
     if (!chunk) return { state: 'nothing to take' };
-    const written = await writeRows(tx, {
+    const written = record.merge
+      ? await mergeChunk(tx, { kind: record.kind, importId, accountId: record.accountId, firstIndex: chunk.firstIndex })
+      : await writeRows(tx, {
       kind: record.kind,
       importId,
       accountId: record.accountId,
@@ -65,6 +76,19 @@ export async function writeFileChunk(sql: Sql, importId: string, hooks: Hooks = 
   });
   if (outcome.state !== 'nothing to take') return outcome;
   return sql.begin((tx) => completeFileImport(tx, importId, hooks));
+}
+
+/**
+ * Merges a chunk of a merge file import (docs/catalogue.md#merge), and keeps the errors of its
+ * rows that could neither merge nor be created with the file's other failed rows. A whole row
+ * whose id another import created meanwhile rolls the chunk back (MergeRaceError): it stays
+ * staged, and the next attempt merges it.
+ */
+async function mergeChunk(tx: TransactionSql, chunk: Parameters<typeof mergeChunkRows>[1]): Promise<RowsWritten & { failed: number }> {
+  const merged = await mergeChunkRows(tx, chunk);
+  if (merged.raced > 0) throw new MergeRaceError(`import ${chunk.importId}: ${merged.raced} rows were created by another import meanwhile`);
+  await recordFileRowErrors(tx, chunk.importId, merged.failed.map(mergeFailureError));
+  return { sent: merged.sent, inserted: merged.inserted, updated: merged.updated, failed: merged.failed.length };
 }
 
 /**

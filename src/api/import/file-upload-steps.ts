@@ -59,6 +59,8 @@ export interface FileUpload {
   account: Account;
   keyId: string;
   kind: ImportKind;
+  /** the rows merge into the rows they name (docs/catalogue.md#merge) */
+  merge: boolean;
   format: FileFormat;
   body: IncomingMessage;
   idempotencyKey: string | undefined;
@@ -87,6 +89,7 @@ export async function uploadFileImport(deps: FileUploadDeps, upload: FileUpload)
   try {
     const file = await receiveFile({
       kind: upload.kind,
+      merge: upload.merge,
       format: upload.format,
       body: upload.body,
       maxBytes: deps.config.fileImportMaxBytes,
@@ -131,7 +134,7 @@ async function openUpload(deps: FileUploadDeps, upload: FileUpload, importId: st
   const opened = await deps.uploadSql.begin(async (tx) => {
     await lockAccountFileImports(tx, account.id);
     if (await atFileImportCap(tx, deps.config, { accountId: account.id, idempotencyKey: upload.idempotencyKey })) return false;
-    await recordUploadStarted(tx, { importId, accountId: account.id, kind: upload.kind, requestId: upload.requestId });
+    await recordUploadStarted(tx, { importId, accountId: account.id, kind: upload.kind, merge: upload.merge, requestId: upload.requestId });
     return true;
   });
   if (!opened) {

@@ -13,6 +13,14 @@ import type { SourceRow } from '../../shared/import/file/source-row.js';
 import { FILE_CHUNK_ROWS, stagedRow, stagedRowSize, type StagedRow } from '../../shared/repositories/import-files.js';
 import type { RowError } from '../../shared/rows/row-errors.js';
 import { validateRow } from '../../shared/rows/validate-rows.js';
+import { MERGE_RULES, validateMergeRow } from '../../shared/rows/merge-row.js';
+import type { ListingRow } from '../../shared/rows/listing-row.js';
+
+/** A merge row's check, typed as a whole row's: what is staged is the row's JSON either way. */
+function mergeRowCheck(kind: ImportKind) {
+  const rules = MERGE_RULES[kind] as typeof MERGE_RULES.listings;
+  return (value: unknown, index: number) => validateMergeRow(rules, value, index) as { row: ListingRow } | { error: RowError };
+}
 
 /** Rows a file may hold (docs/imports.md#whole-files). */
 export const FILE_MAX_ROWS = 1_000_000;
@@ -159,10 +167,20 @@ class BatchInProgress {
  * left flowing, its bytes discarded, until the error handler's close ends the connection
  * (lingerOnClose): nothing waits for its end.
  */
-export async function receiveFile(input: { kind: ImportKind; format: FileFormat; body: IncomingMessage | Readable; maxBytes: number; stage: StageBatch }): Promise<ReceivedFile> {
-  const { kind, format, body, maxBytes, stage } = input;
+export async function receiveFile(input: {
+  kind: ImportKind;
+  /** rows are checked as merge rows (docs/catalogue.md#merge) */
+  merge?: boolean;
+  format: FileFormat;
+  body: IncomingMessage | Readable;
+  maxBytes: number;
+  stage: StageBatch;
+}): Promise<ReceivedFile> {
+  const { kind, format, body, maxBytes, stage, merge = false } = input;
   const { rowSchema } = IMPORT_KINDS[kind];
-  const hash = createHash('sha256').update(`file:${kind}\n`);
+  const check = merge ? mergeRowCheck(kind) : (value: unknown, index: number) => validateRow(rowSchema, value, index);
+  // note: a merge is not a replace: the same file under one Idempotency-Key is two requests
+  const hash = createHash('sha256').update(`file:${kind}${merge ? '?update=merge' : ''}\n`);
   const metered = new MeteredBytes(maxBytes, hash);
   // note: the first failure of the bytes' way in (too large, the client gone) is what the reading
   // meets as the end of its input; it is told apart from the readers' own refusals below.
@@ -200,7 +218,7 @@ export async function receiveFile(input: { kind: ImportKind; format: FileFormat;
       if (received > FILE_MAX_ROWS) throw new FileRefusedError(apiErrors.fileTooManyRows(FILE_MAX_ROWS));
       if ('error' in row) batch.fail(unreadable(index, row.error));
       else {
-        const checked = validateRow(rowSchema, row.value, index);
+        const checked = check(row.value, index);
         if ('row' in checked) batch.add(stagedRow(index, checked.row));
         else batch.fail(checked.error);
       }

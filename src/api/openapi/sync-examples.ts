@@ -43,5 +43,6 @@ export function bulkDryRunExamples(kind: ImportKind): Examples {
 export const DRY_RUN_BAD_REQUEST_EXAMPLES: Examples = {
   dryRunValue: example('dry_run other than true or false', apiErrors.dryRunMalformed().body),
   dryRunWithIdempotencyKey: example('dry_run=true with an Idempotency-Key', apiErrors.dryRunWithIdempotencyKey().body),
+  updateValue: example('update other than replace or merge', apiErrors.updateMalformed().body),
   unknownQueryParameter: example('A query parameter other than dry_run', apiErrors.unknownQueryParameter('dryRun').body, 'The answer to `?dryRun=true`: nothing was imported. The name is shown with control characters as `\\uXXXX`, at most 64 characters.'),
 };

@@ -61,7 +61,7 @@ function bulkSchema(kind: ImportKind) {
         examples: { ...bulkResultExamples(kind), ...bulkSyncResultExamples() },
       }),
       400: errorResponse(
-        'Nothing was written: the body is not JSON, not an object with the array, has no rows or too many, or no row is valid; or the `Idempotency-Key` is malformed; or `dry_run` is not `true` or `false`, or is `true` with an `Idempotency-Key`; or the query has a parameter other than `dry_run` (decided before the body is read).',
+        'Nothing was written: the body is not JSON, not an object with the array, has no rows or too many, or no row is valid; or the `Idempotency-Key` is malformed; or `dry_run` is not `true` or `false`, or is `true` with an `Idempotency-Key`; or `update` is not `replace` or `merge`; or the query has a parameter other than `dry_run` and `update` (decided before the body is read).',
         { ...bulkBadRequestExamples(kind), ...DRY_RUN_BAD_REQUEST_EXAMPLES },
         AUTHENTICATED,
         BulkRequestErrorSchema,

@@ -28,13 +28,19 @@ import {
 } from '../openapi/file-import-examples.js';
 import { apiKeyAuthErrors, AUTHENTICATED, errorResponse, internalErrorResponse, tooLargeResponse } from '../openapi/responses.js';
 import { jsonResponse } from '../openapi/route-schema.js';
+import { UpdateParameterSchema } from '../import/bulk-query.js';
 
 /** The media types of a whole file, and the format each one is read as. */
 const FILE_FORMATS: Record<string, FileFormat> = { 'application/x-ndjson': 'ndjson', 'text/csv': 'csv' };
 
 const FileImportQuerySchema = z.object({
   kind: z.enum(IMPORT_KIND_NAMES as ['machines', 'listings'], { error: API_ERRORS.importKindMalformed.text }).meta({ description: 'What the file holds: `listings` or `machines`.' }),
+  update: UpdateParameterSchema,
 });
+
+/** The answer to a query the schema refused: the first parameter it names. */
+const fileQueryRefusal = (errors: readonly { instancePath: string }[]) =>
+  errors[0]?.instancePath === '/update' ? apiErrors.updateMalformed() : apiErrors.importKindMalformed();
 
 /** The bodies of file imports, as streams, until their handler takes them. */
 const fileBodies = new WeakMap<FastifyRequest, IncomingMessage>();
@@ -95,7 +101,7 @@ const schema = (maxBytes: number) => ({
       examples: FILE_IMPORT_ACCEPTED_EXAMPLES,
     }),
     400: errorResponse(
-      'Nothing was kept: `kind` is not `listings` or `machines`; the file is empty, not UTF-8, unreadable as its format, holds more than 1,000,000 rows or no valid row; the `Idempotency-Key` is malformed; or the query has another parameter.',
+      'Nothing was kept: `kind` is not `listings` or `machines`, or `update` not `replace` or `merge`; the file is empty, not UTF-8, unreadable as its format, holds more than 1,000,000 rows or no valid row; the `Idempotency-Key` is malformed; or the query has another parameter.',
       FILE_IMPORT_BAD_REQUEST_EXAMPLES,
       AUTHENTICATED,
       BulkRequestErrorSchema,
@@ -153,10 +159,10 @@ export async function fileImportRoutes(fastify: FastifyInstance, deps: ApiDeps):
       bodyLimit: deps.config.fileImportMaxBytes,
       config: { auth: 'api-key', requiredScope: 'listings:write' },
       validatorCompiler: validateAllButBody,
-      schemaErrorFormatter: refusalsByPart({ querystring: apiErrors.importKindMalformed, headers: apiErrors.idempotencyKeyMalformed }),
+      schemaErrorFormatter: refusalsByPart({ querystring: fileQueryRefusal, headers: apiErrors.idempotencyKeyMalformed }),
       onRequest: [
         apiKeyAuth(deps),
-        refuseUnknownQueryParameters(['kind']),
+        refuseUnknownQueryParameters(Object.keys(FileImportQuerySchema.shape)),
         refuseOtherMediaTypes,
         refuseBeforeReading(deps),
         shedWhenOverloaded(fastify),
@@ -170,6 +176,7 @@ export async function fileImportRoutes(fastify: FastifyInstance, deps: ApiDeps):
         account,
         keyId,
         kind,
+        merge: request.query.update === 'merge',
         format: formatOf(request)!,
         body: takeFileBody(request),
         idempotencyKey: request.headers['idempotency-key'],

@@ -18,6 +18,8 @@ export interface FileImportRecord {
   /** rows done so far, failed rows included, as `GET /v1/api/imports/{id}` counts `rows.processed` */
   processed: number;
   received: number;
+  /** its rows merge into the rows they name (docs/catalogue.md#merge) */
+  merge: boolean;
 }
 
 /**
@@ -27,17 +29,20 @@ export interface FileImportRecord {
  */
 export async function findFileImportRecord(sql: Sql | TransactionSql, importId: string): Promise<FileImportRecord | undefined> {
   const [record] = await sql<FileImportRecord[]>`
-    select account_id as "accountId", kind, state, coalesce(processed, skipped)::int as processed, coalesce(received, 0)::int as received
+    select account_id as "accountId", kind, state, coalesce(processed, skipped)::int as processed, coalesce(received, 0)::int as received, merge
     from imports where job_id = ${importId} and source = 'file'`;
   return record;
 }
 
 /**
  * Adds what a chunk wrote to the import's counts, and marks it running (started now, unless it
- * had started). note: it takes the record's row lock, held until the chunk's transaction ends.
+ * had started): `failed` of its rows could not be written (a merge row that names no row and is
+ * not whole), and count as skipped. note: it takes the record's row lock, held until the chunk's
+ * transaction ends.
  */
-export async function recordChunkWritten(tx: TransactionSql, importId: string, written: RowsWritten): Promise<void> {
-  const unchanged = written.sent - written.inserted - written.updated;
+export async function recordChunkWritten(tx: TransactionSql, importId: string, written: RowsWritten & { failed?: number }): Promise<void> {
+  const failed = written.failed ?? 0;
+  const unchanged = written.sent - written.inserted - written.updated - failed;
   await tx`
     update imports set
       state = 'running',
@@ -45,6 +50,7 @@ export async function recordChunkWritten(tx: TransactionSql, importId: string, w
       inserted = inserted + ${written.inserted},
       updated = coalesce(updated, 0) + ${written.updated},
       unchanged = coalesce(unchanged, 0) + ${unchanged},
+      skipped = skipped + ${failed},
       processed = coalesce(processed, skipped) + ${written.sent}
     where job_id = ${importId}`;
 }

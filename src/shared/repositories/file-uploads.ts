@@ -36,10 +36,13 @@ export async function countFileImportsInProgress(sql: Sql | TransactionSql, inpu
 }
 
 /** Records an upload that has just begun: `uploading`, its counts 0. */
-export async function recordUploadStarted(tx: TransactionSql, input: { importId: string; accountId: string; kind: ImportKind; requestId: string }): Promise<void> {
+export async function recordUploadStarted(
+  tx: TransactionSql,
+  input: { importId: string; accountId: string; kind: ImportKind; merge: boolean; requestId: string },
+): Promise<void> {
   await tx`
-    insert into imports (job_id, account_id, kind, request_id, received, inserted, skipped, errors, state, source, created_at, upload_seen_at)
-    values (${input.importId}, ${input.accountId}, ${input.kind}, ${input.requestId}, 0, 0, 0, '[]', 'uploading', 'file', clock_timestamp(), clock_timestamp())`;
+    insert into imports (job_id, account_id, kind, request_id, received, inserted, skipped, errors, state, source, merge, created_at, upload_seen_at)
+    values (${input.importId}, ${input.accountId}, ${input.kind}, ${input.requestId}, 0, 0, 0, '[]', 'uploading', 'file', ${input.merge}, clock_timestamp(), clock_timestamp())`;
 }
 
 /** Says that these uploads are still being received (by the process that calls it). */

@@ -75,19 +75,67 @@ export async function recordMergeWithRows(
 ): Promise<MergeStatementOutcome> {
   const { kind, jobId, accountId, rowCount } = input;
   const target = rowTarget(tx, kind, jobId, { displayName: tx`account.display_name`, avatarUrl: tx`account.avatar_url` });
-  const { table, record, fixed } = target;
-  const fixedNames = Object.keys(fixed);
-  const fixedValues = Object.entries(fixed).reduce<Fragment>((list, [name, value], i) => (i === 0 ? tx`${value} as ${tx(name)}` : tx`${list}, ${value} as ${tx(name)}`), tx``);
-  const { set, changes } = mergeAssignments(target);
-  const [outcome] = await tx<(Omit<MergeStatementOutcome, 'failed'> & { failed: MergeRowFailure[] | null })[]>`
+  const [outcome] = await tx<MergeOutcomeRow[]>`
     with account as (select display_name, avatar_url from accounts where id = ${accountId}),
-    input as (
-      select r.* from json_to_recordset((${input.rows}::text::json)->'merge')
-        as r(${tx.unsafe(record.definition)}, present text[], missing text[], index integer)),
+    input as (select r.* from json_to_recordset((${input.rows}::text::json)->'merge') as r(${tx.unsafe(mergeRecord(target))})),
     sent as (select count(*)::int as n from input),
     admitted as (
       select from account, sent
       where sent.n = ${rowCount} and not exists (select from imports where job_id = ${jobId})),
+    ${mergeSteps(tx, target, accountId, jobId)},
+    recorded as (
+      insert into imports (job_id, account_id, kind, request_id, received, inserted, updated, unchanged, skipped, errors, state, merge,
+                           created_at, started_at, finished_at)
+      select ${jobId}, ${accountId}, ${kind satisfies ImportKind}, ${input.requestId}, ${input.total}, counted.inserted, counted.updated, counted.unchanged,
+             ${input.errors.length} + counted.failed, ${tx.json(input.errors)}, 'completed', true, ${createdAtOf(input)}, now(), clock_timestamp()
+      from admitted, counted
+      returning job_id)
+    select exists (select from account) as "accountFound", exists (select from recorded) as recorded, sent.n as sent, ${mergeCounts(tx)}
+    from sent, counted`;
+  return outcomeOf(outcome!);
+}
+
+/**
+ * Merges the rows of a merge file import's staged chunk that starts at `firstIndex`, and deletes
+ * the chunk, in one statement (as writeRows does for a chunk of whole rows). note: the chunk's
+ * transaction, the record's counts and the failed rows' errors are the caller's.
+ */
+export async function mergeChunkRows(
+  tx: TransactionSql,
+  input: { kind: ImportKind; importId: string; accountId: string; firstIndex: number },
+): Promise<Omit<MergeStatementOutcome, 'accountFound' | 'recorded'>> {
+  const { kind, importId, accountId } = input;
+  const target = rowTarget(tx, kind, importId, { displayName: tx`account.display_name`, avatarUrl: tx`account.avatar_url` });
+  const [outcome] = await tx<MergeOutcomeRow[]>`
+    with account as (select display_name, avatar_url from accounts where id = ${accountId}),
+    taken as (delete from import_file_chunks where job_id = ${importId} and first_index = ${input.firstIndex} returning body),
+    input as (select r.* from taken cross join lateral json_to_recordset(taken.body::json) as r(${tx.unsafe(mergeRecord(target))})),
+    admitted as (select from account),
+    ${mergeSteps(tx, target, accountId, importId)}
+    select (select count(*) from input)::int as sent, ${mergeCounts(tx)}
+    from counted`;
+  return outcomeOf(outcome!);
+}
+
+type MergeOutcomeRow = Omit<MergeStatementOutcome, 'failed'> & { failed: MergeRowFailure[] | null };
+
+const outcomeOf = (row: MergeOutcomeRow): MergeStatementOutcome => ({ ...row, failed: row.failed ?? [] });
+
+/** A merge row's columns as json_to_recordset reads them: the kind's, and what merge-row.ts adds. */
+const mergeRecord = (target: RowTarget) => `${target.record.definition}, present text[], missing text[], index integer`;
+
+/**
+ * The steps of a merge, as common table expressions after `account`, `input` (the merge rows, as
+ * `r`) and `admitted` (one row when the statement may write, else none): lock the rows the ids
+ * name (`matched`), merge into them (`updated`), create the whole rows that name none
+ * (`inserted`), list the rest (`failed`), and count it all (`counted`).
+ */
+function mergeSteps(tx: TransactionSql, target: RowTarget, accountId: string, jobId: string): Fragment {
+  const { table, record, fixed } = target;
+  const fixedNames = Object.keys(fixed);
+  const fixedValues = Object.entries(fixed).reduce<Fragment>((list, [name, value], i) => (i === 0 ? tx`${value} as ${tx(name)}` : tx`${list}, ${value} as ${tx(name)}`), tx``);
+  const { set, changes } = mergeAssignments(target);
+  return tx`
     matched as (
       select t.id, r.index from admitted, input as r join ${tx(table)} as t on t.account_id = ${accountId} and t.external_id = r.external_id
       order by t.external_id
@@ -113,19 +161,13 @@ export async function recordMergeWithRows(
     counted as (
       select (select count(*) from inserted)::int as inserted, (select count(*) from updated)::int as updated,
              (select count(*) from matched)::int - (select count(*) from updated)::int as unchanged,
-             (select count(*) from failed)::int as failed, (select count(*) from creatable)::int as creatable),
-    recorded as (
-      insert into imports (job_id, account_id, kind, request_id, received, inserted, updated, unchanged, skipped, errors, state, merge,
-                           created_at, started_at, finished_at)
-      select ${jobId}, ${accountId}, ${kind satisfies ImportKind}, ${input.requestId}, ${input.total}, counted.inserted, counted.updated, counted.unchanged,
-             ${input.errors.length} + counted.failed, ${tx.json(input.errors)}, 'completed', true, ${createdAtOf(input)}, now(), clock_timestamp()
-      from admitted, counted
-      returning job_id)
-    select exists (select from account) as "accountFound", exists (select from recorded) as recorded, sent.n as sent,
-           counted.inserted, counted.updated, counted.unchanged, counted.creatable - counted.inserted as raced,
-           (select json_agg(failure order by failure.index) from failed as failure) as failed
-    from sent, counted`;
-  return { ...outcome!, failed: outcome!.failed ?? [] };
+             (select count(*) from failed)::int as failed, (select count(*) from creatable)::int as creatable)`;
+}
+
+/** The counts a merge statement returns, from `counted` and `failed`. */
+function mergeCounts(tx: TransactionSql): Fragment {
+  return tx`counted.inserted, counted.updated, counted.unchanged, counted.creatable - counted.inserted as raced,
+           (select json_agg(failure order by failure.index) from failed as failure) as failed`;
 }
 
 /** Sets the errors of a merge import recorded by recordMergeWithRows: the request's and the rows that failed there, by index. */
