@@ -11,6 +11,7 @@ import {
 } from '../shared/repositories/import-files.js';
 import { findImportingAccount, writeRows, type RowsWritten } from '../shared/repositories/imports.js';
 import { mergeChunkRows, mergeFailureError } from '../shared/repositories/merge-rows.js';
+import { recordRemoval, removeRowsLeftOut } from '../shared/repositories/mirror-removal.js';
 import { MergeRaceError } from './write-errors.js';
 
 /** What one call of writeFileChunk did. */
@@ -93,7 +94,8 @@ async function mergeChunk(tx: TransactionSql, chunk: Parameters<typeof mergeChun
 
 /**
  * Records a file import completed once nothing of it is staged, and drops the ids its rows
- * claimed. note: it holds the write lock exclusively, so it waits for the chunks under way and
+ * claimed; a mirror's removal happens here first, in the same transaction, so exactly once with
+ * the completion (a worker that dies on the way rolls both back, and the next attempt does both). note: it holds the write lock exclusively, so it waits for the chunks under way and
  * then sees what they left: a chunk another transaction still held (or rolled back) is `busy`,
  * to be written by whoever takes it next.
  */
@@ -102,6 +104,12 @@ async function completeFileImport(tx: TransactionSql, importId: string, hooks: H
   const record = await findFileImportRecord(tx, importId);
   if (!record || !isUnfinished(record.state)) return { state: 'ended' };
   if (await hasStagedChunks(tx, importId)) return { state: 'busy' };
+  // note: a mirror's removal reads what the file claimed, so it comes before the staging is dropped
+  if (record.removal?.state === 'pending') {
+    const { missing, maxPercent } = record.removal;
+    const outcome = await removeRowsLeftOut(tx, { importId, accountId: record.accountId, kind: record.kind, removal: { missing, maxPercent }, since: record.createdAt });
+    await recordRemoval(tx, importId, missing, outcome);
+  }
   await recordFileImportCompleted(tx, importId);
   await dropStagedRows(tx, importId);
   await hooks.beforeCommit?.();

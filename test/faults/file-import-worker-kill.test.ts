@@ -121,4 +121,47 @@ describe('file imports when a worker dies mid-file', () => {
     });
     expect(await stagedRowsLeft(s.sql, importId)).toBe(0);
   }, 120_000);
+
+  it('removes what a mirror left out exactly once when its worker is SIGKILLed in the middle of the removal: the next worker removes it all, and the import completes', async () => {
+    scenario = await createFaultScenario();
+    const s = scenario;
+    const left = 150_000;
+    // the account's catalogue: `left` listings the file leaves out, and some without an id
+    await s.sql`
+      insert into listings (account_id, title, description, price_cents, currency, category, material, photo_urls, thumbnail_url, maker_name, external_id, created_at)
+      select ${s.accountId}, 'Old ' || n, 'An old lamp', 1200, 'USD', 'home_decor', 'PLA', array['https://cdn.example.test/old.jpg'], 'https://cdn.example.test/old.jpg', 'Maker',
+             case when n < ${left} then 'OLD-' || n end, now() - interval '1 day'
+      from generate_series(0, ${left + 9}) as n`;
+    // a mirror of a file of 2,000 other rows, staged as its upload leaves it, its guard wide open
+    const importId = await stagedFile(s, 2_000);
+    await s.sql`
+      update imports set mode = 'mirror', removal_missing = 'archive', removal_max_percent = 100, removal_state = 'pending', removal_rows = 0
+      where job_id = ${importId}`;
+
+    const doomed = await s.startWorker();
+    // bounded: killed while its removal's update runs, before it commits
+    await expect
+      .poll(async () => (await s.sql`select 1 from pg_stat_activity where pid <> pg_backend_pid() and state = 'active' and query like '%set archived_at = now()%import_file_seen_ids%'`).length, {
+        timeout: 60_000,
+        interval: 5,
+      })
+      .toBe(1);
+    doomed.child.kill('SIGKILL');
+    await doomed.exited;
+    const [atDeath] = await s.sql<{ state: string; removal_state: string }[]>`select state, removal_state from imports where job_id = ${importId}`;
+    expect(atDeath).toEqual({ state: 'running', removal_state: 'pending' });
+
+    await s.startWorker();
+    await expect.poll(async () => (await progressOf(s, importId)).state, { timeout: 90_000, interval: 100 }).toBe('completed');
+    const [record] = await s.sql<{ removal_state: string; removal_rows: number; archived: number }[]>`
+      select removal_state, removal_rows, archived from imports where job_id = ${importId}`;
+    expect(record).toEqual({ removal_state: 'done', removal_rows: left, archived: left });
+    const [rows] = await s.sql<{ archived: number; active_old: number; without_id: number; new_rows: number }[]>`
+      select count(*) filter (where archived_at is not null)::int as archived,
+             count(*) filter (where archived_at is null and external_id like 'OLD-%')::int as active_old,
+             count(*) filter (where external_id is null and title like 'Old %' and archived_at is null)::int as without_id,
+             count(*) filter (where import_job_id = ${importId})::int as new_rows
+      from listings where account_id = ${s.accountId}`;
+    expect(rows).toEqual({ archived: left, active_old: 0, without_id: 10, new_rows: 2_000 });
+  }, 180_000);
 });

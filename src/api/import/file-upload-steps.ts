@@ -18,6 +18,7 @@ import {
 } from '../../shared/repositories/file-uploads.js';
 import { claimIdempotencyKey, isIdempotencyKeyClaimed } from '../../shared/repositories/idempotency-keys.js';
 import { recordFileRowErrors, stageFileRows } from '../../shared/repositories/import-files.js';
+import { recordSeenExternalIds, type MirrorRemoval } from '../../shared/repositories/mirror-removal.js';
 import { findImport, type ImportView } from '../../shared/repositories/import-lookups.js';
 import type { RowError } from '../../shared/rows/row-errors.js';
 import type { AccountQuota, DayCharge } from '../limits/account-quota.js';
@@ -61,6 +62,8 @@ export interface FileUpload {
   kind: ImportKind;
   /** the rows merge into the rows they name (docs/catalogue.md#merge) */
   merge: boolean;
+  /** the file is the whole catalogue of its kind: what it leaves out is removed (docs/catalogue.md#mirror) */
+  mirror: MirrorRemoval | undefined;
   format: FileFormat;
   body: IncomingMessage;
   idempotencyKey: string | undefined;
@@ -90,6 +93,7 @@ export async function uploadFileImport(deps: FileUploadDeps, upload: FileUpload)
     const file = await receiveFile({
       kind: upload.kind,
       merge: upload.merge,
+      mirror: upload.mirror,
       format: upload.format,
       body: upload.body,
       maxBytes: deps.config.fileImportMaxBytes,
@@ -134,7 +138,7 @@ async function openUpload(deps: FileUploadDeps, upload: FileUpload, importId: st
   const opened = await deps.uploadSql.begin(async (tx) => {
     await lockAccountFileImports(tx, account.id);
     if (await atFileImportCap(tx, deps.config, { accountId: account.id, idempotencyKey: upload.idempotencyKey })) return false;
-    await recordUploadStarted(tx, { importId, accountId: account.id, kind: upload.kind, merge: upload.merge, requestId: upload.requestId });
+    await recordUploadStarted(tx, { importId, accountId: account.id, kind: upload.kind, merge: upload.merge, mirror: upload.mirror, requestId: upload.requestId });
     return true;
   });
   if (!opened) {
@@ -152,6 +156,7 @@ const repeated = (index: number, externalId: string | null): RowError => ({
 
 /** Stages a batch within a staging transaction (staging-transactions.ts). */
 async function stageBatch(tx: TransactionSql, importId: string, batch: FileBatch): Promise<RowError[]> {
+  await recordSeenExternalIds(tx, importId, batch.seenExternalIds);
   const repeats = await stageFileRows(tx, importId, batch.rows);
   const externalIds = new Map(batch.rows.map((row) => [row.index, row.externalId]));
   const repeatErrors = repeats.map((index) => repeated(index, externalIds.get(index) ?? null));

@@ -13,6 +13,8 @@ import type { SourceRow } from '../../shared/import/file/source-row.js';
 import { FILE_CHUNK_ROWS, stagedRow, stagedRowSize, type StagedRow } from '../../shared/repositories/import-files.js';
 import type { RowError } from '../../shared/rows/row-errors.js';
 import { validateRow } from '../../shared/rows/validate-rows.js';
+import { externalIdOf } from '../../shared/rows/external-id.js';
+import type { MirrorRemoval } from '../../shared/repositories/mirror-removal.js';
 import { MERGE_RULES, validateMergeRow } from '../../shared/rows/merge-row.js';
 import type { ListingRow } from '../../shared/rows/listing-row.js';
 
@@ -62,6 +64,8 @@ export class UploadAbortedError extends Error {
 export interface FileBatch {
   rows: StagedRow[];
   errors: RowError[];
+  /** a mirror's: the valid external_ids its failed rows carry, which keep their rows (docs/catalogue.md#mirror) */
+  seenExternalIds: string[];
 }
 
 /**
@@ -123,6 +127,7 @@ function refusalOf(error: FileReadError): FileRefusedError {
 class BatchInProgress {
   rows: StagedRow[] = [];
   errors: RowError[] = [];
+  seenExternalIds: string[] = [];
   private characters = 0;
 
   add(row: StagedRow): void {
@@ -130,8 +135,12 @@ class BatchInProgress {
     this.characters += stagedRowSize(row.row);
   }
 
-  fail(error: RowError): void {
+  fail(error: RowError, externalId?: string): void {
     this.errors.push(error);
+    if (externalId !== undefined) {
+      this.seenExternalIds.push(externalId);
+      this.characters += externalId.length;
+    }
     // note: a failed row's details hold up to one entry per array position: its size counts.
     this.characters += JSON.stringify(error).length;
   }
@@ -145,9 +154,10 @@ class BatchInProgress {
   }
 
   take(): FileBatch {
-    const batch = { rows: this.rows, errors: this.errors };
+    const batch = { rows: this.rows, errors: this.errors, seenExternalIds: this.seenExternalIds };
     this.rows = [];
     this.errors = [];
+    this.seenExternalIds = [];
     this.characters = 0;
     return batch;
   }
@@ -171,16 +181,18 @@ export async function receiveFile(input: {
   kind: ImportKind;
   /** rows are checked as merge rows (docs/catalogue.md#merge) */
   merge?: boolean;
+  /** the file is a mirror's: the ids of its failed rows are kept too */
+  mirror?: MirrorRemoval | undefined;
   format: FileFormat;
   body: IncomingMessage | Readable;
   maxBytes: number;
   stage: StageBatch;
 }): Promise<ReceivedFile> {
-  const { kind, format, body, maxBytes, stage, merge = false } = input;
+  const { kind, format, body, maxBytes, stage, merge = false, mirror } = input;
   const { rowSchema } = IMPORT_KINDS[kind];
   const check = merge ? mergeRowCheck(kind) : (value: unknown, index: number) => validateRow(rowSchema, value, index);
   // note: a merge is not a replace: the same file under one Idempotency-Key is two requests
-  const hash = createHash('sha256').update(`file:${kind}${merge ? '?update=merge' : ''}\n`);
+  const hash = createHash('sha256').update(`file:${kind}${merge ? '?update=merge' : ''}${mirror === undefined ? '' : `&mirror=${JSON.stringify(mirror)}`}\n`);
   const metered = new MeteredBytes(maxBytes, hash);
   // note: the first failure of the bytes' way in (too large, the client gone) is what the reading
   // meets as the end of its input; it is told apart from the readers' own refusals below.
@@ -202,10 +214,11 @@ export async function receiveFile(input: {
   const firstErrors: RowError[] = [];
   const batch = new BatchInProgress();
   const flush = async () => {
-    const { rows: valid, errors } = batch.take();
+    const taken = batch.take();
+    const { rows: valid, errors } = taken;
     // note: the reading waits for the batch to be staged. Reading the next batch meanwhile was
     // slower: the database's answers then waited behind the checks on the event loop.
-    const repeats = await stage({ rows: valid, errors });
+    const repeats = await stage(taken);
     staged += valid.length - repeats.length;
     failed += errors.length + repeats.length;
     for (const error of [...errors, ...repeats].sort((a, b) => a.index - b.index)) if (firstErrors.length < REFUSAL_ERRORS) firstErrors.push(error);
@@ -220,7 +233,7 @@ export async function receiveFile(input: {
       else {
         const checked = check(row.value, index);
         if ('row' in checked) batch.add(stagedRow(index, checked.row));
-        else batch.fail(checked.error);
+        else batch.fail(checked.error, mirror === undefined ? undefined : externalIdOf(row.value));
       }
       if (batch.full) await flush();
     }

@@ -29,6 +29,7 @@ import {
 import { apiKeyAuthErrors, AUTHENTICATED, errorResponse, internalErrorResponse, tooLargeResponse } from '../openapi/responses.js';
 import { jsonResponse } from '../openapi/route-schema.js';
 import { UpdateParameterSchema } from '../import/bulk-query.js';
+import { MIRROR_QUERY_REFUSALS, MirrorQueryShape, mirrorOf } from '../import/mirror-query.js';
 
 /** The media types of a whole file, and the format each one is read as. */
 const FILE_FORMATS: Record<string, FileFormat> = { 'application/x-ndjson': 'ndjson', 'text/csv': 'csv' };
@@ -36,11 +37,14 @@ const FILE_FORMATS: Record<string, FileFormat> = { 'application/x-ndjson': 'ndjs
 const FileImportQuerySchema = z.object({
   kind: z.enum(IMPORT_KIND_NAMES as ['machines', 'listings'], { error: API_ERRORS.importKindMalformed.text }).meta({ description: 'What the file holds: `listings` or `machines`.' }),
   update: UpdateParameterSchema,
+  ...MirrorQueryShape,
 });
 
 /** The answer to a query the schema refused: the first parameter it names. */
-const fileQueryRefusal = (errors: readonly { instancePath: string }[]) =>
-  errors[0]?.instancePath === '/update' ? apiErrors.updateMalformed() : apiErrors.importKindMalformed();
+const fileQueryRefusal = (errors: readonly { instancePath: string }[]) => {
+  const refusal = { '/update': apiErrors.updateMalformed, ...MIRROR_QUERY_REFUSALS }[errors[0]?.instancePath ?? ''];
+  return refusal === undefined ? apiErrors.importKindMalformed() : refusal();
+};
 
 /** The bodies of file imports, as streams, until their handler takes them. */
 const fileBodies = new WeakMap<FastifyRequest, IncomingMessage>();
@@ -101,7 +105,7 @@ const schema = (maxBytes: number) => ({
       examples: FILE_IMPORT_ACCEPTED_EXAMPLES,
     }),
     400: errorResponse(
-      'Nothing was kept: `kind` is not `listings` or `machines`, or `update` not `replace` or `merge`; the file is empty, not UTF-8, unreadable as its format, holds more than 1,000,000 rows or no valid row; the `Idempotency-Key` is malformed; or the query has another parameter.',
+      'Nothing was kept: `kind` is not `listings` or `machines`, `update` not `replace` or `merge`, `mode` not `upsert` or `mirror`, `missing` not `archive` or `delete`, `max_removal` not a whole number from 0 to 100, or `missing` or `max_removal` is sent without `mode=mirror`; the file is empty, not UTF-8, unreadable as its format, holds more than 1,000,000 rows or no valid row; the `Idempotency-Key` is malformed; or the query has another parameter.',
       FILE_IMPORT_BAD_REQUEST_EXAMPLES,
       AUTHENTICATED,
       BulkRequestErrorSchema,
@@ -172,11 +176,14 @@ export async function fileImportRoutes(fastify: FastifyInstance, deps: ApiDeps):
     async (request, reply) => {
       const { account, keyId } = authenticatedKey(request);
       const kind: ImportKind = request.query.kind;
+      // note: before the file is taken: a refused query leaves its body unread
+      const mirror = mirrorOf(request.query);
       const outcome = await uploadFileImport(uploadDeps, {
         account,
         keyId,
         kind,
         merge: request.query.update === 'merge',
+        mirror,
         format: formatOf(request)!,
         body: takeFileBody(request),
         idempotencyKey: request.headers['idempotency-key'],

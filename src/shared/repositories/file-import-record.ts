@@ -2,6 +2,7 @@ import type { Sql, TransactionSql } from '../infra/db.js';
 import type { ImportKind } from '../import/import-kinds.js';
 import type { ImportState } from './import-lookups.js';
 import type { RowsWritten } from './imports.js';
+import type { MirrorRemoval } from './mirror-removal.js';
 
 /**
  * The statements of a file import's record as its job writes it: read it, add a chunk's counts,
@@ -20,6 +21,10 @@ export interface FileImportRecord {
   received: number;
   /** its rows merge into the rows they name (docs/catalogue.md#merge) */
   merge: boolean;
+  /** when its upload began */
+  createdAt: Date;
+  /** a mirror's removal (docs/catalogue.md#mirror), undefined for every other import */
+  removal: (MirrorRemoval & { state: 'pending' | 'done' | 'held' | 'skipped' }) | undefined;
 }
 
 /**
@@ -28,10 +33,13 @@ export interface FileImportRecord {
  * record lock a chunk holds; the lock alone decides who writes (writeFileChunk), so this only reports.
  */
 export async function findFileImportRecord(sql: Sql | TransactionSql, importId: string): Promise<FileImportRecord | undefined> {
-  const [record] = await sql<FileImportRecord[]>`
-    select account_id as "accountId", kind, state, coalesce(processed, skipped)::int as processed, coalesce(received, 0)::int as received, merge
+  const [record] = await sql<(Omit<FileImportRecord, 'removal'> & RemovalColumns)[]>`
+    select account_id as "accountId", kind, state, coalesce(processed, skipped)::int as processed, coalesce(received, 0)::int as received, merge,
+           created_at as "createdAt", removal_missing as missing, removal_max_percent as "maxPercent", removal_state as "removalState"
     from imports where job_id = ${importId} and source = 'file'`;
-  return record;
+  if (!record) return undefined;
+  const { missing, maxPercent, removalState, ...rest } = record;
+  return { ...rest, removal: removalState === null ? undefined : { missing: missing!, maxPercent: maxPercent!, state: removalState } };
 }
 
 /**
@@ -53,6 +61,12 @@ export async function recordChunkWritten(tx: TransactionSql, importId: string, w
       skipped = skipped + ${failed},
       processed = coalesce(processed, skipped) + ${written.sent}
     where job_id = ${importId}`;
+}
+
+interface RemovalColumns {
+  missing: MirrorRemoval['missing'] | null;
+  maxPercent: number | null;
+  removalState: NonNullable<FileImportRecord['removal']>['state'] | null;
 }
 
 /** Records the import completed, finished now (started now too, when no chunk of it ever ran). */

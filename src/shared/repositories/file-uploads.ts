@@ -1,4 +1,5 @@
 import type { Sql, TransactionSql } from '../infra/db.js';
+import type { MirrorRemoval } from './mirror-removal.js';
 import type { ImportKind } from '../import/import-kinds.js';
 import { IMPORT_VIEW_COLUMNS, type ImportView } from './import-lookups.js';
 
@@ -38,11 +39,14 @@ export async function countFileImportsInProgress(sql: Sql | TransactionSql, inpu
 /** Records an upload that has just begun: `uploading`, its counts 0. */
 export async function recordUploadStarted(
   tx: TransactionSql,
-  input: { importId: string; accountId: string; kind: ImportKind; merge: boolean; requestId: string },
+  input: { importId: string; accountId: string; kind: ImportKind; merge: boolean; mirror: MirrorRemoval | undefined; requestId: string },
 ): Promise<void> {
+  const { mirror } = input;
   await tx`
-    insert into imports (job_id, account_id, kind, request_id, received, inserted, skipped, errors, state, source, merge, created_at, upload_seen_at)
-    values (${input.importId}, ${input.accountId}, ${input.kind}, ${input.requestId}, 0, 0, 0, '[]', 'uploading', 'file', ${input.merge}, clock_timestamp(), clock_timestamp())`;
+    insert into imports (job_id, account_id, kind, request_id, received, inserted, skipped, errors, state, source, merge, created_at, upload_seen_at,
+                         mode, removal_missing, removal_max_percent, removal_state, removal_rows)
+    values (${input.importId}, ${input.accountId}, ${input.kind}, ${input.requestId}, 0, 0, 0, '[]', 'uploading', 'file', ${input.merge}, clock_timestamp(), clock_timestamp(),
+            ${mirror ? 'mirror' : 'upsert'}, ${mirror?.missing ?? null}, ${mirror?.maxPercent ?? null}, ${mirror ? 'pending' : null}, ${mirror ? 0 : null})`;
 }
 
 /** Says that these uploads are still being received (by the process that calls it). */

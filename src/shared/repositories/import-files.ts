@@ -152,6 +152,8 @@ export async function hasStagedChunks(tx: TransactionSql, importId: string): Pro
 export async function dropStagedRows(tx: TransactionSql, importId: string): Promise<void> {
   await tx`delete from import_file_chunks where job_id = ${importId}`;
   await tx`delete from import_file_external_ids where job_id = ${importId}`;
+  // note: a mirror's, the ids its failed lines carried (mirror-removal.ts)
+  await tx`delete from import_file_seen_ids where job_id = ${importId}`;
 }
 
 /** Up to `limit` file imports still queued or running, oldest first (imports_file_unfinished_idx). */
@@ -203,7 +205,9 @@ export async function cancelFileImport(
       await tx`select set_config('lock_timeout', ${`${lockTimeoutMs}ms`}, true)`;
       await holdFileImportWriting(tx, importId);
       const cancelled = await tx`
-        update imports set state = 'cancelled', finished_at = clock_timestamp()
+        update imports set state = 'cancelled', finished_at = clock_timestamp(),
+          -- note: a cancelled mirror removes nothing (docs/catalogue.md#mirror)
+          removal_state = case when removal_state is not null then 'skipped' end
         where job_id = ${importId} and account_id = ${accountId} and source = 'file' and state in ('queued', 'running')
         returning job_id`;
       if (cancelled.count === 0) return 'unchanged';

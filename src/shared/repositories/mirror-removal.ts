@@ -1,0 +1,86 @@
+import type { TransactionSql } from '../infra/db.js';
+import type { ImportKind } from '../import/import-kinds.js';
+import type { Fragment } from './imports.js';
+
+/**
+ * The statements of a mirror's removal (docs/catalogue.md#mirror): once its file is written, the
+ * account's rows of its kind whose external_id appears on no line are archived (or deleted),
+ * behind a guard. note: statements only; the removal runs in the transaction that completes the
+ * import (src/worker/write-file-chunk.ts), so that it happens exactly once with it.
+ */
+
+/** What a mirror removes, and its guard: a percentage of the account's active rows with an external_id. */
+export interface MirrorRemoval {
+  missing: 'archive' | 'delete';
+  maxPercent: number;
+}
+
+/** How a removal ended: `done` (its rows removed), or `held` by its guard (the rows it would have removed). */
+export interface RemovalOutcome {
+  state: 'done' | 'held';
+  rows: number;
+}
+
+/** Records the ids the failed lines of a mirror's file carried: their rows keep their place. */
+export async function recordSeenExternalIds(tx: TransactionSql, importId: string, externalIds: readonly string[]): Promise<void> {
+  if (externalIds.length === 0) return;
+  await tx`
+    insert into import_file_seen_ids (job_id, external_id)
+    select ${importId}, id from unnest(${tx.array(externalIds as string[])}::text[]) as id
+    on conflict do nothing`;
+}
+
+/**
+ * Whether a row `t` is left out of the mirror's file: no line carried its id, valid or not, and
+ * nothing wrote it since the upload began (a row another import created, changed or restored
+ * meanwhile is newer than the file, and stays).
+ */
+function leftOut(tx: TransactionSql, importId: string, since: Date): Fragment {
+  return tx`
+    not exists (select from import_file_external_ids as c where c.job_id = ${importId} and c.external_id = t.external_id)
+    and not exists (select from import_file_seen_ids as s where s.job_id = ${importId} and s.external_id = t.external_id)
+    and coalesce(t.updated_at, t.created_at) < ${since}`;
+}
+
+/**
+ * Removes the rows the mirror's file left out, or holds the removal: when they are more than
+ * `maxPercent` percent of the account's active rows of the kind that have an external_id, or when
+ * a line of the file could not be read well enough to know its id (not a JSON object, or a CSV
+ * record whose cell count differs from the header's). Rows without an external_id are never
+ * touched. note: the rows are removed by their predicate, read again as each row is locked, so a
+ * row another import writes meanwhile waits for it and then stays.
+ */
+export async function removeRowsLeftOut(
+  tx: TransactionSql,
+  input: { importId: string; accountId: string; kind: ImportKind; removal: MirrorRemoval; since: Date },
+): Promise<RemovalOutcome> {
+  const { importId, accountId, kind, removal, since } = input;
+  const removable = removal.missing === 'delete' ? tx`true` : tx`t.archived_at is null`;
+  const [counts] = await tx<{ active: number; leftOut: number; unreadable: boolean }[]>`
+    select count(*) filter (where t.archived_at is null)::int as active,
+           count(*) filter (where ${removable} and ${leftOut(tx, importId, since)})::int as "leftOut",
+           exists (
+             select from import_file_errors as e
+             where e.job_id = ${importId} and e.error->'details'->0->>'code' = 'not_an_object') as unreadable
+    from ${tx(kind)} as t
+    where t.account_id = ${accountId} and t.external_id is not null`;
+  const { active, leftOut: rows, unreadable } = counts!;
+  if (unreadable || rows * 100 > active * removal.maxPercent) return { state: 'held', rows };
+  const removed =
+    removal.missing === 'delete'
+      ? await tx`delete from ${tx(kind)} as t where t.account_id = ${accountId} and t.external_id is not null and ${leftOut(tx, importId, since)}`
+      : await tx`
+          update ${tx(kind)} as t set archived_at = now(), updated_at = now()
+          where t.account_id = ${accountId} and t.external_id is not null and t.archived_at is null and ${leftOut(tx, importId, since)}`;
+  return { state: 'done', rows: removed.count };
+}
+
+/** Records how the removal ended; the rows removed count in the import's `archived` or `deleted`. */
+export async function recordRemoval(tx: TransactionSql, importId: string, missing: MirrorRemoval['missing'], outcome: RemovalOutcome): Promise<void> {
+  const removed = outcome.state === 'done' ? outcome.rows : 0;
+  await tx`
+    update imports set removal_state = ${outcome.state}, removal_rows = ${outcome.rows},
+      archived = coalesce(archived, 0) + ${missing === 'archive' ? removed : 0},
+      deleted = coalesce(deleted, 0) + ${missing === 'delete' ? removed : 0}
+    where job_id = ${importId}`;
+}
