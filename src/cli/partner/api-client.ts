@@ -92,6 +92,13 @@ export class ApiClient {
     return this.attempt('POST', `v1/api/${kind}/bulk${dryRun ? '?dry_run=true' : ''}`, headers, body);
   }
 
+  /** One attempt at an archive or delete (POST /v1/api/{kind}/bulk-archive or bulk-delete); `dryRun` as for postBulk. */
+  async postRemoval(kind: string, action: 'archive' | 'delete', body: string, idempotencyKey: string | undefined, dryRun = false): Promise<AttemptResult> {
+    const headers: Record<string, string> = { 'content-type': 'application/json' };
+    if (idempotencyKey !== undefined) headers['idempotency-key'] = idempotencyKey;
+    return this.attempt('POST', `v1/api/${kind}/bulk-${action}${dryRun ? '?dry_run=true' : ''}`, headers, body);
+  }
+
   /**
    * One attempt at a whole file (POST /v1/api/imports?kind=...): `body` is streamed as it is read,
    * never held whole, so each attempt needs a fresh one.

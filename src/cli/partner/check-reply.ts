@@ -23,7 +23,7 @@ export interface CheckedReply {
   rowErrors: RowError[];
 }
 
-export type ReplyCheck = { ok: true; reply: CheckedReply } | { ok: false; problem: string };
+export type ReplyCheck<Reply = CheckedReply> = { ok: true; reply: Reply } | { ok: false; problem: string };
 
 /** A row error as a server sent it, before its texts are bounded. */
 export type ReplyRowError = z.output<typeof ReplyRowErrorSchema>;
@@ -50,6 +50,8 @@ export function boundedRowError(error: ReplyRowError): RowError {
       message: serverText(message),
     })),
     ...(error.external_id === undefined ? {} : { external_id: serverText(error.external_id) }),
+    // note: an archive's or delete's entry of `ids` (docs/catalogue.md#archive-and-delete)
+    ...(error.id === undefined ? {} : { id: serverText(error.id) }),
   };
 }
 

@@ -5,8 +5,18 @@ import { shapeProblem } from './check-reply.js';
 import { FatalError } from './fatal-error.js';
 import { readApi } from './read-api.js';
 
-/** An import as the API describes it (GET /v1/api/imports/{id}). */
-export type Import = z.output<typeof ImportSchema>;
+/**
+ * An import as the API describes it (GET /v1/api/imports/{id}). note: the fields of archives,
+ * deletes and mirrors (docs/catalogue.md) are optional here: a server from before them describes
+ * its imports without them, no less truly.
+ */
+const CliImportSchema = ImportSchema.extend({
+  action: ImportSchema.shape.action.optional(),
+  mode: ImportSchema.shape.mode.optional(),
+  removal: ImportSchema.shape.removal.optional(),
+  rows: ImportSchema.shape.rows.extend({ archived: ImportSchema.shape.rows.shape.archived.optional(), deleted: ImportSchema.shape.rows.shape.deleted.optional() }),
+});
+export type Import = z.output<typeof CliImportSchema>;
 
 /** The import's path, relative to the base URL. */
 export function importPath(importId: string): string {
@@ -25,7 +35,7 @@ export async function readImport(ctx: ApiContext, importId: string, deadline: nu
 
 /** An import the server described, or FatalError when the description is not of its documented shape. */
 export function believedImport(body: unknown, what: string): Import {
-  const parsed = ImportSchema.safeParse(body);
+  const parsed = CliImportSchema.safeParse(body);
   if (!parsed.success) throw new FatalError(`the server's answer about ${what} cannot be believed: ${shapeProblem(parsed.error)}`, 'unknown');
   return parsed.data;
 }

@@ -16,6 +16,7 @@ import type { CliIo } from './cli-io.js';
 import { USER_AGENT, VERSION_LINE } from './cli-version.js';
 import { countRecords } from './count-records.js';
 import { importsMain } from './imports-main.js';
+import { removalMain } from './removal-main.js';
 import { InputError } from './input-error.js';
 import { createProgress, type Progress } from './progress.js';
 import { RateLimitPacer } from './rate-limit.js';
@@ -78,6 +79,8 @@ async function checkReadable(file: string): Promise<void> {
  */
 export async function main(argv: string[], env: NodeJS.ProcessEnv, io: CliIo): Promise<number> {
   if (argv[0] === 'imports') return importsMain(argv.slice(1), env, io, USER_AGENT);
+  // note: `archive` or `delete` right after the kind is the command (removal-main.ts); a file so named is given as ./archive.
+  if ((argv[0] === 'listings' || argv[0] === 'machines') && (argv[1] === 'archive' || argv[1] === 'delete')) return removalMain(argv[0], argv[1], argv.slice(2), env, io, USER_AGENT);
   let options: CliOptions | 'help' | 'version';
   try {
     options = parseCliArgs(argv, env);

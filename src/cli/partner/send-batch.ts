@@ -3,7 +3,7 @@ import { ImportIdSchema } from '../../shared/api-schemas/import-id.js';
 import type { RowError } from '../../shared/rows/row-errors.js';
 import type { AttemptResult } from './api-client.js';
 import type { ApiContext } from './api-context.js';
-import { checkBulkReply } from './check-reply.js';
+import { checkBulkReply, type CheckedReply, type ReplyCheck } from './check-reply.js';
 import { FatalError } from './fatal-error.js';
 import { retryAfterMs } from './rate-limit.js';
 import { clientErrorOf, rateLimitWaitMs, redirectRefused } from './reply-refusals.js';
@@ -14,13 +14,13 @@ import { watchImport, type WatchOutcome } from './watch-import.js';
 export { FatalError } from './fatal-error.js';
 export { DEFAULT_RETRY_POLICY, type RetryPolicy } from './retry-policy.js';
 
-/** How one batch ended. */
-export type BatchOutcome =
+/** How one batch ended; `Counts` are what its answer counts (a bulk import's: CheckedReply). */
+export type BatchOutcome<Counts extends { rowErrors: RowError[] } = CheckedReply> =
   /**
    * 201: the valid rows are in, once; `rowErrors` are the rows the server skipped. For a server
    * dry run (200), what the import would have done; nothing was written.
    */
-  | { type: 'imported'; inserted: number; updated: number; unchanged: number; rowErrors: RowError[]; replayed: boolean }
+  | ({ type: 'imported'; replayed: boolean } & Counts)
   /** a 4xx other than 429 (or 400 "no valid rows"): nothing was written, the batch's rows fail */
   | { type: 'rejected'; reason: string; rowErrors?: RowError[] }
   /** the outcome is unknown and may not be retried (`--no-idempotency`); its rows are reported */
@@ -29,16 +29,42 @@ export type BatchOutcome =
 /** Everything a batch's requests go through (api-context.ts). */
 export type SendContext = ApiContext;
 
+/**
+ * Where a batch goes and how its answer is believed: a bulk import (sendBatch), or an archive or
+ * delete (send-removal.ts). note: one retry policy, one Idempotency-Key per batch and one watch of
+ * an import answered 504 for every kind of batch.
+ */
+export interface BatchTarget<Counts extends { rowErrors: RowError[] }> {
+  /** the import's kind, which a watched import must read */
+  kind: string;
+  /** the status of an answer that wrote (201 for a bulk import, 200 for an archive or delete); a dry run's is 200 */
+  writtenStatus: number;
+  /** one attempt */
+  post: (body: string, idempotencyKey: string | undefined, dryRun: boolean) => Promise<AttemptResult>;
+  /** an answer (or a watched import's counts and failed rows), checked against the `rowsSent` of the batch */
+  check: (body: unknown, rowsSent: number, dryRun: boolean) => ReplyCheck<Counts>;
+}
+
+/** A bulk import's batch (POST /v1/api/{kind}/bulk). */
+function bulkTarget(ctx: SendContext, kind: string): BatchTarget<CheckedReply> {
+  return { kind, writtenStatus: 201, post: (body, key, dryRun) => ctx.client.postBulk(kind, body, key, dryRun), check: checkBulkReply };
+}
+
 
 /**
  * A 201 (a dry run's 200) checked against the batch it answers. note: one that cannot be believed
  * stops the run: what the server wrote of the batch is unknown, and a server that answers so is
  * not one to send the next batch to.
  */
-function believedOutcome(reply: Extract<AttemptResult, { type: 'response' }>, rowCount: number, dryRun: boolean): BatchOutcome {
+function believedOutcome<Counts extends { rowErrors: RowError[] }>(
+  target: BatchTarget<Counts>,
+  reply: Extract<AttemptResult, { type: 'response' }>,
+  rowCount: number,
+  dryRun: boolean,
+): BatchOutcome<Counts> {
   const answer = dryRun ? `the server's ${reply.status} to a dry run` : `the server's ${reply.status}`;
   if (reply.tooLarge) throw new FatalError(`${answer} is larger than ${MAX_REPLY_MIB} MiB, more than any real reply; it was not read`, 'unknown');
-  const check = checkBulkReply(reply.body, rowCount, dryRun);
+  const check = target.check(reply.body, rowCount, dryRun);
   if (!check.ok) throw new FatalError(`${answer} cannot be believed: ${check.problem}`, 'unknown');
   return { type: 'imported', ...check.reply, replayed: reply.headers.get('idempotent-replayed') === 'true' };
 }
@@ -53,17 +79,18 @@ function importIdOf(body: unknown): string | undefined {
  * Watches the import a reply named (watch-import.ts) for at most --max-watch, and never past
  * `retryEnd` (--max-retry-time), saying so on stderr.
  */
-async function watchNamedImport(
+async function watchNamedImport<Counts extends { rowErrors: RowError[] }>(
   ctx: SendContext,
+  target: BatchTarget<Counts>,
   batch: { importId: string; kind: string; rowCount: number; retryEnd: number },
   problem: string,
-): Promise<WatchOutcome> {
+): Promise<WatchOutcome<Counts>> {
   const { importId, retryEnd } = batch;
   const now = ctx.now ?? Date.now;
   const watchEnd = now() + ctx.policy.maxWatchMs;
   const deadline = Math.min(watchEnd, retryEnd);
   ctx.notice(`${problem}: watching import ${importId} until it ends (at most ${seconds(deadline - now())} s)`);
-  const watched = await watchImport(ctx, { ...batch, deadline, limit: watchEnd <= retryEnd ? '--max-watch' : '--max-retry-time' });
+  const watched = await watchImport(ctx, { ...batch, deadline, limit: watchEnd <= retryEnd ? '--max-watch' : '--max-retry-time' }, target.check);
   if (watched.state === 'completed') ctx.notice(`import ${importId} completed: its rows are counted once, as it wrote them`);
   return watched;
 }
@@ -85,6 +112,18 @@ async function watchNamedImport(
  * Running out of attempts, or of --max-retry-time, is fatal: the run stops.
  */
 export async function sendBatch(ctx: SendContext, kind: string, body: string, rowCount: number, dryRun = false): Promise<BatchOutcome> {
+  return sendToTarget(ctx, bulkTarget(ctx, kind), body, rowCount, dryRun);
+}
+
+/** sendBatch's rules, for a batch to any target (BatchTarget). */
+export async function sendToTarget<Counts extends { rowErrors: RowError[] }>(
+  ctx: SendContext,
+  target: BatchTarget<Counts>,
+  body: string,
+  rowCount: number,
+  dryRun = false,
+): Promise<BatchOutcome<Counts>> {
+  const { kind } = target;
   const policy = dryRun ? { ...ctx.policy, idempotency: true } : ctx.policy;
   const random = ctx.random ?? Math.random;
   const now = ctx.now ?? Date.now;
@@ -110,15 +149,15 @@ export async function sendBatch(ctx: SendContext, kind: string, body: string, ro
     }
     attempt += 1;
     firstSentAt ??= now();
-    const reply = await ctx.client.postBulk(kind, body, key, dryRun);
+    const reply = await target.post(body, key, dryRun);
     let problem: string;
     let delivered: boolean;
     let waitAtLeastMs = 0;
     if (reply.type === 'response') {
       ctx.pacer.observe(reply.sentAt, reply.headers);
       const { status } = reply;
-      if (status === (dryRun ? 200 : 201)) return believedOutcome(reply, rowCount, dryRun);
-      if (dryRun && status === 201) {
+      if (status === (dryRun ? 200 : target.writtenStatus)) return believedOutcome(target, reply, rowCount, dryRun);
+      if (dryRun && status === 201 && target.writtenStatus === 201) {
         // note: a server that predates dry runs ignores ?dry_run=true and imports; never again
         throw new FatalError('the server answered a dry run with 201: it does not know ?dry_run=true and imported this batch; stopping', 'unknown');
       }
@@ -143,7 +182,7 @@ export async function sendBatch(ctx: SendContext, kind: string, body: string, ro
       if (importId !== undefined) {
         // note: the reply names the import whose outcome it does not know (a 504): the import
         // resource will tell, so the CLI reads it instead of guessing by sending again.
-        const watched = await watchNamedImport(ctx, { importId, kind, rowCount, retryEnd: firstSentAt + policy.maxRetryTimeMs }, problem);
+        const watched = await watchNamedImport(ctx, target, { importId, kind, rowCount, retryEnd: firstSentAt + policy.maxRetryTimeMs }, problem);
         if (watched.state === 'completed') return { type: 'imported', ...watched.reply, replayed: false };
         // note: `failed` is the server's proof that this key's import wrote nothing and never
         // will; the batch is sent again as after a 503, the key's claim released.

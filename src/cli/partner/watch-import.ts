@@ -1,5 +1,5 @@
 import type { ApiContext } from './api-context.js';
-import { checkBulkReply, type CheckedReply, type ReplyRowError } from './check-reply.js';
+import type { CheckedReply, ReplyCheck, ReplyRowError } from './check-reply.js';
 import { FatalError } from './fatal-error.js';
 import { readImportErrors } from './import-errors-pages.js';
 import { readImport } from './import-resource.js';
@@ -26,17 +26,21 @@ export interface WatchedBatch {
 }
 
 /** How a watched import ended: written (its counts and failed rows, believed as a 201 would be), or failed: nothing was written. */
-export type WatchOutcome = { state: 'completed'; reply: CheckedReply } | { state: 'failed' };
+export type WatchOutcome<Reply = CheckedReply> = { state: 'completed'; reply: Reply } | { state: 'failed' };
 
 /**
  * Reads an import whose request was answered 504 (GET /v1/api/imports/{id}) until it ends, with
  * a growing wait between reads, until `deadline`. `completed`: its counts and its failed rows
  * (GET .../errors) must account for exactly the rows of the batch, as a 201's must
- * (checkBulkReply). `failed`: the import wrote nothing and never will. Throws FatalError, the
+ * (`check`: checkBulkReply, or an archive's or delete's). `failed`: the import wrote nothing and never will. Throws FatalError, the
  * batch's outcome unknown, when the deadline passes first or the server's answers cannot be
  * believed.
  */
-export async function watchImport(ctx: ApiContext, batch: WatchedBatch): Promise<WatchOutcome> {
+export async function watchImport<Reply>(
+  ctx: ApiContext,
+  batch: WatchedBatch,
+  check: (body: unknown, rowsSent: number, dryRun: boolean) => ReplyCheck<Reply>,
+): Promise<WatchOutcome<Reply>> {
   const now = ctx.now ?? Date.now;
   const { importId, kind, rowCount, deadline } = batch;
   const started = now();
@@ -73,8 +77,8 @@ export async function watchImport(ctx: ApiContext, batch: WatchedBatch): Promise
       const listed = await readImportErrors({ ctx, importId, deadline, maxRows: rowCount, onPage: async (page) => void errors.push(...page) });
       if (listed === 'not-found') throw doubt('its failed rows read 404');
     }
-    const check = checkBulkReply({ import_id: importId, ...rows, errors }, rowCount, false);
-    if (!check.ok) throw doubt(check.problem);
-    return { state: 'completed', reply: check.reply };
+    const checked = check({ import_id: importId, ...rows, errors }, rowCount, false);
+    if (!checked.ok) throw doubt(checked.problem);
+    return { state: 'completed', reply: checked.reply };
   }
 }
