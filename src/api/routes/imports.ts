@@ -111,7 +111,7 @@ const errorsSchema = {
   operationId: 'listImportErrors',
   summary: 'An import\'s failed rows',
   description:
-    'The failed rows in index order, a page at a time; with `Accept: text/csv` the whole list as one CSV download (`index,external_id,field,code,message`, a line per problem; a cell that a spreadsheet would run as a formula starts with `\'`). Scope `jobs:read` or `listings:write`.',
+    'The failed rows in index order, a page at a time; with `Accept: text/csv` the whole list as one CSV download (`index,external_id,field,code,message`, or `index,id,...` for an archive or delete by `ids`; a line per problem; a cell that a spreadsheet would run as a formula starts with `\'`). Scope `jobs:read` or `listings:write`.',
   params: ImportIdParamsSchema,
   querystring: ErrorsQuerySchema,
   response: {
