@@ -168,6 +168,13 @@ describe('POST /v1/api/{listings,machines}/bulk-archive and bulk-delete', () => 
       await listingsKit.expectRefused(() => remove('listings', 'archive', key, payload), 400, expected);
     });
 
+    it('a request without a body: 400 "Invalid JSON body", as an empty one (not a 500)', async () => {
+      const { key } = await newPartner(service);
+      for (const url of ['/v1/api/listings/bulk-archive', '/v1/api/machines/bulk-delete', '/v1/api/listings/bulk']) {
+        await listingsKit.expectRefused(() => service.request({ method: 'POST', url, headers: bearer(key) }), 400, { error: 'Invalid JSON body', code: 'invalid_json' });
+      }
+    });
+
     it('takes 1,000 entries', async () => {
       const { key } = await newPartner(service);
       await seed('listings', key, ['LAST']);
