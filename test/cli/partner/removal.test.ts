@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { newPartner, postBulk } from '../../support/bulk-endpoint.js';
 import { startCliService, type CliService } from '../../support/cli-service.js';
-import { validListing, validMachine } from '../../support/fixtures.js';
+import { bearer, validListing, validMachine } from '../../support/fixtures.js';
 import { runPartnerCli, startPartnerCli, WELL_FORMED_KEY } from '../../support/partner-cli.js';
 import type { TestAccount, TestService } from '../../support/test-service.js';
 import { Worker } from 'bullmq';
@@ -143,6 +143,10 @@ describe('bulk-import <kind> archive|delete', () => {
       await writeFile(file, 'LATE-0\nLATE-1\nLATE-2\nLATE-9\n');
       const run = startPartnerCli(['listings', 'archive', file, '--api-key', key, '--base-url', late.baseUrl, '--json']);
       await vi.waitFor(() => expect(run.stderr()).toMatch(/504 Import is still running; check before retrying: watching import \S+ until it ends/), { timeout: 15_000, interval: 50 });
+      // answered 504, the import reads running, as the archive it is (recorded unsettled)
+      const importId = /watching import (\S+) until it ends/.exec(run.stderr())![1]!;
+      const running = await late.service.request({ method: 'GET', url: `/v1/api/imports/${importId}`, headers: bearer(key) });
+      expect(running.json()).toMatchObject({ state: 'running', action: 'archive', rows: { received: 4, skipped: 1, archived: 0 } });
       release();
       const result = await run.done;
       expect(result.code, result.stderr).toBe(1);
