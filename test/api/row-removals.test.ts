@@ -63,6 +63,9 @@ describe('POST /v1/api/{listings,machines}/bulk-archive and bulk-delete', () => 
       await seed(kind, key, ['A-1', 'A-2', 'A-3']);
       await seed(kind, other.key, ['THEIRS']);
       expect((await remove(kind, 'archive', key, { external_ids: ['A-3'] })).statusCode).toBe(200);
+      const rowsCounted = async (outcome: string) =>
+        (await service.deps.metrics.rows.get()).values.find((v) => v.labels.kind === kind && v.labels.outcome === outcome)?.value ?? 0;
+      const [archivedBefore, skippedBefore] = [await rowsCounted('archived'), await rowsCounted('skipped')];
 
       const res = await remove(kind, 'archive', key, {
         external_ids: ['A-1', ' A-2 ', 'A-3', 'NOPE', 'THEIRS', 'A-1', 42, null, '', '   ', 'x'.repeat(101), 'bad\u0007id', 'bad\ud800'],
@@ -89,6 +92,8 @@ describe('POST /v1/api/{listings,machines}/bulk-archive and bulk-delete', () => 
         import_id: expect.any(String),
       });
       expect(res.headers['location']).toBe(`/v1/api/imports/${body.import_id}`);
+      // counted in bulk_import_rows_total as the answer counts them
+      expect([(await rowsCounted('archived')) - archivedBefore, (await rowsCounted('skipped')) - skippedBefore]).toEqual([2, 10]);
       expect(await stateOf(kind, account)).toEqual([
         { external_id: 'A-1', archived: true, moved: true },
         { external_id: 'A-2', archived: true, moved: true },
