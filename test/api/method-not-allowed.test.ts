@@ -31,8 +31,11 @@ describe('a known path asked with a method it does not take', () => {
   it.each<[Method, string, string]>([
     ['PUT', '/v1/api/me', 'GET, HEAD'],
     ['POST', '/v1/api/me', 'GET, HEAD'],
-    ['GET', '/v1/api/listings/bulk', 'POST'],
-    ['DELETE', '/v1/api/machines/bulk', 'POST'],
+    // note: a path both a static route (POST) and a row's id (GET) match
+    ['PUT', '/v1/api/listings/bulk', 'GET, HEAD, POST'],
+    ['DELETE', '/v1/api/machines/bulk', 'GET, HEAD, POST'],
+    ['PUT', '/v1/api/machines', 'GET, HEAD'],
+    ['POST', `/v1/api/listings/${randomUUID()}`, 'GET, HEAD'],
     ['DELETE', '/v1/api/imports', 'GET, HEAD, POST'],
     ['PATCH', '/v1/api/imports/imp-1', 'GET, HEAD'],
     ['GET', '/v1/api/imports/imp-1/cancel', 'POST'],
@@ -51,7 +54,7 @@ describe('a known path asked with a method it does not take', () => {
   });
 
   it('answers HEAD on a path that takes only POST with 405, Allow and no body', async () => {
-    const res = await send('HEAD', '/v1/api/listings/bulk');
+    const res = await send('HEAD', '/v1/api/imports/imp-1/cancel');
     expect(res.statusCode).toBe(405);
     expect(res.headers.allow).toBe('POST');
     expect(res.body).toBe('');

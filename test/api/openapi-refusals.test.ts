@@ -64,6 +64,8 @@ describe('the refusals each operation sends are the ones its document lists', ()
   let session: string;
   let importId: string;
   let keyId: string;
+  let listingId: string;
+  let machineId: string;
 
   beforeAll(async () => {
     service = await startTestService();
@@ -78,6 +80,9 @@ describe('the refusals each operation sends are the ones its document lists', ()
     const other = await service.request({ method: 'POST', url: '/v1/api/keys', headers: bearer(session), payload: { label: 'to revoke', scopes: ['jobs:read'] } });
     expect(other.statusCode).toBe(201);
     keyId = (other.json() as { metadata: { id: string } }).metadata.id;
+    expect((await service.request({ method: 'POST', url: '/v1/api/machines/bulk', headers: bearer(key), payload: { machines: [validMachine()] } })).statusCode).toBe(201);
+    listingId = (await service.sql<{ id: string }[]>`select id from listings where account_id = ${account.id} limit 1`)[0]!.id;
+    machineId = (await service.sql<{ id: string }[]>`select id from machines where account_id = ${account.id} limit 1`)[0]!.id;
   });
   afterAll(async () => {
     await service?.close();
@@ -107,6 +112,10 @@ describe('the refusals each operation sends are the ones its document lists', ()
     { path: '/v1/api/imports/{id}', method: 'get', url: `/v1/api/imports/${importId}`, auth: 'key', refusesUnknownQuery: true },
     { path: '/v1/api/imports/{id}/errors', method: 'get', url: `/v1/api/imports/${importId}/errors`, auth: 'key', refusesUnknownQuery: true },
     { path: '/v1/api/imports/{id}/cancel', method: 'post', url: `/v1/api/imports/${importId}/cancel`, auth: 'key', refusesUnknownQuery: true },
+    { path: '/v1/api/listings', method: 'get', url: '/v1/api/listings', auth: 'key', refusesUnknownQuery: true },
+    { path: '/v1/api/listings/{id}', method: 'get', url: `/v1/api/listings/${listingId}`, auth: 'key', refusesUnknownQuery: true },
+    { path: '/v1/api/machines', method: 'get', url: '/v1/api/machines', auth: 'key', refusesUnknownQuery: true },
+    { path: '/v1/api/machines/{id}', method: 'get', url: `/v1/api/machines/${machineId}`, auth: 'key', refusesUnknownQuery: true },
     { path: '/v1/api/keys', method: 'get', url: '/v1/api/keys', auth: 'session', refusesUnknownQuery: true },
     { path: '/v1/api/keys', method: 'post', url: '/v1/api/keys', auth: 'session', payload: { label: 'probe', scopes: ['jobs:read'] }, refusesUnknownQuery: false },
     { path: '/v1/api/keys/{id}', method: 'delete', url: `/v1/api/keys/${keyId}`, auth: 'session', refusesUnknownQuery: false },
@@ -142,13 +151,13 @@ describe('the refusals each operation sends are the ones its document lists', ()
         list.push({ ...base, name: 'a body of another media type', request: request({ headers: json, payload: '{}' }), status: 415 });
       }
       if (op.path.includes('{id}')) {
-        const withId = (id: string) => op.url.replace(/\/(?:imports|keys)\/[^/]+/, (m) => `${m.slice(0, m.lastIndexOf('/'))}/${id}`);
+        const withId = (id: string) => op.url.replace(/\/(?:imports|keys|listings|machines)\/[^/]+/, (m) => `${m.slice(0, m.lastIndexOf('/'))}/${id}`);
         list.push(
           { ...base, name: 'an unknown id', request: request({ url: withId('unknown-id') }), status: 404 },
           { ...base, name: 'an id no import or key can have (a NUL)', request: request({ url: withId('%00') }), status: 404 },
         );
       }
-      if (op.method === 'get' && (op.path === '/v1/api/imports' || op.path === '/v1/api/keys')) {
+      if (op.method === 'get' && ['/v1/api/imports', '/v1/api/keys', '/v1/api/listings', '/v1/api/machines'].includes(op.path)) {
         list.push({ ...base, name: 'a starting_after no import or key can have (a NUL)', request: request({ url: `${op.url}?starting_after=%00` }), status: 400 });
       }
       return list;

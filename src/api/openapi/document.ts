@@ -44,6 +44,7 @@ export function openapiDocument(): NonNullable<FastifyDynamicSwaggerOptions['ope
       { name: 'Account', description: 'The account and key in use.' },
       { name: 'Bulk imports', description: 'Machines and listings, 1 to 500 or 200 rows a request.' },
       { name: 'Imports', description: 'Every import, read back: its state, counts and failed rows, kept 30 days (by default) after it ended.' },
+      { name: 'Catalogue', description: 'The account\'s listings and machines, read back as stored, active or archived.' },
       { name: 'API keys', description: 'Key management, with the session token.' },
       { name: 'Health', description: 'Liveness of the API and its dependencies.' },
     ],
@@ -54,7 +55,7 @@ export function openapiDocument(): NonNullable<FastifyDynamicSwaggerOptions['ope
           scheme: 'bearer',
           bearerFormat: 'svc_live_<8 hex>_<32 hex>',
           description:
-            'An API key, `svc_live_` + 8 lowercase hex characters (the prefix) + `_` + 32 lowercase hex characters, created with `POST /v1/api/keys` or in the app\'s Developer panel. A missing or badly formed key gets 401 `Missing or malformed API key`; an unknown or revoked one 401 `Invalid API key`. Its scopes decide what it may do: `listings:write` the bulk imports, `jobs:read` (or `listings:write`) reading imports back; a key without them gets 403 naming the scope (`listings_write`, `jobs_read`).',
+            'An API key, `svc_live_` + 8 lowercase hex characters (the prefix) + `_` + 32 lowercase hex characters, created with `POST /v1/api/keys` or in the app\'s Developer panel. A missing or badly formed key gets 401 `Missing or malformed API key`; an unknown or revoked one 401 `Invalid API key`. Its scopes decide what it may do: `listings:write` the bulk imports, `jobs:read` (or `listings:write`) reading imports back, `listings:read` (or `listings:write`) reading listings and machines back; a key without them gets 403 naming the scope (`listings_write`, `jobs_read`, `listings_read`).',
         },
         session: {
           type: 'http',
