@@ -12,6 +12,7 @@ export const USAGE = `usage: bulk-import listings|machines FILE [options]
        bulk-import imports show|list|errors ...   look up past imports (bulk-import imports --help)
        bulk-import listings|machines archive|delete FILE ...   archive or delete the rows FILE names
                                                   (bulk-import listings archive --help)
+       bulk-import listings|machines list ...     read the account's rows back (bulk-import listings list --help)
 
 FILE is .csv (a header of API field names, array cells separated by |), .json (an array of
 rows) or .ndjson / .jsonl (one row per line).
@@ -118,6 +119,7 @@ export function parseCliArgs(argv: string[], env: NodeJS.ProcessEnv): CliOptions
   const [kind, file, ...extra] = positionals;
   if (kind === 'imports') throw new UsageError('imports comes first: bulk-import imports show|list|errors ... [options]');
   if (file === 'archive' || file === 'delete') throw new UsageError(`${file} comes right after the kind: bulk-import ${kind ?? 'listings'} ${file} FILE [options] (a file named ${file}: ./${file})`);
+  if (file === 'list') throw new UsageError(`list comes right after the kind: bulk-import ${kind ?? 'listings'} list [options] (a file named list: ./list)`);
   if (kind === undefined || !(IMPORT_KIND_NAMES as string[]).includes(kind)) {
     throw new UsageError(`the first argument must be ${IMPORT_KIND_NAMES.join(' or ')} (got ${JSON.stringify(kind ?? '')})`);
   }

@@ -17,6 +17,7 @@ import { USER_AGENT, VERSION_LINE } from './cli-version.js';
 import { countRecords } from './count-records.js';
 import { importsMain } from './imports-main.js';
 import { removalMain } from './removal-main.js';
+import { catalogueMain } from './catalogue-main.js';
 import { InputError } from './input-error.js';
 import { createProgress, type Progress } from './progress.js';
 import { RateLimitPacer } from './rate-limit.js';
@@ -72,8 +73,10 @@ async function checkReadable(file: string): Promise<void> {
 }
 
 /**
- * The partner CLI: `bulk-import listings|machines FILE`, or `bulk-import imports ...` to look up
- * past imports (imports-main.ts). Returns the exit status: 0 every row in,
+ * The partner CLI: `bulk-import listings|machines FILE`, `bulk-import imports ...` to look up
+ * past imports (imports-main.ts), `bulk-import listings|machines archive|delete FILE`
+ * (removal-main.ts), or `bulk-import listings|machines list ...` to read the rows back
+ * (catalogue-main.ts). Returns the exit status: 0 every row in,
  * 1 some rows failed or are unaccounted for, 2 usage error, unreadable file, authentication
  * failure, unreachable server or a reply that cannot be believed. Progress and notices go to stderr, the one-line summary to stdout.
  */
@@ -81,6 +84,8 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv, io: CliIo): P
   if (argv[0] === 'imports') return importsMain(argv.slice(1), env, io, USER_AGENT);
   // note: `archive` or `delete` right after the kind is the command (removal-main.ts); a file so named is given as ./archive.
   if ((argv[0] === 'listings' || argv[0] === 'machines') && (argv[1] === 'archive' || argv[1] === 'delete')) return removalMain(argv[0], argv[1], argv.slice(2), env, io, USER_AGENT);
+  // note: so is `list` (catalogue-main.ts); a file named list is given as ./list.
+  if ((argv[0] === 'listings' || argv[0] === 'machines') && argv[1] === 'list') return catalogueMain(argv[0], argv.slice(2), env, io, USER_AGENT);
   let options: CliOptions | 'help' | 'version';
   try {
     options = parseCliArgs(argv, env);

@@ -19,6 +19,14 @@ export function printable(text: string): string {
   return text.replace(TERMINAL_UNSAFE, escaped);
 }
 
+/**
+ * A CSV cell's text, as printable() writes it but for line feeds and tabs, which a quoted cell
+ * holds as they are (a description's lines) and a terminal shows as they are.
+ */
+export function printableCell(text: string): string {
+  return text.replace(TERMINAL_UNSAFE, (char) => (char === '\n' || char === '\t' ? char : escaped(char)));
+}
+
 /** JSON.stringify whose output is as safe to print (still valid JSON: `\uXXXX` inside strings). */
 export function printableJson(value: unknown): string {
   return JSON.stringify(value).replace(JSON_UNSAFE, escaped);
