@@ -43,6 +43,7 @@ export function openapiDocument(): NonNullable<FastifyDynamicSwaggerOptions['ope
     tags: [
       { name: 'Account', description: 'The account and key in use.' },
       { name: 'Bulk imports', description: 'Machines and listings, 1 to 500 or 200 rows a request.' },
+      { name: 'Archive and delete', description: 'Rows of the account named by your ids or ours, 1 to 1,000 a request: taken out of the active list and the marketplace (archive), or removed for good (delete).' },
       { name: 'Imports', description: 'Every import, read back: its state, counts and failed rows, kept 30 days (by default) after it ended.' },
       { name: 'Catalogue', description: 'The account\'s listings and machines, read back as stored, active or archived.' },
       { name: 'API keys', description: 'Key management, with the session token.' },
