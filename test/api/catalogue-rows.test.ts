@@ -3,6 +3,7 @@ import type { Ajv2020 } from 'ajv/dist/2020.js';
 import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ImportKind } from '../../src/shared/import/import-kinds.js';
+import { setAccountTier } from '../../src/shared/repositories/accounts.js';
 import { newPartner, postBulk } from '../support/bulk-endpoint.js';
 import { bearer, validListing, validMachine } from '../support/fixtures.js';
 import { documentValidator } from '../support/openapi-validator.js';
@@ -247,6 +248,38 @@ describe.each(KINDS)('GET /v1/api/%s/{id}: who can read it', (kind) => {
     const res = await get(owner.key, `/v1/api/${kind}/${rowId}?expand=all`);
     expect(res.statusCode).toBe(400);
     expect(res.json()).toEqual({ error: 'Unknown query parameter: expand', code: 'unknown_query_parameter' });
+  });
+
+  it('counts every answer against the account\'s limits, a 400 and a 404 too, as every API-key route', async () => {
+    const { key } = await newPartner(service);
+    const remaining = (res: LightMyRequestResponse) => Number(res.headers['x-ratelimit-remaining-minute']);
+    const answers = [
+      await get(key, `/v1/api/${kind}`),
+      await get(key, `/v1/api/${kind}?limit=0`),
+      await get(key, `/v1/api/${kind}/${randomUUID()}`),
+      await get(key, `/v1/api/${kind}/${rowId}`),
+    ];
+    expect(answers.map((res) => res.statusCode)).toEqual([200, 400, 404, 404]);
+    const counts = answers.map(remaining);
+    expect(counts.slice(1)).toEqual([counts[0]! - 1, counts[0]! - 2, counts[0]! - 3]);
+  });
+
+  it('refuses an account off the API tiers (402) and a locked-out address (429), as every API-key route', async () => {
+    const { account, key } = await newPartner(service);
+    await setAccountTier(service.sql, account.id, 'pro');
+    const tier = await get(key, `/v1/api/${kind}`);
+    expect(tier.statusCode).toBe(402);
+    expect(tier.json()).toMatchObject({ code: 'subscription_required' });
+
+    const ip = `198.51.100.${KINDS.indexOf(kind) + 60}`;
+    for (let i = 0; i < 20; i += 1) {
+      const refused = await service.request({ method: 'GET', url: `/v1/api/${kind}`, headers: bearer(`svc_live_0123abcd_${randomUUID().replaceAll('-', '')}`), remoteAddress: ip });
+      expect(refused.statusCode).toBe(401);
+    }
+    const locked = await service.request({ method: 'GET', url: `/v1/api/${kind}/${rowId}`, headers: bearer(owner.key), remoteAddress: ip });
+    expect(locked.statusCode).toBe(429);
+    expect(locked.json()).toMatchObject({ code: 'locked_out' });
+    expect(locked.headers['retry-after']).toBeDefined();
   });
 
   it('needs a key: 401 without one', async () => {
