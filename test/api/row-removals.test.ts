@@ -260,11 +260,16 @@ describe('POST /v1/api/{listings,machines}/bulk-archive and bulk-delete', () => 
       expect(archived).toMatchObject({ ...before, archived_at: expect.any(Date) });
       const [active] = await service.sql<{ n: number }[]>`select count(*)::int as n from listings where account_id = ${account.id} and archived_at is null`;
       expect(active!.n).toBe(0);
+      // read back: gone from the active rows, listed with the archived ones, its external_id kept
+      const page = (query: string) => service.request({ method: 'GET', url: `/v1/api/listings${query}`, headers: bearer(key) }).then((r) => r.json<{ data: { external_id: string; archived_at: string | null }[] }>().data);
+      expect(await page('')).toEqual([]);
+      expect(await page('?archived=true')).toEqual([expect.objectContaining({ external_id: 'R-1', archived_at: expect.any(String) })]);
 
       const restored = await postBulk(service, 'listings', key, { listings: [validListing({ external_id: 'R-1', title: before!['title'] })] });
       // the row is the one archived: restored in place, not a second one
       expect(restored.json()).toMatchObject({ inserted: 0, updated: 1, unchanged: 0, skipped: 0 });
       expect(await stateOf('listings', account)).toEqual([{ external_id: 'R-1', archived: false, moved: true }]);
+      expect(await page('')).toEqual([expect.objectContaining({ external_id: 'R-1', archived_at: null })]);
     });
 
     it('a deleted row\'s external_id is free again: the next upsert of it inserts', async () => {
