@@ -1,4 +1,3 @@
-import { once } from 'node:events';
 import { z } from 'zod';
 import { CATALOGUE_PAGE_MAX, CATALOGUE_ROW_SCHEMAS } from '../../shared/api-schemas/catalogue-rows.js';
 import type { ApiContext } from './api-context.js';
@@ -20,9 +19,40 @@ function pagePath(options: CatalogueListOptions, after: string | undefined): str
   return `v1/api/${options.kind}?${query.toString()}`;
 }
 
-/** Writes `text`, waiting while stdout is full: a catalogue piped to a slow reader never piles up here. */
-async function write(io: CliIo, text: string): Promise<void> {
-  if (!io.stdout.write(text)) await once(io.stdout, 'drain');
+/**
+ * Writes to stdout, waiting while it is full, so that a catalogue piped to a slow reader never
+ * piles up here. note: a reader that stops early (`| head`) closes the pipe: `closed` then, and
+ * the list stops there, as a command line's does, rather than dying of the unheard EPIPE.
+ */
+class RowWriter {
+  closed = false;
+  private failure: Error | undefined;
+  private readonly onError = (error: NodeJS.ErrnoException) => {
+    if (error.code === 'EPIPE') this.closed = true;
+    else this.failure ??= error;
+  };
+
+  constructor(private readonly out: NodeJS.WritableStream & { destroyed?: boolean }) {
+    out.on('error', this.onError);
+  }
+
+  async write(text: string): Promise<void> {
+    if (this.failure !== undefined) throw new FatalError(`cannot write to stdout: ${this.failure.message}`, 'unknown');
+    if (this.closed || this.out.write(text) || this.out.destroyed === true) return;
+    await new Promise<void>((resolve) => {
+      const done = () => {
+        this.out.off('drain', done);
+        this.out.off('error', done);
+        resolve();
+      };
+      this.out.on('drain', done);
+      this.out.on('error', done);
+    });
+  }
+
+  release(): void {
+    this.out.off('error', this.onError);
+  }
 }
 
 /**
@@ -36,6 +66,15 @@ async function write(io: CliIo, text: string): Promise<void> {
  * again would otherwise be followed for ever.
  */
 export async function listRows(ctx: ApiContext, options: CatalogueListOptions, io: CliIo): Promise<number> {
+  const out = new RowWriter(io.stdout);
+  try {
+    return await listPages(ctx, options, io, out);
+  } finally {
+    out.release();
+  }
+}
+
+async function listPages(ctx: ApiContext, options: CatalogueListOptions, io: CliIo, out: RowWriter): Promise<number> {
   const now = ctx.now ?? Date.now;
   const rowSchema = CATALOGUE_ROW_SCHEMAS[options.kind];
   const pageSchema = z.object({ data: z.array(z.unknown()), has_more: z.boolean() });
@@ -43,7 +82,7 @@ export async function listRows(ctx: ApiContext, options: CatalogueListOptions, i
   const doubt = (problem: string) => new FatalError(`the server's list of ${options.kind} cannot be believed: ${problem}`, 'unknown');
   let after: string | undefined;
   let shown = 0;
-  if (options.format === 'csv') await write(io, csvHeader(columns));
+  if (options.format === 'csv') await out.write(csvHeader(columns));
   for (;;) {
     const reply = await readApi(ctx, pagePath(options, after), now() + options.maxRetryTimeMs);
     if (reply.status === 404) throw doubt('it answered 404');
@@ -55,7 +94,8 @@ export async function listRows(ctx: ApiContext, options: CatalogueListOptions, i
       if (!row.success) throw doubt(`data[${position}]: ${shapeProblem(row.error)}`);
       const id = row.data.id.toLowerCase();
       if (after !== undefined && id <= after) throw doubt(`row ${row.data.id} does not come after ${after}`);
-      await write(io, options.format === 'csv' ? csvLine(columns, row.data) : `${printableJson(body)}\n`);
+      await out.write(options.format === 'csv' ? csvLine(columns, row.data) : `${printableJson(body)}\n`);
+      if (out.closed) return 0;
       after = id;
       shown += 1;
     }

@@ -1,7 +1,9 @@
 import { once } from 'node:events';
 import { createServer, request as httpRequest, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { PassThrough, Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { main } from '../../../src/cli/partner/main.js';
 import type { ImportKind } from '../../../src/shared/import/import-kinds.js';
 import { newPartner, postBulk } from '../../support/bulk-endpoint.js';
 import { startCliService, type CliService } from '../../support/cli-service.js';
@@ -159,6 +161,28 @@ describe('bulk-import listings|machines list', () => {
     const misplaced = await runPartnerCli(['listings', '--dry-run', 'list']);
     expect(misplaced.code).toBe(2);
     expect(misplaced.stderr).toContain('error: list comes right after the kind: bulk-import listings list [options] (a file named list: ./list)');
+  });
+
+  it('stops quietly, exit 0, when the reader closes the pipe early (| head), asking for no further page', async () => {
+    const { key } = await newPartner(cli.service);
+    await importListings(key, 250, (n) => ({ external_id: `H-${n}` }));
+    const pagesAsked = () => cli.service.logs.filter((line) => line['url'] === '/v1/api/listings?[redacted]' && line['statusCode'] === 200).length;
+    const before = pagesAsked();
+    let written = 0;
+    // note: as a pipe whose reader has gone: the fourth write fails with EPIPE
+    const stdout = new Writable({
+      write(_chunk, _encoding, callback) {
+        written += 1;
+        callback(written > 3 ? Object.assign(new Error('write EPIPE'), { code: 'EPIPE' }) : null);
+      },
+    });
+    const stderr = new PassThrough();
+    let errors = '';
+    stderr.on('data', (chunk: Buffer) => (errors += chunk.toString()));
+    const code = await main(['listings', 'list'], { BULK_IMPORT_API_KEY: key, BULK_IMPORT_BASE_URL: cli.baseUrl }, { stdout, stderr: stderr as unknown as NodeJS.WriteStream });
+    expect({ code, errors }).toEqual({ code: 0, errors: '' });
+    expect(written).toBe(4);
+    expect(pagesAsked() - before).toBe(1);
   });
 
   describe('through a proxy that answers some pages 429 and 503 first', () => {
