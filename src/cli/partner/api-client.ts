@@ -1,4 +1,5 @@
 import { Readable } from 'node:stream';
+import { fileImportQuery, type FileImportOptions, type UpdateMode } from './import-options.js';
 /**
  * The most of a reply the CLI reads. note: the largest real reply is a 201 for a full batch of
  * which every row failed on every field: 500 machines, each with a problem in each of its fields
@@ -85,11 +86,16 @@ function streamBody(body: Readable): RequestInit {
 export class ApiClient {
   constructor(private readonly options: ApiClientOptions) {}
 
-  /** One attempt; `dryRun` sends it as a server dry run (`?dry_run=true`), which writes nothing. */
-  async postBulk(kind: string, body: string, idempotencyKey: string | undefined, dryRun = false): Promise<AttemptResult> {
+  /**
+   * One attempt; `dryRun` sends it as a server dry run (`?dry_run=true`), which writes nothing;
+   * `update` `merge` as a merge (`update=merge`, docs/catalogue.md#merge).
+   */
+  async postBulk(kind: string, body: string, idempotencyKey: string | undefined, dryRun = false, update: UpdateMode = 'replace'): Promise<AttemptResult> {
     const headers: Record<string, string> = { 'content-type': 'application/json' };
     if (idempotencyKey !== undefined) headers['idempotency-key'] = idempotencyKey;
-    return this.attempt('POST', `v1/api/${kind}/bulk${dryRun ? '?dry_run=true' : ''}`, headers, body);
+    // note: `replace` is the server's default, left out so that a server from before merges is asked as before.
+    const query = new URLSearchParams({ ...(dryRun ? { dry_run: 'true' } : {}), ...(update === 'merge' ? { update } : {}) }).toString();
+    return this.attempt('POST', `v1/api/${kind}/bulk${query === '' ? '' : `?${query}`}`, headers, body);
   }
 
   /** One attempt at an archive or delete (POST /v1/api/{kind}/bulk-archive or bulk-delete); `dryRun` as for postBulk. */
@@ -103,10 +109,10 @@ export class ApiClient {
    * One attempt at a whole file (POST /v1/api/imports?kind=...): `body` is streamed as it is read,
    * never held whole, so each attempt needs a fresh one.
    */
-  async postFile(kind: string, contentType: string, body: Readable, idempotencyKey: string | undefined): Promise<AttemptResult> {
+  async postFile(kind: string, contentType: string, body: Readable, idempotencyKey: string | undefined, options: FileImportOptions = {}): Promise<AttemptResult> {
     const headers: Record<string, string> = { 'content-type': contentType };
     if (idempotencyKey !== undefined) headers['idempotency-key'] = idempotencyKey;
-    return this.attempt('POST', `v1/api/imports?kind=${encodeURIComponent(kind)}`, headers, body);
+    return this.attempt('POST', `v1/api/imports?${fileImportQuery(kind, options)}`, headers, body);
   }
 
   /** One GET of `path` (relative to the base URL, e.g. `v1/api/imports/<id>`), answered in JSON. */

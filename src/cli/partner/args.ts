@@ -1,6 +1,8 @@
 import { formatOfPath, type InputFormatName } from '../../shared/import/file/source-row.js';
 import { IMPORT_KIND_NAMES, type ImportKind } from '../../shared/import/import-kinds.js';
 import { apiTargetOf } from './api-target.js';
+import type { MirrorOptions, UpdateMode } from './import-options.js';
+import { IMPORT_OPTIONS, importOptionsOf } from './import-options-args.js';
 import { reportFormatOfPath, type ReportFormat } from './report.js';
 import { REQUEST_OPTIONS, REQUEST_OPTIONS_USAGE, requestLimitsOf } from './request-options.js';
 import { DEFAULT_RETRY_POLICY } from './retry-policy.js';
@@ -27,6 +29,24 @@ ${REQUEST_OPTIONS_USAGE}
                          server writes in the background, and watch it until it ends: for one
                          large catalogue, say once a night. The server checks every row (no local
                          checks). Without it: batches, each answered at once
+  --merge                each row changes only the fields it carries, in the row its external_id
+                         names (update=merge): every row needs an external_id; a row naming no row
+                         of the account is created when it is whole, else fails naming its missing
+                         fields. null (JSON, NDJSON) clears an optional field; an empty CSV cell
+                         leaves the field as it is. Rows are checked locally with the merge rules;
+                         with --dry-run=server, a merge's dry run; with --background, a merged file
+  --mirror               with --background only: the file is the whole catalogue of its kind
+                         (mode=mirror): once it is written, the account's rows of that kind whose
+                         external_id is on no line of the file are archived (rows without an
+                         external_id never are). The summary shows the removal: done, held or
+                         skipped
+  --missing ACTION       with --mirror: archive (the default) or delete for good the rows the file
+                         leaves out
+  --max-removal N        with --mirror: the guard, a whole percentage from 0 to 100 (the server's
+                         default: 10). When the rows to remove are more than N% of the account's
+                         active rows of the kind with an external_id, or a line of the file cannot
+                         be read, nothing is removed (the removal is held); the file's rows are
+                         still written. 100 turns the percentage off
   --dry-run              validate every row locally; send nothing
   --dry-run=server       send every batch as a server dry run (?dry_run=true): the server checks
                          it as an import, external_id matching included, and writes nothing;
@@ -41,7 +61,9 @@ ${REQUEST_OPTIONS_USAGE}
 
 A nightly sync: give each row your own id in an external_id column (1 to 100 characters, unique
 per file); a row whose external_id the account already has updates that row instead of adding
-another, and a later row with the same external_id in the file fails.
+another, and a later row with the same external_id in the file fails. Send the whole catalogue
+with --background --mirror, so that rows you no longer have leave, and the day's changes with
+--merge (external_id and the changed fields only).
 
 exit status: 0 every row read is accounted for: imported (or valid, with --dry-run); 1 some rows
 failed or are unaccounted for (the report says which); 2 usage error, unreadable file,
@@ -51,7 +73,9 @@ that do not add up to the rows sent, a reply too large to read): that batch's ro
 unaccounted for, check them before sending them again. With --background: 0 the import completed
 with every row in, 1 it completed with failed rows, 2 it was cancelled (what it wrote stays),
 failed (nothing written) or the server refused the file (nothing kept), or Ctrl-C stopped the
-watching (the import goes on: bulk-import imports show ID).`;
+watching (the import goes on: bulk-import imports show ID). With --mirror, also 1 when the
+removal was held: the file's rows are in but nothing was removed, and a notice says why (the
+guard, or a line that could not be read).`;
 
 export interface CliOptions {
   kind: ImportKind;
@@ -61,6 +85,10 @@ export interface CliOptions {
   dryRun: false | 'local' | 'server';
   /** --background: one file import, written by the server's workers (docs/partner-cli.md) */
   background: boolean;
+  /** --merge: `merge`, else `replace` */
+  update: UpdateMode;
+  /** --mirror (with --background): its --missing and --max-removal, when given */
+  mirror?: MirrorOptions;
   /** set unless --dry-run (local) */
   apiKey?: string;
   baseUrl?: string;
@@ -111,6 +139,7 @@ export function parseCliArgs(argv: string[], env: NodeJS.ProcessEnv): CliOptions
     format: { type: 'string' },
     'no-idempotency': { type: 'boolean', default: false },
     background: { type: 'boolean', default: false },
+    ...IMPORT_OPTIONS,
     quiet: { type: 'boolean', default: false },
     json: { type: 'boolean', default: false },
   });
@@ -137,6 +166,7 @@ export function parseCliArgs(argv: string[], env: NodeJS.ProcessEnv): CliOptions
 
   // note: a file import has no dry run: the server keeps the file once it has checked it.
   if (values.background && dryRun !== false) throw new UsageError('--background cannot be combined with --dry-run: a file import writes what it is sent');
+  const { update, mirror } = importOptionsOf(values, values.background);
 
   let report: CliOptions['report'];
   if (values.report !== undefined) {
@@ -153,6 +183,8 @@ export function parseCliArgs(argv: string[], env: NodeJS.ProcessEnv): CliOptions
     format,
     dryRun,
     background: values.background,
+    update,
+    ...(mirror ? { mirror } : {}),
     ...(target ? { apiKey: target.apiKey, baseUrl: target.baseUrl, baseUrlOrigin: target.baseUrlOrigin } : {}),
     insecureHttp: target?.insecureHttp ?? false,
     ...(report ? { report } : {}),

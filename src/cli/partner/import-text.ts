@@ -1,4 +1,5 @@
 import type { Import } from './import-resource.js';
+import { removalText } from './mirror-outcome.js';
 
 /**
  * Its rows in words: `200 received, 2 inserted, 37 updated, 158 unchanged, 3 skipped`; an archive's
@@ -22,6 +23,8 @@ export function importSummary(found: Import): string[] {
     `  started   ${found.started_at ?? '-'}`,
     `  finished  ${found.finished_at ?? '-'}`,
     `  rows      ${rowCounts(found)}`,
+    // note: a mirror's removal (docs/catalogue.md#mirror): a held one is what a partner came to look up
+    ...(found.removal ? [`  mirror    ${removalText(found.removal)} (missing=${found.removal.missing}, max_removal=${found.removal.max_removal})`] : []),
   ];
   if (found.error_count > 0) lines.push(`  errors    ${found.error_count} (bulk-import imports errors ${found.id} --report FILE)`);
   return lines;

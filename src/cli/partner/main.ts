@@ -28,6 +28,11 @@ import { printable, printableJson } from './printable.js';
 import { formatSummary, unaccountedAdvice, type Outcome, type SummaryInput } from './summary.js';
 import { fileBodyOf } from './file-body.js';
 import { runFileImport } from './run-file-import.js';
+import { checkMergeRow, checkRow } from './check-row.js';
+import type { Import } from './import-resource.js';
+import { heldNotice, mirrorProblem } from './mirror-outcome.js';
+import { MirrorWatch } from './mirror-watch.js';
+import { MERGE_RULES } from '../../shared/rows/merge-row.js';
 import type { FileSendContext } from './send-file.js';
 
 function readRows(options: CliOptions, fields: FieldSpec[], stream: Readable, io: CliIo, noteHeader = true): AsyncIterable<SourceRow> {
@@ -161,14 +166,17 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv, io: CliIo): P
     });
     if (opts.background) {
       const location = INPUT_FORMATS[opts.format].location;
+      const sink = report ?? failureEcho(activeProgress, location);
+      const mirror = opts.mirror ? new MirrorWatch(opts.kind, sink, (message) => activeProgress.notice(message)) : undefined;
       const result = await runFileImport(
         context(),
         {
           kind: opts.kind,
           body: fileBodyOf(opts.file, opts.format),
+          options: { update: opts.update, ...(opts.mirror ? { mirror: opts.mirror } : {}) },
           // note: a JSON array is sent one element a line, so its row index is its location already.
           ...(opts.format === 'json' ? {} : { rows: () => readRows(opts, fields, createReadStream(opts.file), io, false) }),
-          report: report ?? failureEcho(activeProgress, location),
+          report: mirror?.sink ?? sink,
           progress: activeProgress,
           shouldStop: () => interrupted,
           onAccepted: (importId) => {
@@ -176,6 +184,7 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv, io: CliIo): P
             activeProgress.notice(`import ${importId}: the file is stored; the server writes it now (bulk-import imports show ${importId})`);
             background = { importId, state: 'queued' };
           },
+          ...(mirror ? { onRead: (found: Import) => mirror.onRead(found) } : {}),
         },
         totals,
       );
@@ -183,8 +192,11 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv, io: CliIo): P
         background = { importId: null, state: 'refused' };
         outcome = { type: 'stopped', reason: result.refused };
       } else {
-        background = { importId: result.importId, state: result.state };
-        if (result.state === 'watching') {
+        background = { importId: result.importId, state: result.state, ...mirror?.outcomeOf(result.last) };
+        const notMirror = mirror && result.state === 'completed' ? mirrorProblem(result.last) : undefined;
+        if (notMirror !== undefined) {
+          outcome = { type: 'stopped', reason: notMirror };
+        } else if (result.state === 'watching') {
           outcome = { type: 'stopped', reason: `interrupted: import ${result.importId} goes on without watching; see it with "bulk-import imports show ${result.importId}"` };
         } else if (result.state === 'cancelled') {
           outcome = { type: 'stopped', reason: `import ${result.importId} was cancelled: the rows it wrote before stay written, the rest were not written` };
@@ -196,13 +208,16 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv, io: CliIo): P
       let send: ((body: string, rowCount: number) => Promise<BatchOutcome>) | undefined;
       if (opts.dryRun !== 'local') {
         const batchContext = context();
-        send = (body, rowCount) => sendBatch(batchContext, opts.kind, body, rowCount, opts.dryRun === 'server');
+        send = (body, rowCount) => sendBatch(batchContext, opts.kind, body, rowCount, opts.dryRun === 'server', opts.update);
       }
+      const fieldNames = fields.map((f) => f.name);
       await runImport(
         {
           kind: opts.kind,
-          schema: kindSpec.rowSchema,
-          fieldNames: fields.map((f) => f.name),
+          check:
+            opts.update === 'merge'
+              ? (value) => checkMergeRow(MERGE_RULES[opts.kind], fieldNames, value)
+              : (value) => checkRow(kindSpec.rowSchema, fieldNames, value),
           limits: { maxRows: kindSpec.maxRows, maxBytes: kindSpec.bodyLimitBytes },
           rows: readRows(opts, fields, createReadStream(opts.file), io),
           ...(send ? { send } : {}),
@@ -237,12 +252,17 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv, io: CliIo): P
     totals,
     seconds,
     outcome,
+    update: opts.update,
     ...(background ? { background } : {}),
   });
   if (outcome.type === 'stopped') io.stderr.write(`error: ${printable(outcome.reason)}\n`);
   const advice = unaccountedAdvice(totals, opts.dryRun);
   // note: not silenced by --quiet: those rows need the partner's attention before any re-run.
   if (advice !== undefined) io.stderr.write(`note: ${printable(advice)}\n`);
+  // note: not silenced by --quiet either: a mirror that did not take effect must be noticed (exit 1).
+  if (background?.removal?.state === 'held' && background.importId !== null) {
+    io.stderr.write(`note: ${printable(heldNotice(background.importId, background.removal, background.heldBy ?? { by: 'max_removal' }, INPUT_FORMATS[opts.format].location))}\n`);
+  }
   io.stdout.write(`${opts.json ? printableJson(summary.json) : printable(summary.text)}\n`);
   return summary.exitCode;
 }

@@ -2,6 +2,7 @@ import type { SourceRow } from '../../shared/import/file/source-row.js';
 import type { RowError } from '../../shared/rows/row-errors.js';
 import type { FileBody } from './file-body.js';
 import { fileLocations } from './file-locations.js';
+import type { FileImportOptions } from './import-options.js';
 import { FatalError } from './fatal-error.js';
 import { readImportErrors } from './import-errors-pages.js';
 import { readImport, type Import } from './import-resource.js';
@@ -23,6 +24,8 @@ const ENDED = new Set(['completed', 'failed', 'cancelled']);
 export interface FileImportRun {
   kind: string;
   body: FileBody;
+  /** `update=merge` and a mirror's query (--merge, --mirror) */
+  options?: FileImportOptions;
   /** the file's rows as the server's reader reads them, for the report's lines; undefined: report `index` (a JSON array, sent one element a line) */
   rows?: () => AsyncIterable<SourceRow>;
   report: FailureSink;
@@ -31,11 +34,14 @@ export interface FileImportRun {
   shouldStop(): boolean;
   /** the import's id, as soon as the server names it */
   onAccepted(importId: string): void;
+  /** the import as the server answered it, then as each read finds it (a mirror's removal) */
+  onRead?(found: Import): void;
 }
 
 /** How the run ended: the import's last state, or a refusal that kept nothing (`importId` null). */
 export type FileRunResult =
-  | { importId: string; state: Import['state'] | 'watching' }
+  /** `last`: the import as last read */
+  | { importId: string; state: Import['state'] | 'watching'; last: Import }
   | { importId: null; refused: string };
 
 /** The import's counts as the summary's totals: rows read are the rows the server received. */
@@ -52,7 +58,7 @@ function countInto(totals: ImportTotals, found: Import): void {
  */
 export async function runFileImport(ctx: FileSendContext, run: FileImportRun, totals: ImportTotals): Promise<FileRunResult> {
   const now = ctx.now ?? Date.now;
-  const sent = await sendFile(ctx, run.kind, run.body);
+  const sent = await sendFile(ctx, run.kind, run.body, run.options);
   if (sent.type === 'refused') {
     // note: `no valid rows` lists the first failed rows; nothing of the file was kept.
     if (sent.rowErrors) await writeFailures(run, sent.rowErrors);
@@ -65,20 +71,22 @@ export async function runFileImport(ctx: FileSendContext, run: FileImportRun, to
   totals.batches = 1;
   countInto(totals, found);
   run.progress.update(found.rows.processed);
+  run.onRead?.(found);
   let delay = POLL_FIRST_MS;
   while (!ENDED.has(found.state)) {
-    if (run.shouldStop()) return { importId: found.id, state: 'watching' };
+    if (run.shouldStop()) return { importId: found.id, state: 'watching', last: found };
     await ctx.sleep(delay);
     delay = Math.min(delay * 2, POLL_MAX_MS);
-    if (run.shouldStop()) return { importId: found.id, state: 'watching' };
+    if (run.shouldStop()) return { importId: found.id, state: 'watching', last: found };
     const read = await readImport(ctx, found.id, now() + ctx.policy.maxRetryTimeMs);
     if (read === undefined) throw new FatalError(`import ${found.id} reads 404: it is not an import of this account (unknown, another account's, or past its retention)`, 'unknown');
     found = read.import;
     countInto(totals, found);
     run.progress.update(found.rows.processed);
+    run.onRead?.(found);
   }
   if (found.rows.skipped > 0) await reportFailedRows(ctx, run, found);
-  return { importId: found.id, state: found.state };
+  return { importId: found.id, state: found.state, last: found };
 }
 
 /** Failed rows the server named in a refusal, at their locations in the file. */

@@ -1,10 +1,9 @@
-import type { z } from 'zod';
 import type { SourceRow } from '../../shared/import/file/source-row.js';
 import { externalIdOf } from '../../shared/rows/external-id.js';
 import { reasonOf } from '../../shared/rows/validate-rows.js';
 import type { RowErrorDetail } from '../../shared/rows/row-errors.js';
 import { Batcher, type Batch, type RowFailure } from './batcher.js';
-import { checkRow } from './check-row.js';
+import type { RowChecker } from './check-row.js';
 import type { Progress } from './progress.js';
 import { FatalError, type BatchOutcome } from './send-batch.js';
 
@@ -15,8 +14,8 @@ export interface FailureSink {
 
 export interface ImportRunInput {
   kind: string;
-  schema: z.ZodType;
-  fieldNames: readonly string[];
+  /** each row's local check, and its JSON as sent: checkRow, or checkMergeRow with --merge (check-row.ts) */
+  check: RowChecker;
   limits: { maxRows: number; maxBytes: number };
   rows: AsyncIterable<SourceRow>;
   /** undefined for a dry run: rows are validated and batched, never sent; `rowCount` rows are in `body` */
@@ -117,7 +116,7 @@ export async function runImport(input: ImportRunInput, totals: ImportTotals = em
     const externalId = externalIdOf(value);
     const repeated = externalId !== undefined && seenIds.has(externalId);
     if (externalId !== undefined) seenIds.add(externalId);
-    const check = checkRow(input.schema, input.fieldNames, value);
+    const check = input.check(value);
     const problems: RowErrorDetail[] = [...(repeated ? [{ ...DUPLICATE_IN_FILE }] : []), ...(check.ok ? [] : check.details)];
     const withId = externalId === undefined ? {} : { externalId };
     if (problems.length > 0) batcher.addFailure({ location, reason: reasonOf(problems), details: problems, ...withId });

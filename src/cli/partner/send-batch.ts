@@ -5,6 +5,7 @@ import type { AttemptResult } from './api-client.js';
 import type { ApiContext } from './api-context.js';
 import { checkBulkReply, type CheckedReply, type ReplyCheck } from './check-reply.js';
 import { FatalError } from './fatal-error.js';
+import type { UpdateMode } from './import-options.js';
 import { retryAfterMs } from './rate-limit.js';
 import { clientErrorOf, rateLimitWaitMs, redirectRefused } from './reply-refusals.js';
 import { errorText, MAX_REPLY_MIB } from './reply-text.js';
@@ -45,9 +46,9 @@ export interface BatchTarget<Counts extends { rowErrors: RowError[] }> {
   check: (body: unknown, rowsSent: number, dryRun: boolean) => ReplyCheck<Counts>;
 }
 
-/** A bulk import's batch (POST /v1/api/{kind}/bulk). */
-function bulkTarget(ctx: SendContext, kind: string): BatchTarget<CheckedReply> {
-  return { kind, writtenStatus: 201, post: (body, key, dryRun) => ctx.client.postBulk(kind, body, key, dryRun), check: checkBulkReply };
+/** A bulk import's batch (POST /v1/api/{kind}/bulk, with `update=merge` for a merge). */
+function bulkTarget(ctx: SendContext, kind: string, update: UpdateMode): BatchTarget<CheckedReply> {
+  return { kind, writtenStatus: 201, post: (body, key, dryRun) => ctx.client.postBulk(kind, body, key, dryRun, update), check: checkBulkReply };
 }
 
 
@@ -110,9 +111,10 @@ async function watchNamedImport<Counts extends { rowErrors: RowError[] }>(
  *   import (a 504's `import_id`), that import is watched instead (watch-import.ts) until it ends:
  *   `completed` counts as its 201 would have, `failed` (nothing written) is retried as a 503.
  * Running out of attempts, or of --max-retry-time, is fatal: the run stops.
+ * `update` `merge` sends the batch as a merge (--merge); its key is as fresh as any other batch's.
  */
-export async function sendBatch(ctx: SendContext, kind: string, body: string, rowCount: number, dryRun = false): Promise<BatchOutcome> {
-  return sendToTarget(ctx, bulkTarget(ctx, kind), body, rowCount, dryRun);
+export async function sendBatch(ctx: SendContext, kind: string, body: string, rowCount: number, dryRun = false, update: UpdateMode = 'replace'): Promise<BatchOutcome> {
+  return sendToTarget(ctx, bulkTarget(ctx, kind, update), body, rowCount, dryRun);
 }
 
 /** sendBatch's rules, for a batch to any target (BatchTarget). */
@@ -127,6 +129,9 @@ export async function sendToTarget<Counts extends { rowErrors: RowError[] }>(
   const policy = dryRun ? { ...ctx.policy, idempotency: true } : ctx.policy;
   const random = ctx.random ?? Math.random;
   const now = ctx.now ?? Date.now;
+  // note: a fresh random key per batch, never derived from its rows: the same rows sent again,
+  // as a merge or whole, are a new request, as the server takes them (it answers 422 to a key
+  // reused across update modes).
   const key = policy.idempotency && !dryRun ? randomUUID() : undefined;
   let attempt = 0;
   let mayHaveWritten = false;

@@ -4,6 +4,7 @@ import type { ApiClient } from './api-client.js';
 import type { ApiContext } from './api-context.js';
 import type { FileBody } from './file-body.js';
 import { FatalError } from './fatal-error.js';
+import type { FileImportOptions } from './import-options.js';
 import { believedImport, type Import } from './import-resource.js';
 import { retryAfterMs } from './rate-limit.js';
 import { clientErrorOf, rateLimitWaitMs, redirectRefused } from './reply-refusals.js';
@@ -24,7 +25,8 @@ export type FileSendContext = ApiContext & { client: Pick<ApiClient, 'postFile' 
  * Sends a whole file (POST /v1/api/imports?kind=...) until it has an answer, with a batch's retry
  * rules (send-batch.ts): one Idempotency-Key for the file, reused on every retry, so a retry after
  * a lost reply is answered with the import the first attempt made. Each attempt reads the file
- * again from its start (`body.open()`).
+ * again from its start (`body.open()`), with the same `options` (update, mirror) in its query:
+ * the server compares them with the key's first request.
  * - 202: the import, whose shape is checked.
  * - 429 (`Too many file imports in progress`, a quota): wait `Retry-After`, then again; not an attempt.
  * - 503 or a connection never made: nothing was kept; retried with backoff.
@@ -33,7 +35,7 @@ export type FileSendContext = ApiContext & { client: Pick<ApiClient, 'postFile' 
  * - 401/402/403, a redirect, out of attempts or of --max-retry-time: fatal.
  * - other 4xx: refused as a whole, nothing kept.
  */
-export async function sendFile(ctx: FileSendContext, kind: string, body: FileBody): Promise<FileOutcome> {
+export async function sendFile(ctx: FileSendContext, kind: string, body: FileBody, options: FileImportOptions = {}): Promise<FileOutcome> {
   const { policy } = ctx;
   const random = ctx.random ?? Math.random;
   const now = ctx.now ?? Date.now;
@@ -58,7 +60,7 @@ export async function sendFile(ctx: FileSendContext, kind: string, body: FileBod
       await ctx.sleep(paced);
     }
     attempt += 1;
-    const reply = await ctx.client.postFile(kind, body.contentType, body.open(), key);
+    const reply = await ctx.client.postFile(kind, body.contentType, body.open(), key, options);
     let problem: string;
     let delivered: boolean;
     let waitAtLeastMs = 0;

@@ -1,3 +1,5 @@
+import type { UpdateMode } from './import-options.js';
+import { removalText, type HeldBy, type MirrorRemoval } from './mirror-outcome.js';
 import type { ImportTotals } from './run-import.js';
 
 export type Outcome = { type: 'finished' } | { type: 'stopped'; reason: string };
@@ -10,11 +12,14 @@ export interface SummaryInput {
   totals: ImportTotals;
   seconds: number;
   outcome: Outcome;
+  /** `merge` with --merge; `replace` when absent */
+  update?: UpdateMode;
   /**
    * `--background`: the file's import (null until the server named one) and its last state:
-   * `refused` (a 4xx kept nothing), `not sent`, or the import's
+   * `refused` (a 4xx kept nothing), `not sent`, or the import's; with --mirror, its removal as
+   * last read, and why a held one was held
    */
-  background?: { importId: string | null; state: string };
+  background?: { importId: string | null; state: string; removal?: MirrorRemoval; heldBy?: HeldBy };
 }
 
 /** Rows whose fate is known: imported, updated or unchanged (valid, in a local dry run), or failed. */
@@ -23,14 +28,16 @@ function accountedFor(totals: ImportTotals, dryRun: SummaryInput['dryRun']): num
 }
 
 /**
- * Exit status: 2 when the run stopped early, else 1 if any row failed or is unaccounted for, else
- * 0. note: 0 also needs every row read to be accounted for, so that no slip in the counting can
- * ever pass for a complete import.
+ * Exit status: 2 when the run stopped early, else 1 if any row failed or is unaccounted for, or a
+ * mirror's removal was held, else 0. note: 0 also needs every row read to be accounted for, so
+ * that no slip in the counting can ever pass for a complete import; and a held mirror wrote its
+ * rows but did not take effect, which a nightly job must notice.
  */
-export function exitCodeOf(input: Pick<SummaryInput, 'totals' | 'outcome' | 'dryRun'>): number {
+export function exitCodeOf(input: Pick<SummaryInput, 'totals' | 'outcome' | 'dryRun' | 'background'>): number {
   const { totals } = input;
   if (input.outcome.type === 'stopped') return 2;
   if (totals.failed > 0 || totals.unaccounted > 0) return 1;
+  if (input.background?.removal?.state === 'held') return 1;
   return accountedFor(totals, input.dryRun) === totals.rowsRead ? 0 : 1;
 }
 
@@ -77,6 +84,7 @@ export function formatSummary(input: SummaryInput): { text: string; json: Record
       `${totals.failed} failed`,
       ...unaccounted,
       background === undefined ? `${totals.batches} batches` : background.importId === null ? 'no import' : `import ${background.importId} ${background.state}`,
+      ...(background?.removal ? [removalText(background.removal)] : []),
     );
   }
   parts.push(`${seconds} s`);
@@ -110,10 +118,26 @@ export function formatSummary(input: SummaryInput): { text: string; json: Record
     replayed_batches: totals.replays,
     seconds,
     completed: outcome.type === 'finished',
-    ...(input.background ? { import_id: input.background.importId, import_state: input.background.importId === null ? null : input.background.state } : {}),
+    /** `merge` (--merge) or `replace` */
+    update: input.update ?? 'replace',
+    ...(input.background
+      ? {
+          import_id: input.background.importId,
+          import_state: input.background.importId === null ? null : input.background.state,
+          /** a mirror's removal as the import last read ({missing, max_removal, state, rows}, and `held_by` when held); null for any other run */
+          removal: removalJson(input.background),
+        }
+      : {}),
     ...(outcome.type === 'stopped'
       ? { error: outcome.reason, ...(input.background ? {} : { [`settled_through_${input.location}`]: totals.settledThrough }) }
       : {}),
   };
   return { text, json, exitCode: exitCodeOf(input) };
+}
+
+/** `removal` of the --json summary. */
+function removalJson(background: NonNullable<SummaryInput['background']>): Record<string, unknown> | null {
+  const { removal, heldBy } = background;
+  if (!removal) return null;
+  return { ...removal, ...(removal.state === 'held' && heldBy ? { held_by: heldBy.by, ...(heldBy.by === 'unreadable_line' ? { unreadable_at: heldBy.location } : {}) } : {}) };
 }

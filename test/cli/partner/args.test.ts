@@ -71,3 +71,36 @@ describe('parseCliArgs: --max-watch', () => {
     expect(USAGE).toMatch(/^ {2}--max-watch SEC {2,}\S.*\(default 600\)/ms);
   });
 });
+
+describe('parseCliArgs: --merge and --mirror', () => {
+  const withUrl = (extra: string[]) => parse(['--base-url', 'https://api.example.com', ...extra]);
+
+  it('replaces whole rows and mirrors nothing by default', () => {
+    const options = withUrl([]);
+    expect(options.update).toBe('replace');
+    expect(options.mirror).toBeUndefined();
+  });
+
+  it.each<[string[], Partial<CliOptions>]>([
+    [['--merge'], { update: 'merge' }],
+    [['--merge', '--dry-run=server'], { update: 'merge', dryRun: 'server' }],
+    [['--background', '--mirror'], { background: true, mirror: {} }],
+    [['--background', '--mirror', '--missing', 'delete'], { mirror: { missing: 'delete' } }],
+    [['--background', '--mirror', '--max-removal', '0'], { mirror: { maxRemoval: 0 } }],
+    [['--background', '--mirror', '--merge', '--missing', 'archive', '--max-removal', '100'], { update: 'merge', mirror: { missing: 'archive', maxRemoval: 100 } }],
+  ])('%j', (extra, expected) => {
+    expect(withUrl(extra)).toMatchObject(expected);
+  });
+
+  it('takes --merge with a local dry run, which needs no key', () => {
+    expect(parseCliArgs(['listings', 'rows.ndjson', '--merge', '--dry-run'], {})).toMatchObject({ update: 'merge', dryRun: 'local' });
+  });
+
+  it.each(['--merge', '--mirror', '--missing ACTION', '--max-removal N'])('documents %s', (flag) => {
+    expect(USAGE).toMatch(new RegExp(`^ {2}${flag} {2,}\\S`, 'm'));
+  });
+
+  it('says in the exit status what a held mirror exits with', () => {
+    expect(USAGE).toMatch(/With --mirror, also 1 when the\s+removal was held/);
+  });
+});

@@ -19,6 +19,14 @@ describe('the exit status', () => {
     expect(exitCodeOf({ totals: totals(values), outcome: finished, dryRun })).toBe(code);
   });
 
+  it.each<[string, 'pending' | 'done' | 'held' | 'skipped', number]>([
+    ['done', 'done', 0],
+    ['held by the guard', 'held', 1],
+  ])('is %s for a mirror whose every row is in and whose removal is %s: exit %i', (_name, state, code) => {
+    const background = { importId: 'i-1', state: 'completed', removal: { missing: 'archive' as const, max_removal: 10, state, rows: 3 } };
+    expect(exitCodeOf({ totals: totals({ rowsRead: 5, valid: 5, unchanged: 5 }), outcome: finished, dryRun: false, background })).toBe(code);
+  });
+
   it('is 2 when the run stopped, whatever the counts', () => {
     expect(exitCodeOf({ totals: totals({ rowsRead: 5, valid: 5, inserted: 5 }), outcome: { type: 'stopped', reason: 'x' }, dryRun: false })).toBe(2);
   });
@@ -34,6 +42,20 @@ describe('the summary', () => {
     const some = formatSummary({ ...input, dryRun: false, totals: totals({ rowsRead: 7, valid: 7, inserted: 2, unaccounted: 5, batches: 1 }) });
     expect(some.text).toBe('machines: 7 rows read, 2 inserted, 0 failed, 5 unaccounted for, 1 batches, 1 s');
     expect(some.json).toMatchObject({ unaccounted: 5 });
+  });
+
+  it('shows a mirror\'s removal after its import, and with --json as the import reads it, with why a held one was held', () => {
+    const removal = { missing: 'delete' as const, max_removal: 10, state: 'held' as const, rows: 40 };
+    const summary = formatSummary({
+      ...input,
+      dryRun: false,
+      update: 'merge',
+      totals: totals({ rowsRead: 2, valid: 2, updated: 2, batches: 1 }),
+      background: { importId: 'i-1', state: 'completed', removal, heldBy: { by: 'unreadable_line', location: 7 } },
+    });
+    expect(summary.text).toBe('machines: 2 rows read, 0 inserted, 2 updated, 0 unchanged, 0 failed, import i-1 completed, removal held: 40 would have been deleted, nothing removed, 1 s');
+    expect(summary.json).toMatchObject({ update: 'merge', import_id: 'i-1', removal: { ...removal, held_by: 'unreadable_line', unreadable_at: 7 } });
+    expect(summary.exitCode).toBe(1);
   });
 
   it('advises checking unaccounted rows before a re-run, which Idempotency-Keys cannot make safe', () => {
