@@ -181,6 +181,33 @@ describe('partner CLI against a real API and worker', () => {
     expect(await tableCounts()).toEqual({ listings: 0, machines: 0, imports: 0 });
   });
 
+  it('a nightly sync, each step its own process as a cron job runs it: the day\'s prices merged, a mirror archives the row it leaves out (exit 0), a cut-short export is held (exit 1)', async () => {
+    const rows = Array.from({ length: 20 }, (_, i) => listing({ external_id: `NIGHT-${i}` }));
+    const file = join(dir, 'catalogue.ndjson');
+    const write = async (lines: Record<string, unknown>[]) => writeFile(file, `${lines.map((row) => JSON.stringify(row)).join('\n')}\n`);
+    await write(rows);
+    expect((await runCli(['listings', file, '--quiet'], cliEnv).done).code).toBe(0);
+
+    await write([{ external_id: 'NIGHT-0', price_cents: 1 }]);
+    const merged = await runCli(['listings', file, '--merge', '--quiet'], cliEnv).done;
+    expect(merged.code, merged.stderr).toBe(0);
+    expect(merged.stdout).toMatch(/^listings: 1 rows read, 0 inserted, 1 updated, 0 unchanged, 0 failed, 1 batches/);
+
+    await write([{ ...rows[0], price_cents: 1 }, ...rows.slice(1, 19)]);
+    const mirrored = await runCli(['listings', file, '--background', '--mirror', '--quiet'], cliEnv).done;
+    expect(mirrored.code, mirrored.stderr).toBe(0);
+    expect(mirrored.stdout).toMatch(/ 19 unchanged, 0 failed, import [\w-]+ completed, removal done: 1 archived, /);
+
+    await write(rows.slice(0, 3));
+    const cut = await runCli(['listings', file, '--background', '--mirror', '--quiet'], cliEnv).done;
+    expect(cut.code, cut.stderr).toBe(1);
+    expect(cut.stdout).toMatch(/removal held: 16 would have been archived, nothing removed/);
+    expect(cut.stderr).toMatch(/^note: import [\w-]+: the mirror did not take effect: nothing was removed/m);
+    const [state] = await scenario.sql<{ active: number; archived: string[] }[]>`
+      select count(*) filter (where archived_at is null)::int as active, array_agg(external_id) filter (where archived_at is not null) as archived from listings`;
+    expect(state).toEqual({ active: 19, archived: ['NIGHT-19'] });
+  });
+
   it('429: waits out the minute window the account has used up, then finishes with every row in once', async () => {
     // The account has 5 requests left in a window that ends in 3 s; the file needs 8.
     const redis = new Redis(inject('redisUrl'));
