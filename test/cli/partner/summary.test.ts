@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { emptyTotals, type ImportTotals } from '../../../src/cli/partner/run-import.js';
 import { exitCodeOf, formatSummary, unaccountedAdvice } from '../../../src/cli/partner/summary.js';
+import { removalText } from '../../../src/cli/partner/mirror-outcome.js';
 
 const totals = (values: Partial<ImportTotals>): ImportTotals => ({ ...emptyTotals(), ...values });
 const finished = { type: 'finished' } as const;
@@ -62,5 +63,17 @@ describe('the summary', () => {
     expect(unaccountedAdvice(totals({}), false)).toBeUndefined();
     expect(unaccountedAdvice(totals({ unaccounted: 1 }), false)).toMatch(/^1 row is unaccounted for .*Check them in your account before sending them again: a new run sends them with new Idempotency-Keys/);
     expect(unaccountedAdvice(totals({ unaccounted: 3 }), 'server')).toBe("3 rows are unaccounted for: the server's answer about them could not be checked; nothing was written (server dry run)");
+  });
+});
+
+describe('a mirror\'s removal in words', () => {
+  it.each<['archive' | 'delete', 'pending' | 'done' | 'held' | 'skipped', number, string]>([
+    ['archive', 'pending', 0, 'removal pending'],
+    ['archive', 'done', 3, 'removal done: 3 archived'],
+    ['delete', 'done', 2, 'removal done: 2 deleted'],
+    ['archive', 'held', 40, 'removal held: 40 would have been archived, nothing removed'],
+    ['delete', 'skipped', 0, 'removal skipped: nothing removed'],
+  ])('%s, %s, %i rows: %s', (missing, state, rows, text) => {
+    expect(removalText({ missing, max_removal: 10, state, rows })).toBe(text);
   });
 });
