@@ -38,7 +38,8 @@ describe('import jobs that did not come from the API', () => {
   /** Adds a job the way the API does: its rows first, then the job. */
   async function addJob(data: ImportJobData, rows: string | null, jobId: string = randomUUID()): Promise<Job<ImportJobData, ImportResult>> {
     if (rows !== null) await rowsStore.put(jobId, rows);
-    return service.deps.queue.add('listings', data, { ...IMPORT_JOB_OPTIONS, jobId });
+    // note: the queue carries every action's jobs; this one is an upsert's
+    return (await service.deps.queue.add('listings', data, { ...IMPORT_JOB_OPTIONS, jobId })) as Job<ImportJobData, ImportResult>;
   }
 
   async function settle(job: Job<ImportJobData, ImportResult>): Promise<{ state: string; attemptsMade: number; failedReason: string }> {

@@ -1,12 +1,12 @@
 import { randomUUID } from 'node:crypto';
-import type { Job, JobsOptions, Queue } from 'bullmq';
+import type { Job, JobsOptions } from 'bullmq';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { loadConfig, type Config } from '../../src/shared/infra/config.js';
 import { createSql, type Sql } from '../../src/shared/infra/db.js';
 import { createLogger, type Logger } from '../../src/shared/infra/logger.js';
 import { createRedis, type RedisClient } from '../../src/shared/infra/redis.js';
 import type { ImportJobData, ImportResult } from '../../src/shared/import/import-job.js';
-import { createImportQueue, IMPORT_JOB_OPTIONS } from '../../src/shared/import/import-queue.js';
+import { createImportQueue, type ImportQueue, IMPORT_JOB_OPTIONS } from '../../src/shared/import/import-queue.js';
 import { encodeImportRows } from '../../src/shared/import/rows-hand-over.js';
 import { ImportRowsStore } from '../../src/shared/import/rows-store.js';
 import { recordFileRowErrors, stageFileRows, stagedRow } from '../../src/shared/repositories/import-files.js';
@@ -310,7 +310,7 @@ describe('a running worker: retention on its interval, and jobs that failed for 
   let config: Config;
   let worker: RunningWorker;
   let redis: RedisClient;
-  let queue: Queue<ImportJobData, ImportResult>;
+  let queue: ImportQueue;
   let rowsStore: ImportRowsStore;
   const logLines: string[] = [];
 
@@ -344,7 +344,7 @@ describe('a running worker: retention on its interval, and jobs that failed for 
   }
 
   async function add(data: ImportJobData, jobId: string, options: JobsOptions = {}): Promise<Job<ImportJobData, ImportResult>> {
-    return queue.add('listings', data, { ...IMPORT_JOB_OPTIONS, ...options, jobId });
+    return (await queue.add('listings', data, { ...IMPORT_JOB_OPTIONS, ...options, jobId })) as Job<ImportJobData, ImportResult>;
   }
 
   async function settled(jobId: string): Promise<{ state: string; attemptsMade: number; failedReason: string }> {

@@ -1,7 +1,7 @@
 import { IMPORT_KINDS, type ImportKind } from '../../shared/import/import-kinds.js';
 import type { ListingRow } from '../../shared/rows/listing-row.js';
 import type { MachineRow } from '../../shared/rows/machine-row.js';
-import { validateRow, validateRows, type RowValidation } from '../../shared/rows/validate-rows.js';
+import { validateRows, type RowValidation } from '../../shared/rows/validate-rows.js';
 import { MERGE_RULES, validateMergeRow, type MergeRow } from '../../shared/rows/merge-row.js';
 import type { RowError } from '../../shared/rows/row-errors.js';
 import { matchExternalIds } from '../../shared/rows/match-external-ids.js';
@@ -32,7 +32,7 @@ function validateMergeRows(kind: ImportKind, input: readonly unknown[]): RowVali
   const rules = MERGE_RULES[kind];
   const validation: RowValidation<MergeRow<RowsByKind[ImportKind]>> = { rows: [], errors: [] };
   input.forEach((candidate, index) => {
-    const checked = validateMergeRow<RowsByKind[ImportKind]>(rules as typeof MERGE_RULES.listings & typeof MERGE_RULES.machines, candidate, index);
+    const checked = validateMergeRow<RowsByKind[ImportKind]>(rules, candidate, index);
     if ('row' in checked) validation.rows.push(checked.row);
     else validation.errors.push(checked.error);
   });

@@ -37,7 +37,7 @@ class OpenTransaction<Batch, Result> {
   private over: { error: unknown } | undefined;
 
   constructor(sql: Sql, stageIn: StageIn<Batch, Result>) {
-    this.ended = sql.begin(async (tx) => {
+    this.ended = sql.begin<void>(async (tx) => {
       // note: sent with the first batch's statements, not waited for on its own. Without waiting
       // for the commit to reach the disk: what is staged counts only once the acceptance commits,
       // and that commit, durable, makes every write before it durable too.
@@ -54,7 +54,7 @@ class OpenTransaction<Batch, Result> {
         }
       }
       await asynchronous;
-    }) as Promise<void>;
+    });
     // note: an order given after the transaction ended would wait forever: it is refused instead.
     this.ended.then(
       () => this.end(new Error('the staging transaction has committed')),

@@ -172,7 +172,7 @@ function mergeCounts(tx: TransactionSql): Fragment {
 
 /** Sets the errors of a merge import recorded by recordMergeWithRows: the request's and the rows that failed there, by index. */
 export async function recordMergeErrors(tx: TransactionSql, jobId: string, errors: readonly RowError[]): Promise<void> {
-  await tx`update imports set errors = ${tx.json(errors as unknown as Parameters<typeof tx.json>[0])} where job_id = ${jobId}`;
+  await tx`update imports set errors = ${tx.json(errors)} where job_id = ${jobId}`;
 }
 
 /** The error of a merge row that could neither merge nor be created: its missing fields, each `required`. */
