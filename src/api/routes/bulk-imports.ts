@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { BULK_BODY_SCHEMAS, BulkDryRunResponseSchema, BulkResponseSchema } from '../../shared/api-schemas/bulk.js';
@@ -10,11 +9,10 @@ import type { NewImport } from '../../shared/import/import-queue.js';
 import { markImportStep } from '../../shared/import/import-steps.js';
 import type { ImportPreparer } from '../import/import-preparer.js';
 import type { ApiDeps } from '../deps.js';
-import { runIdempotentImport } from '../import/idempotency.js';
 import { importRefusalError } from '../import/import-error-replies.js';
 import { isImportRefusal } from '../import/import-refusal.js';
 import { importLocation } from '../../shared/import/import-location.js';
-import { ImportOutcomeUnknownError } from '../import/import-errors.js';
+import { holdingInFlightSlot, runImportOf } from '../import/run-import-request.js';
 import { BulkQuerySchema, bulkQueryRefusal, isDryRun } from '../import/bulk-query.js';
 import { bulkBadRequestExamples, bulkBodyExamples, bulkResultExamples, ERROR_EXAMPLES } from '../openapi/examples.js';
 import { bulkDryRunExamples, bulkSyncBodyExamples, bulkSyncResultExamples, DRY_RUN_BAD_REQUEST_EXAMPLES } from '../openapi/sync-examples.js';
@@ -159,37 +157,20 @@ export async function bulkImportRoutes(fastify: FastifyInstance, deps: ApiDeps):
           refuseUnknownQueryParameters(Object.keys(BulkQuerySchema.shape)),
         ],
       },
-      async (request, reply) => {
-        const slot = request.inFlightSlot;
-        if (slot) slot.handlerStarted = true;
-        // note: an import answered 504 may still be writing: its slot is held until its job ends.
-        let importRunsOn: Promise<void> | undefined;
-        try {
+      async (request, reply) =>
+        holdingInFlightSlot(request, async () => {
           // note: the query and the key's format were checked by the route's schemas.
           const key = request.headers['idempotency-key'];
           const dryRun = isDryRun(request.query, key);
           const merge = request.query.update === 'merge';
           const { newImport, idempotency } = await readImport(kind, request, { dryRun, key, merge }, deps.importPreparer);
-          const importId = randomUUID();
-          const { result, replayed, ...answered } = idempotency
-            ? await runIdempotentImport(deps.sql, deps.importRunner, newImport, idempotency.key, idempotency.hash)
-            : { importId, result: await deps.importRunner.run(newImport, importId), replayed: false };
+          const { result, replayed, importId } = await runImportOf(deps, newImport, idempotency);
           if (newImport.dryRun) return await reply.code(200).send({ ...result, dry_run: true });
           // note: a replay wrote nothing, so its rows are not counted again.
           if (replayed) reply.header('idempotent-replayed', 'true');
           else deps.metrics.recordRows(kind, result);
-          return await reply.code(201).header('location', importLocation(answered.importId)).send({ ...result, import_id: answered.importId });
-        } catch (error) {
-          if (error instanceof ImportOutcomeUnknownError) {
-            importRunsOn = error.settled;
-            if (error.cause !== undefined) request.log.warn({ err: error.cause }, 'import outcome unknown: an earlier request with its Idempotency-Key may be writing it');
-          }
-          throw error;
-        } finally {
-          if (importRunsOn === undefined) slot?.release();
-          else void importRunsOn.then(() => slot?.release());
-        }
-      },
+          return await reply.code(201).header('location', importLocation(importId)).send({ ...result, import_id: importId });
+        }),
     );
   }
 }

@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
@@ -20,8 +19,7 @@ import type { ApiDeps } from '../deps.js';
 import { apiKeyAuth } from '../auth/api-key-auth.js';
 import { authenticatedKey } from '../authenticated.js';
 import { BulkQuerySchema, isDryRun } from '../import/bulk-query.js';
-import { runIdempotentImport } from '../import/idempotency.js';
-import { ImportOutcomeUnknownError } from '../import/import-errors.js';
+import { holdingInFlightSlot, runImportOf } from '../import/run-import-request.js';
 import { readRowRemoval } from '../import/read-row-removal.js';
 import { holdInFlightSlot } from '../limits/in-flight-cap.js';
 import { ERROR_EXAMPLES } from '../openapi/examples.js';
@@ -148,40 +146,21 @@ export async function rowRemovalRoutes(fastify: FastifyInstance, deps: ApiDeps):
             refuseUnknownQueryParameters(Object.keys(RowRemovalQuerySchema.shape)),
           ],
         },
-        async (request, reply) => {
-          const slot = request.inFlightSlot;
-          if (slot) slot.handlerStarted = true;
-          // note: an import answered 504 may still be writing: its slot is held until its job ends.
-          let importRunsOn: Promise<void> | undefined;
-          try {
+        async (request, reply) =>
+          holdingInFlightSlot(request, async () => {
             const key = request.headers['idempotency-key'];
             const dryRun = isDryRun(request.query, key);
             const accountId = authenticatedKey(request).account.id;
             const { newImport, idempotency } = await readRowRemoval(deps.sql, takeRawBody(request), { kind, action, accountId, requestId: request.id, dryRun, key });
             markImportStep(request.id, 'api.validated');
-            const { result, replayed, importId } = idempotency
-              ? await runIdempotentImport(deps.sql, deps.importRunner, newImport, idempotency.key, idempotency.hash)
-              : await (async () => {
-                  const id = randomUUID();
-                  return { importId: id, result: await deps.importRunner.run(newImport, id), replayed: false };
-                })();
+            const { result, replayed, importId } = await runImportOf(deps, newImport, idempotency);
             const answer = answerOf(action, result);
             if (newImport.dryRun) return await reply.code(200).send({ ...answer, dry_run: true as const });
             // note: a replay changed nothing, so its rows are not counted again.
             if (replayed) reply.header('idempotent-replayed', 'true');
             else deps.metrics.recordRows(kind, result);
             return await reply.code(200).header('location', importLocation(importId)).send({ ...answer, import_id: importId });
-          } catch (error) {
-            if (error instanceof ImportOutcomeUnknownError) {
-              importRunsOn = error.settled;
-              if (error.cause !== undefined) request.log.warn({ err: error.cause }, 'import outcome unknown: an earlier request with its Idempotency-Key may be writing it');
-            }
-            throw error;
-          } finally {
-            if (importRunsOn === undefined) slot?.release();
-            else void importRunsOn.then(() => slot?.release());
-          }
-        },
+          }),
       );
     }
   }
