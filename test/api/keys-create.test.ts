@@ -48,12 +48,12 @@ describe('POST /v1/api/keys', () => {
   }
 
   describe('success', () => {
-    it('returns 201 with exactly {key, metadata: {id, label, key_prefix, scopes, created_at}, note}', async () => {
+    it('returns 201 with exactly {key, metadata: {id, label, key_prefix, scopes, created_at}, note, expires_at, allowed_ips}', async () => {
       const account = await service.createAccount();
       const res = await createKeyRequest(account, { label: 'CI uploader', scopes: ['listings:write'] });
       expect(res.statusCode).toBe(201);
       const body = res.json<CreatedKey>();
-      expect(Object.keys(body).sort()).toEqual(['key', 'metadata', 'note']);
+      expect(Object.keys(body).sort()).toEqual(['allowed_ips', 'expires_at', 'key', 'metadata', 'note']);
       expect(Object.keys(body.metadata).sort()).toEqual(['created_at', 'id', 'key_prefix', 'label', 'scopes']);
       expect(body.key).toMatch(KEY_PATTERN);
       expect(body.metadata.id).toMatch(UUID_PATTERN);

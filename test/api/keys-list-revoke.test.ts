@@ -5,7 +5,7 @@ import { startTestService, type TestAccount, type TestService } from '../support
 
 const UUID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const ISO_TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/;
-const RECORD_FIELDS = ['created_at', 'id', 'is_revoked', 'key_prefix', 'label', 'last_used_at', 'scopes'];
+const RECORD_FIELDS = ['allowed_ips', 'created_at', 'expires_at', 'id', 'is_revoked', 'key_prefix', 'label', 'last_used_at', 'scopes', 'status'];
 const NOT_FOUND = { error: 'API key not found', code: 'api_key_not_found' };
 const INVALID_KEY = { error: 'Invalid API key', code: 'invalid_api_key' };
 
@@ -80,7 +80,7 @@ describe('GET /v1/api/keys', () => {
     expect(res.json()).toEqual({ keys: [] });
   });
 
-  it('returns {keys} whose records have exactly id, label, key_prefix, scopes, is_revoked, last_used_at, created_at', async () => {
+  it('returns {keys} whose records have exactly id, label, key_prefix, scopes, is_revoked, status, expires_at, allowed_ips, last_used_at, created_at', async () => {
     const account = await service.createAccount();
     const created = await createKey(account, 'Warehouse sync', ['listings_write', 'jobs:read']);
     const res = await listKeys(account);
@@ -96,6 +96,9 @@ describe('GET /v1/api/keys', () => {
       label: 'Warehouse sync',
       key_prefix: created.metadata.key_prefix,
       is_revoked: false,
+      status: 'active',
+      expires_at: null,
+      allowed_ips: null,
       last_used_at: null,
     });
     expect(created_at).toMatch(ISO_TIMESTAMP);

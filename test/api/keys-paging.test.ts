@@ -26,7 +26,7 @@ interface SeededKey {
 
 const LIMIT_REFUSED = { error: 'limit must be a whole number from 1 to 100', code: 'invalid_limit' };
 const CURSOR_REFUSED = { error: 'starting_after: no such key', code: 'unknown_key_starting_after' };
-const STATUS_REFUSED = { error: 'status must be active, revoked or all', code: 'invalid_key_status' };
+const STATUS_REFUSED = { error: 'status must be active, expired, revoked or all', code: 'invalid_key_status' };
 
 let service: TestService;
 
@@ -213,7 +213,7 @@ describe('GET /v1/api/keys refusing its query', () => {
     ['starting_after not a key id', '?starting_after=not-a-key', CURSOR_REFUSED],
     ['starting_after a key prefix', '?starting_after=deadbeef', CURSOR_REFUSED],
     ['starting_after an unknown uuid', `?starting_after=${randomUUID()}`, CURSOR_REFUSED],
-    ['status unknown', '?status=expired', STATUS_REFUSED],
+    ['status unknown', '?status=rolled', STATUS_REFUSED],
     ['status in capitals', '?status=ACTIVE', STATUS_REFUSED],
     ['status empty', '?status=', STATUS_REFUSED],
     ['another parameter', '?active=true', { error: 'Unknown query parameter: active', code: 'unknown_query_parameter' }],

@@ -23,7 +23,7 @@ describe('GET /v1/api/me', () => {
       subscription_tier: 'global',
       is_owner: true,
       has_completed_onboarding: false,
-      key: { prefix: key.slice(9, 17), scopes: ['listings:write', 'jobs:read'] },
+      key: { prefix: key.slice(9, 17), scopes: ['listings:write', 'jobs:read'], expires_at: null, allowed_ips: null },
     });
   });
 });

@@ -16,8 +16,23 @@ import type { KeyCache } from './key-cache.js';
 import type { KeyUseRecorder } from './key-use-recorder.js';
 import { requireApiTier } from './account-access.js';
 import { apiErrors } from '../../shared/errors/api-errors.js';
+import { isAllowedFrom } from '../../shared/access/allowed-ips.js';
 
 const LAST_USED_RESOLUTION_MS = 60_000;
+
+/** Why a recognised key is refused before its account is looked at (docs/access.md#key-lifecycle). */
+type KeyRefusal = 'expired' | 'address';
+
+/**
+ * Whether `key`, recognised, may be used now from `ip`: its end (a time it carries, so a cached
+ * key ends on the dot on every replica) and its allowed addresses. note: on every request, so
+ * no allocation unless the key has allowed addresses (then the client address is parsed once).
+ */
+function refusalOf(key: AuthenticatedKey, ip: string): KeyRefusal | undefined {
+  if (key.expiresAtMs !== null && Date.now() >= key.expiresAtMs) return 'expired';
+  if (key.allowedIps !== null && !isAllowedFrom(key.allowedIps, ip)) return 'address';
+  return undefined;
+}
 
 /** The `X-RateLimit-*` headers and, with the same numbers, the IETF `RateLimit-Policy` and `RateLimit` fields. */
 function setQuotaHeaders(reply: FastifyReply, quota: QuotaDecision): void {
@@ -45,7 +60,8 @@ export interface ApiKeyAuthDeps {
 
 /**
  * Authenticates an API-key route before its body is read, in the order of docs/access.md#order-of-checks:
- * lockout (429) -> key (401) -> tier (402) -> account quota (429) -> scope (403).
+ * lockout (429) -> key (401; expired too) -> client address (403) -> tier (402) -> account quota
+ * (429) -> scope (403).
  *
  * A key found in the cache costs one round trip to Redis (the IP's lockout and the auth version,
  * in one MGET with those of the requests that arrived with it; the quota windows, when counted
@@ -89,6 +105,19 @@ export function apiKeyAuth(deps: ApiKeyAuthDeps): onRequestAsyncHookHandler {
     return key;
   }
 
+  /**
+   * The key's end and addresses: an expired key is 401 as a revoked one (with its own code), a
+   * foreign address 403; both are failed attempts for the lockout. note: decided right after the
+   * key is recognised, before its account's tier and quota: a leaked key used from elsewhere
+   * spends none of the partner's quota and gets no rate-limit headers, and a refusal follows the
+   * same steps as an unknown key's (the lockout read, the key's lookup, the failure recorded).
+   */
+  async function admitKey(ip: string, key: AuthenticatedKey): Promise<AuthenticatedKey> {
+    const refusal = refusalOf(key, ip);
+    if (refusal === undefined) return key;
+    return fail(ip, refusal === 'expired' ? apiErrors.apiKeyExpired() : apiErrors.ipNotAllowed());
+  }
+
   /** Steps 1-2: the IP's lockout, then the key: from the cache while its auth version holds. */
   async function identify(ip: string, authorization: string | undefined): Promise<{ key: AuthenticatedKey; count?: QuotaCount }> {
     const token = bearerToken(authorization);
@@ -99,7 +128,15 @@ export function apiKeyAuth(deps: ApiKeyAuthDeps): onRequestAsyncHookHandler {
     // note: the key's hash, as base64, names it in the cache; a key not cached is loaded by it.
     const cacheKey = hashApiKeyBase64(token);
     const cached = keyCache.get(cacheKey);
-    if (!cached) return { key: await loadKey(ip, cacheKey, await gate(ip)) };
+    if (!cached) return { key: await admitKey(ip, await loadKey(ip, cacheKey, await gate(ip))) };
+    if (refusalOf(cached.key, ip) !== undefined) {
+      // note: no quota is counted for a key the cache says is refused; the refusal stands only
+      // while the auth version holds (a PATCH may have allowed this address since).
+      const version = await gate(ip);
+      if (version === cached.version) return { key: await admitKey(ip, cached.key) };
+      keyCache.delete(cacheKey);
+      return { key: await admitKey(ip, await loadKey(ip, cacheKey, version)) };
+    }
 
     // The quota is counted in the same round trip and given back if the request turns out not
     // to be the cached key's (locked out, or the key changed since).
@@ -116,7 +153,7 @@ export function apiKeyAuth(deps: ApiKeyAuthDeps): onRequestAsyncHookHandler {
     if (version === cached.version) return { key: cached.key, count: counted };
     quota.refund(counted);
     keyCache.delete(cacheKey);
-    return { key: await loadKey(ip, cacheKey, version) };
+    return { key: await admitKey(ip, await loadKey(ip, cacheKey, version)) };
   }
 
   /** Steps 3-4: the account's tier, then its quota, whose headers the answer carries either way. */

@@ -5,7 +5,7 @@ import { IMPORT_KINDS, type ImportKind } from '../../shared/import/import-kinds.
 import { checkImportBody } from '../import/check-import-body.js';
 import { isImportRefusal } from '../import/import-refusal.js';
 import { importRefusalError } from '../import/import-error-replies.js';
-import { CreateKeyBodySchema, keyBodyProblemsOf, keyRequestRefusal } from '../../shared/access/key-request.js';
+import { ChangeKeyBodySchema, CreateKeyBodySchema, keyBodyProblemsOf, keyRequestRefusal } from '../../shared/access/key-request.js';
 import { ACTIVE_KEY_CAP } from '../../shared/repositories/api-keys.js';
 import type { Example, Examples } from './route-schema.js';
 
@@ -115,12 +115,46 @@ function keyRefusalBodyOf(body: unknown): ApiError['body'] {
 
 export const CREATE_KEY_BODY_EXAMPLES: Examples = {
   create: example('A key for the bulk endpoints', { label: 'ERP sync', scopes: ['listings:write'] }),
+  restricted: example(
+    'A key that expires and works only from the partner\'s addresses',
+    { label: 'Contractor migration', scopes: ['listings:write'], expires_at: '2027-03-01T00:00:00Z', allowed_ips: ['203.0.113.0/24', '2001:db8:4::/48'] },
+    '`expires_at` is 60 seconds to 1,096 days ahead; `allowed_ips` holds 1 to 20 addresses or CIDR blocks.',
+  ),
+};
+
+/** The 400 body of a key change the route's schema refuses. */
+function keyChangeRefusalBodyOf(body: unknown): ApiError['body'] {
+  const parsed = ChangeKeyBodySchema.safeParse(body);
+  if (parsed.success) throw new Error('example: expected a refused key change');
+  return keyRequestRefusal(keyBodyProblemsOf(parsed.error.issues), apiErrors.keyChangeEnvelope).body;
+}
+
+export const CHANGE_KEY_BODY_EXAMPLES: Examples = {
+  restrict: example('Allow only these addresses', { allowed_ips: ['203.0.113.0/24', '198.51.100.7'] }),
+  unrestrict: example('Allow every address again', { allowed_ips: null }),
+  relabel: example('A new label', { label: 'ERP sync (eu-west)' }),
+};
+
+export const CHANGE_KEY_BAD_REQUEST_EXAMPLES: Examples = {
+  badAddress: example('An entry that is not an address or block', keyChangeRefusalBodyOf({ allowed_ips: ['203.0.113.300'] })),
+  emptyList: example('An empty list (send null for any address)', keyChangeRefusalBodyOf({ allowed_ips: [] })),
+  label: example('An empty label', keyChangeRefusalBodyOf({ label: ' ' })),
+  notAnObject: example('Not an object', keyChangeRefusalBodyOf(['203.0.113.9'])),
+  invalidJson: example('Not JSON, or not UTF-8', apiErrors.invalidJson().body),
+  badRequest: BAD_REQUEST,
+};
+
+export const ROLL_KEY_BODY_EXAMPLES: Examples = {
+  week: example('The old key works for 7 more days', { expires_in_sec: 604_800 }),
+  now: example('The old key ends at once', { expires_in_sec: 0 }),
 };
 
 export const CREATE_KEY_BAD_REQUEST_EXAMPLES: Examples = {
   label: example('Missing label', keyRefusalBodyOf({ scopes: ['listings:write'] })),
   noScope: example('No scope', keyRefusalBodyOf({ label: 'ERP sync', scopes: [] })),
   unknownScope: example('Unknown scope', keyRefusalBodyOf({ label: 'ERP sync', scopes: ['listing:write'] })),
+  expiresAt: example('expires_at in the past, or too far ahead', keyRefusalBodyOf({ label: 'ERP sync', scopes: ['listings:write'], expires_at: '2020-01-01T00:00:00Z' })),
+  allowedIps: example('An entry that is not an address or block', keyRefusalBodyOf({ label: 'ERP sync', scopes: ['listings:write'], allowed_ips: ['203.0.113.0/33'] })),
   notAnObject: example('Not an object', keyRefusalBodyOf(['ERP sync'])),
   invalidJson: example('Not JSON, or not UTF-8', apiErrors.invalidJson().body),
   badRequest: BAD_REQUEST,
@@ -135,25 +169,62 @@ export const ME_EXAMPLES: Examples = {
     subscription_tier: 'enterprise',
     is_owner: true,
     has_completed_onboarding: true,
-    key: { prefix: KEY_PREFIX, scopes: ['listings:write'] },
+    key: { prefix: KEY_PREFIX, scopes: ['listings:write'], expires_at: null, allowed_ips: ['203.0.113.0/24'] },
   }),
 };
 
+const OLD_KEY_ID = '16fd2706-8baf-433b-82eb-8c7fada847da';
+const OLD_KEY_PREFIX = '9a0b1c2d';
+const LISTED_KEY = {
+  id: KEY_ID,
+  label: 'ERP sync',
+  key_prefix: KEY_PREFIX,
+  scopes: ['listings:write'],
+  is_revoked: false,
+  status: 'active',
+  expires_at: null,
+  allowed_ips: ['203.0.113.0/24'],
+  last_used_at: '2026-11-22T10:02:11.000Z',
+  created_at: CREATED_AT,
+};
+
 export const KEY_LIST_EXAMPLES: Examples = {
-  keys: example('Two keys, one revoked', {
+  keys: example('Three keys: active, rolled (ending), revoked', {
     keys: [
-      { id: KEY_ID, label: 'ERP sync', key_prefix: KEY_PREFIX, scopes: ['listings:write'], is_revoked: false, last_used_at: '2026-11-22T10:02:11.000Z', created_at: CREATED_AT },
-      { id: '16fd2706-8baf-433b-82eb-8c7fada847da', label: 'Old sync', key_prefix: '9a0b1c2d', scopes: ['listings:write', 'jobs:read'], is_revoked: true, last_used_at: null, created_at: '2026-10-01T08:00:00.000Z' },
+      LISTED_KEY,
+      { ...LISTED_KEY, id: OLD_KEY_ID, key_prefix: OLD_KEY_PREFIX, expires_at: '2026-11-23T09:30:00.000Z', last_used_at: '2026-11-22T09:29:40.000Z', created_at: '2026-08-24T08:00:00.000Z' },
+      { id: 'b3f1e8a0-3c1d-4d2e-9f6a-1a2b3c4d5e6f', label: 'Old sync', key_prefix: '5e6f7a8b', scopes: ['listings:write', 'jobs:read'], is_revoked: true, status: 'revoked', expires_at: null, allowed_ips: null, last_used_at: null, created_at: '2026-06-01T08:00:00.000Z' },
     ],
   }),
 };
 
+const CREATED_KEY = {
+  key: `svc_live_${KEY_PREFIX}_0123456789abcdef0123456789abcdef`,
+  metadata: { id: KEY_ID, label: 'ERP sync', key_prefix: KEY_PREFIX, scopes: ['listings_write'], created_at: CREATED_AT },
+  note: SHOWN_ONCE_NOTE,
+  expires_at: null,
+  allowed_ips: null,
+};
+
 export const CREATED_KEY_EXAMPLES: Examples = {
-  created: example('The full key, shown once', {
-    key: `svc_live_${KEY_PREFIX}_0123456789abcdef0123456789abcdef`,
-    metadata: { id: KEY_ID, label: 'ERP sync', key_prefix: KEY_PREFIX, scopes: ['listings_write'], created_at: CREATED_AT },
-    note: SHOWN_ONCE_NOTE,
+  created: example('The full key, shown once', CREATED_KEY),
+  restricted: example('A key that expires and works only from some addresses', {
+    ...CREATED_KEY,
+    expires_at: '2027-03-01T00:00:00.000Z',
+    allowed_ips: ['203.0.113.0/24', '2001:db8:4::/48'],
   }),
+};
+
+export const ROLLED_KEY_EXAMPLES: Examples = {
+  rolled: example('The new key, shown once; the old one works a day more', {
+    ...CREATED_KEY,
+    allowed_ips: ['203.0.113.0/24'],
+    rolled: { id: OLD_KEY_ID, key_prefix: OLD_KEY_PREFIX, expires_at: '2026-11-23T09:30:00.000Z' },
+  }),
+};
+
+export const CHANGED_KEY_EXAMPLES: Examples = {
+  changed: example('The key as listed, after the change', LISTED_KEY),
 };
 
 export const REVOKED_KEY_EXAMPLES: Examples = {
@@ -169,6 +240,11 @@ export const HEALTH_EXAMPLES = {
 export const ERROR_EXAMPLES = {
   apiKeyMissing: example('No or malformed key', apiErrors.apiKeyMissing().body),
   apiKeyInvalid: example('Unknown or revoked key', apiErrors.apiKeyInvalid().body),
+  apiKeyExpired: example('The key expired (its expires_at, or the end of a roll\'s grace period)', apiErrors.apiKeyExpired().body),
+  ipNotAllowed: example('The key does not work from this client address', apiErrors.ipNotAllowed().body),
+  keyNotRollable: example('Revoked, expired or already rolled', apiErrors.keyNotRollable().body),
+  keyEnded: example('Revoked or expired', apiErrors.keyEnded().body),
+  rollBody: example('expires_in_sec out of range, or the body is not an object', apiErrors.rollBodyMalformed().body),
   sessionMissing: example('No or malformed session token', apiErrors.sessionMissing().body),
   sessionInvalid: example('Bad signature, expired, or unknown account', apiErrors.sessionInvalid().body),
   tier: example('Not on Enterprise or Global', apiErrors.tierRequired('pro', 'https://example.com/pricing').body),

@@ -10,6 +10,9 @@ const ACTIVE_KEY = {
   key_prefix: '7e3d2c1b',
   scopes: ['listings:write'],
   is_revoked: false,
+  status: 'active',
+  expires_at: null,
+  allowed_ips: null,
   last_used_at: '2026-11-22T09:58:40.000Z',
   created_at: '2026-11-20T14:03:00.000Z',
 };
@@ -25,6 +28,6 @@ export const KEY_PAGE_EXAMPLES: Examples = {
 export const KEY_LIST_BAD_REQUEST_EXAMPLES: Examples = {
   limit: example('limit out of range', apiErrors.pageLimitMalformed(100).body),
   startingAfter: example('starting_after names no key of the account (or is no key id)', apiErrors.keyStartingAfterUnknown().body),
-  status: example('status is none of active, revoked, all', apiErrors.keyStatusMalformed().body),
+  status: example('status is none of active, expired, revoked, all', apiErrors.keyStatusMalformed().body),
   unknownQueryParameter: example('Another query parameter', apiErrors.unknownQueryParameter('active').body),
 };

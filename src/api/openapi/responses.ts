@@ -48,7 +48,7 @@ export function errorResponse(
   return jsonResponse(z.intersection(schema, codes), { description, headers, sometimes, examples });
 }
 
-const { apiKeyMissing, apiKeyInvalid, sessionMissing, sessionInvalid, tier, origin, rateMinute, rateDay, lockout } = ERROR_EXAMPLES;
+const { apiKeyMissing, apiKeyInvalid, apiKeyExpired, ipNotAllowed, sessionMissing, sessionInvalid, tier, origin, rateMinute, rateDay, lockout } = ERROR_EXAMPLES;
 
 /**
  * 401, 402, 403, 429 of an API-key route (docs/access.md#order-of-checks); `scoped` adds the
@@ -57,11 +57,19 @@ const { apiKeyMissing, apiKeyInvalid, sessionMissing, sessionInvalid, tier, orig
 export function apiKeyAuthErrors(options: { scoped: boolean; scope?: string }) {
   const scope = options.scope === undefined ? ERROR_EXAMPLES.scope : example('The key lacks the scope', apiErrors.scopeMissing(options.scope).body);
   return {
-    401: errorResponse('The key is missing, malformed, unknown or revoked. Counts toward the IP lockout.', { apiKeyMissing, apiKeyInvalid }),
+    401: errorResponse('The key is missing, malformed, unknown, revoked or expired (`api_key_expired`). Counts toward the IP lockout.', { apiKeyMissing, apiKeyInvalid, apiKeyExpired }),
     402: errorResponse('The account is not on an Enterprise or Global subscription.', { tier }, ALWAYS, TierErrorSchema),
+    // note: a key refused for its client address spends no quota and carries no rate-limit
+    // headers (docs/access.md#allowed-addresses); the scope's 403 carries them.
     403: options.scoped
-      ? errorResponse('The key lacks the required scope (named in underscore form), or a browser sent an Origin that is not allowed.', { scope, origin }, AUTHENTICATED)
-      : errorResponse('A browser sent an Origin that is not allowed.', { origin }),
+      ? errorResponse(
+          'The key lacks the required scope (named in underscore form), the key does not work from this client address (`ip_not_allowed`, counts toward the IP lockout, spends no quota), or a browser sent an Origin that is not allowed.',
+          { scope, ipNotAllowed, origin },
+          AUTHENTICATED,
+          ErrorBodySchema,
+          RATE_LIMIT_HEADER_NAMES,
+        )
+      : errorResponse('The key does not work from this client address (`ip_not_allowed`, counts toward the IP lockout, spends no quota), or a browser sent an Origin that is not allowed.', { ipNotAllowed, origin }),
     429: errorResponse(
       'The account\'s per-minute or per-day limit is reached (all its keys share them), or this IP is locked out after 20 failed authentications in 5 minutes. Nothing was done; retry after `Retry-After` seconds.',
       { rateMinute, rateDay, lockout },

@@ -16,7 +16,7 @@ export async function registerCors(app: FastifyInstance, allowedOrigins: readonl
   if (allowed.size > 0) {
     await app.register(cors, {
       origin: [...allowed],
-      methods: ['GET', 'POST', 'DELETE'],
+      methods: ['GET', 'POST', 'PATCH', 'DELETE'],
       allowedHeaders: ['Authorization', 'Content-Type', 'X-Request-Id', 'Idempotency-Key'],
       exposedHeaders: [
         'X-Request-Id', 'Retry-After', 'X-RateLimit-Limit-Minute', 'X-RateLimit-Remaining-Minute',

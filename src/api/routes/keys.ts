@@ -2,27 +2,47 @@ import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { generateApiKey } from '../../shared/access/api-key.js';
 import {
+  ChangeKeyRequestSchema,
   CreateKeyRequestSchema,
   CreateKeyResponseSchema,
   KeyIdParamsSchema,
   KeyListQuerySchema,
   KeyListResponseSchema,
+  KeyRecordSchema,
   RevokeKeyResponseSchema,
+  ROLL_GRACE_DEFAULT_SEC,
+  ROLL_GRACE_MAX_SEC,
+  RollKeyRequestSchema,
+  RollKeyResponseSchema,
   SHOWN_ONCE_NOTE,
 } from '../../shared/api-schemas/api-keys.js';
 import { keyRequestRefusal } from '../../shared/access/key-request.js';
 import { queryParameterNames, refusalsByPart, refuseUnknownQueryParameters } from '../route-validation.js';
 import { sessionAccountOf } from '../authenticated.js';
-import { ACTIVE_KEY_CAP, KEY_PAGE_MAX, createKeyWithinCap, listKeys, revokeKey, type ApiKeyRecord } from '../../shared/repositories/api-keys.js';
+import {
+  ACTIVE_KEY_CAP,
+  KEY_PAGE_MAX,
+  changeKey,
+  createKeyWithinCap,
+  listKeys,
+  revokeKey,
+  rollKey,
+  type ApiKeyRecord,
+} from '../../shared/repositories/api-keys.js';
 import { toUnderscoreForm } from '../../shared/access/scopes.js';
 import type { ApiDeps } from '../deps.js';
 import {
+  CHANGE_KEY_BAD_REQUEST_EXAMPLES,
+  CHANGE_KEY_BODY_EXAMPLES,
+  CHANGED_KEY_EXAMPLES,
   CREATE_KEY_BAD_REQUEST_EXAMPLES,
   CREATE_KEY_BODY_EXAMPLES,
   CREATED_KEY_EXAMPLES,
   ERROR_EXAMPLES,
   KEY_LIST_EXAMPLES,
   REVOKED_KEY_EXAMPLES,
+  ROLL_KEY_BODY_EXAMPLES,
+  ROLLED_KEY_EXAMPLES,
 } from '../openapi/examples.js';
 import { KEY_LIST_BAD_REQUEST_EXAMPLES, KEY_PAGE_EXAMPLES } from '../openapi/key-list-examples.js';
 import {
@@ -42,6 +62,9 @@ import { apiErrors } from '../../shared/errors/api-errors.js';
 import { MaybeRetryLaterErrorSchema } from '../../shared/api-schemas/error-body.js';
 
 const CREATE_BODY_LIMIT_BYTES = 16 * 1024;
+/** A roll's body is `{expires_in_sec}` at most; a change's a label and 20 addresses. */
+const ROLL_BODY_LIMIT_BYTES = 1024;
+const CHANGE_BODY_LIMIT_BYTES = 16 * 1024;
 /** note: the app's default body limit (app.ts), which a body sent to DELETE meets */
 const REVOKE_BODY_LIMIT_BYTES = 64 * 1024;
 
@@ -59,7 +82,7 @@ const listSchema = {
   response: {
     200: jsonResponse(KeyListResponseSchema, { description: 'Never a full key.', headers: ALWAYS, examples: { ...KEY_LIST_EXAMPLES, ...KEY_PAGE_EXAMPLES } }),
     400: errorResponse(
-      `\`limit\` is not a whole number from 1 to ${KEY_PAGE_MAX}, \`starting_after\` is not the id of one of the account's keys, \`status\` is not \`active\`, \`revoked\` or \`all\`, or the query has another parameter.`,
+      `\`limit\` is not a whole number from 1 to ${KEY_PAGE_MAX}, \`starting_after\` is not the id of one of the account's keys, \`status\` is not \`active\`, \`expired\`, \`revoked\` or \`all\`, or the query has another parameter.`,
       KEY_LIST_BAD_REQUEST_EXAMPLES,
     ),
     ...sessionErrors(),
@@ -70,11 +93,14 @@ const createSchema = {
   ...common,
   operationId: 'createKey',
   summary: 'Create a key',
-  description: `The full key is in this response only. An account may hold ${ACTIVE_KEY_CAP} active keys.`,
+  description: `The full key is in this response only. An account may hold ${ACTIVE_KEY_CAP} active keys (neither revoked nor expired). Optionally the key ends at \`expires_at\` and works only from \`allowed_ips\`.`,
   body: jsonBody(CreateKeyRequestSchema, CREATE_KEY_BODY_EXAMPLES),
   response: {
     201: jsonResponse(CreateKeyResponseSchema, { description: 'Created; store `key` now.', headers: ALWAYS, examples: CREATED_KEY_EXAMPLES }),
-    400: errorResponse('The body is not JSON, or `label` or `scopes` is missing or invalid (an unknown scope is named).', CREATE_KEY_BAD_REQUEST_EXAMPLES),
+    400: errorResponse(
+      'The body is not JSON, or `label` or `scopes` is missing or invalid (an unknown scope is named), or `expires_at` or `allowed_ips` is invalid (named).',
+      CREATE_KEY_BAD_REQUEST_EXAMPLES,
+    ),
     ...sessionErrors(),
     413: tooLargeResponse(CREATE_BODY_LIMIT_BYTES),
     415: unsupportedMediaTypeResponse(),
@@ -109,6 +135,46 @@ const revokeSchema = {
   },
 };
 
+const rollSchema = {
+  ...common,
+  operationId: 'rollKey',
+  summary: 'Roll a key',
+  description: `A new key with the old one's label, scopes and allowed addresses, and no expiry; the old key keeps working for \`expires_in_sec\` (default a day, at most ${ROLL_GRACE_MAX_SEC} s: 7 days; 0 ends it at once, and never past its own \`expires_at\`), then is refused as expired on every replica. Allowed with ${ACTIVE_KEY_CAP} active keys: the account holds one more until the old key ends. Of several rolls of one key at once exactly one succeeds.`,
+  params: KeyIdParamsSchema,
+  body: jsonBody(RollKeyRequestSchema, ROLL_KEY_BODY_EXAMPLES),
+  response: {
+    201: jsonResponse(RollKeyResponseSchema, { description: 'Rolled; store `key` now, and replace the old key before `rolled.expires_at`.', headers: ALWAYS, examples: ROLLED_KEY_EXAMPLES }),
+    400: errorResponse('`expires_in_sec` is not a whole number from 0 to 604800, or the body is not an object or not JSON.', {
+      rollBody: ERROR_EXAMPLES.rollBody,
+      invalidJson: example('Not JSON, or not UTF-8', apiErrors.invalidJson().body),
+      badRequest: ERROR_EXAMPLES.badRequest,
+    }),
+    ...sessionErrors(),
+    404: errorResponse('Not one of the account\'s keys.', { keyNotFound: ERROR_EXAMPLES.keyNotFound }),
+    409: errorResponse('The key is revoked, expired or already rolled (also: another roll of it won the race).', { keyNotRollable: ERROR_EXAMPLES.keyNotRollable }),
+    413: tooLargeResponse(ROLL_BODY_LIMIT_BYTES),
+    415: unsupportedMediaTypeResponse(),
+  },
+};
+
+const changeSchema = {
+  ...common,
+  operationId: 'changeKey',
+  summary: 'Change a key\'s label or allowed addresses',
+  description: 'Fields left out stay as they are; `allowed_ips: null` lets the key work from any address again. Takes effect on the very next request on every replica.',
+  params: KeyIdParamsSchema,
+  body: jsonBody(ChangeKeyRequestSchema, CHANGE_KEY_BODY_EXAMPLES),
+  response: {
+    200: jsonResponse(KeyRecordSchema, { description: 'The key as listed, after the change.', headers: ALWAYS, examples: CHANGED_KEY_EXAMPLES }),
+    400: errorResponse('The body is not JSON or not an object, or `label` or `allowed_ips` is invalid (named).', CHANGE_KEY_BAD_REQUEST_EXAMPLES),
+    ...sessionErrors(),
+    404: errorResponse('Not one of the account\'s keys.', { keyNotFound: ERROR_EXAMPLES.keyNotFound }),
+    409: errorResponse('The key is revoked or expired: a change would not bring it back.', { keyEnded: ERROR_EXAMPLES.keyEnded }),
+    413: tooLargeResponse(CHANGE_BODY_LIMIT_BYTES),
+    415: unsupportedMediaTypeResponse(),
+  },
+};
+
 /** The 400 of the key list's query: the first failing parameter's answer. */
 const refuseKeyListQuery = refusalsByPart({
   querystring: (errors) => {
@@ -129,8 +195,20 @@ const listedKey = (k: ApiKeyRecord) => ({
   key_prefix: k.keyPrefix,
   scopes: k.scopes,
   is_revoked: k.isRevoked,
+  status: k.status,
+  expires_at: k.expiresAt,
+  allowed_ips: k.allowedIps,
   last_used_at: k.lastUsedAt,
   created_at: k.createdAt,
+});
+
+/** The create answer's and a roll's fields of a new key (docs/endpoints.md#key-management). */
+const createdKey = (fullKey: string, k: ApiKeyRecord) => ({
+  key: fullKey,
+  metadata: { id: k.id, label: k.label, key_prefix: k.keyPrefix, scopes: k.scopes.map(toUnderscoreForm), created_at: k.createdAt },
+  note: SHOWN_ONCE_NOTE,
+  expires_at: k.expiresAt,
+  allowed_ips: k.allowedIps,
 });
 
 /** The 400 texts of docs/access.md#api-keys for a key-creation body its schema refused. */
@@ -144,6 +222,15 @@ const refuseKeyBody = refusalsByPart({
       }),
     ),
 });
+
+/** The 400 of a key change: as creation's, with its own answer for a body that is no object. */
+const refuseChangeBody = refusalsByPart({
+  params: () => apiErrors.keyNotFound(),
+  body: (errors) => keyRequestRefusal(errors.map((error) => ({ path: error.instancePath.slice(1), message: error.message ?? '' })), apiErrors.keyChangeEnvelope),
+});
+
+/** note: the key is looked up first: an unknown id is 404 whatever the body. */
+const refuseRollBody = refusalsByPart({ params: () => apiErrors.keyNotFound(), body: () => apiErrors.rollBodyMalformed() });
 
 /** Key management with the session token (docs/endpoints.md#key-management, docs/access.md#api-keys). */
 export async function keyRoutes(fastify: FastifyInstance, deps: ApiDeps): Promise<void> {
@@ -166,7 +253,7 @@ export async function keyRoutes(fastify: FastifyInstance, deps: ApiDeps): Promis
   });
 
   app.post('/v1/api/keys', { schema: createSchema, schemaErrorFormatter: refuseKeyBody, onRequest, bodyLimit: CREATE_BODY_LIMIT_BYTES }, async (request, reply) => {
-    const { label, scopes } = request.body;
+    const { label, scopes, expires_at: expiresAt, allowed_ips: allowedIps } = request.body;
     const generated = generateApiKey();
     const created = await createKeyWithinCap(sql, {
       accountId: sessionAccountOf(request).id,
@@ -174,21 +261,43 @@ export async function keyRoutes(fastify: FastifyInstance, deps: ApiDeps): Promis
       scopes,
       keyPrefix: generated.prefix,
       keyHash: generated.hash,
+      expiresAt: expiresAt ?? null,
+      allowedIps: allowedIps ?? null,
     });
     if (created === 'cap-reached') {
       throw apiErrors.keyCap(ACTIVE_KEY_CAP);
     }
-    return reply.code(201).send({
-      key: generated.fullKey,
-      metadata: {
-        id: created.id,
-        label: created.label,
-        key_prefix: created.keyPrefix,
-        scopes: created.scopes.map(toUnderscoreForm),
-        created_at: created.createdAt,
-      },
-      note: SHOWN_ONCE_NOTE,
+    return reply.code(201).send(createdKey(generated.fullKey, created));
+  });
+
+  app.post('/v1/api/keys/:id/roll', { schema: rollSchema, schemaErrorFormatter: refuseRollBody, onRequest, bodyLimit: ROLL_BODY_LIMIT_BYTES }, async (request, reply) => {
+    const generated = generateApiKey();
+    const outcome = await rollKey(sql, sessionAccountOf(request).id, request.params.id, request.body?.expires_in_sec ?? ROLL_GRACE_DEFAULT_SEC, {
+      keyPrefix: generated.prefix,
+      keyHash: generated.hash,
     });
+    if (outcome === 'not-found') throw apiErrors.keyNotFound();
+    if (outcome === 'not-rollable') throw apiErrors.keyNotRollable();
+    // note: as a revocation: every replica drops its cached keys, so the old key's new end
+    // holds from the very next request wherever it lands.
+    await deps.authVersion.bump();
+    const { created, rolled } = outcome;
+    return reply.code(201).send({
+      ...createdKey(generated.fullKey, created),
+      rolled: { id: rolled.id, key_prefix: rolled.keyPrefix, expires_at: rolled.expiresAt ?? created.createdAt },
+    });
+  });
+
+  app.patch('/v1/api/keys/:id', { schema: changeSchema, schemaErrorFormatter: refuseChangeBody, onRequest, bodyLimit: CHANGE_BODY_LIMIT_BYTES }, async (request) => {
+    const { label, allowed_ips: allowedIps } = request.body;
+    const changed = await changeKey(sql, sessionAccountOf(request).id, request.params.id, {
+      ...(label === undefined ? {} : { label }),
+      ...(allowedIps === undefined ? {} : { allowedIps }),
+    });
+    if (changed === 'not-found') throw apiErrors.keyNotFound();
+    if (changed === 'ended') throw apiErrors.keyEnded();
+    await deps.authVersion.bump();
+    return listedKey(changed);
   });
 
   app.delete('/v1/api/keys/:id', { schema: revokeSchema, schemaErrorFormatter: refuseKeyId, onRequest }, async (request) => {

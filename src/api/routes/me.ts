@@ -32,7 +32,7 @@ export async function meRoutes(app: FastifyInstance, deps: ApiDeps): Promise<voi
       subscription_tier: account.subscriptionTier,
       is_owner: account.isOwner,
       has_completed_onboarding: account.hasCompletedOnboarding,
-      key: { prefix: key.keyPrefix, scopes: key.scopes },
+      key: { prefix: key.keyPrefix, scopes: key.scopes, expires_at: key.expiresAt, allowed_ips: key.allowedIpEntries },
     };
   });
 }

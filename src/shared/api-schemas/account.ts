@@ -17,6 +17,11 @@ export const MeResponseSchema = z
       .object({
         prefix: z.string().regex(/^[0-9a-f]{8}$/).meta({ description: 'The 8 hex characters after `svc_live_`.' }),
         scopes: z.array(z.enum(SCOPES)).meta({ description: 'In colon form.' }),
+        expires_at: z.date().nullable().meta({ description: 'When the key stops working; null: never.' }),
+        allowed_ips: z
+          .array(z.string())
+          .nullable()
+          .meta({ description: 'The client addresses and CIDR blocks the key works from, canonical; null: any address.' }),
       })
       .meta({ description: 'The key used on this request.' }),
   })

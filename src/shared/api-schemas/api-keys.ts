@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { CreateKeyBodySchema } from '../access/key-request.js';
-import { ACTIVE_KEY_CAP, KEY_LIST_LIMIT, KEY_PAGE_MAX, KEY_STATUSES } from '../repositories/api-keys.js';
+import { ChangeKeyBodySchema, CreateKeyBodySchema } from '../access/key-request.js';
+import { ACTIVE_KEY_CAP, KEY_LIST_LIMIT, KEY_PAGE_MAX, KEY_STATES, KEY_STATUSES } from '../repositories/api-keys.js';
 import { SCOPES, toUnderscoreForm } from '../access/scopes.js';
 import { KeyIdParameterSchema } from './id-parameter.js';
 import { pageLimitSchema } from './page-limit.js';
@@ -12,6 +12,16 @@ export const SHOWN_ONCE_NOTE =
 const KeyIdSchema = z.guid().meta({ description: 'The key\'s id.' });
 const KeyPrefixSchema = z.string().regex(/^[0-9a-f]{8}$/).meta({ description: 'The 8 hex characters after `svc_live_`; the only part of a key that is stored readable.' });
 const UNDERSCORE_SCOPES = SCOPES.map(toUnderscoreForm) as [string, ...string[]];
+const ExpiresAtSchema = z.date().nullable().meta({ description: 'When the key stops working (ISO 8601, UTC); null: never.' });
+const AllowedIpsSchema = z
+  .array(z.string())
+  .nullable()
+  .meta({ description: 'The client addresses and CIDR blocks the key works from, canonical (a single address without a prefix length, a block as its network); null: any address.' });
+
+/** The longest grace period of a roll: 7 days. */
+export const ROLL_GRACE_MAX_SEC = 604_800;
+/** A roll's grace period when the body names none: a day. */
+export const ROLL_GRACE_DEFAULT_SEC = 86_400;
 
 /** A key as listed (docs/endpoints.md#key-management): never the full key. Timestamps are ISO 8601 in UTC. */
 export const KeyRecordSchema = z
@@ -21,6 +31,9 @@ export const KeyRecordSchema = z
     key_prefix: KeyPrefixSchema,
     scopes: z.array(z.enum(SCOPES)).meta({ description: 'In colon form.' }),
     is_revoked: z.boolean(),
+    status: z.enum(KEY_STATES).meta({ description: '`active`: the key works; `expired`: its `expires_at` has passed (after a roll too); `revoked`: revoked.' }),
+    expires_at: ExpiresAtSchema,
+    allowed_ips: AllowedIpsSchema,
     last_used_at: z.date().nullable().meta({ description: 'null until first used; updated at most about once a minute.' }),
     created_at: z.date(),
   })
@@ -49,27 +62,63 @@ export const KeyListQuerySchema = z.object({
   status: z
     .enum(KEY_STATUSES)
     .default('all')
-    .meta({ description: '`active`: only keys that work; `revoked`: only revoked keys; `all` (the default): both.' }),
+    .meta({ description: '`active`: only keys that work; `expired`: only keys whose `expires_at` has passed; `revoked`: only revoked keys; `all` (the default): every key.' }),
 });
 
 export const CreateKeyRequestSchema = CreateKeyBodySchema.meta({ id: 'NewApiKey' });
 
+/** What the create answer and a roll's 201 share: the full key, shown once, and its record's main fields. */
+const createdKeyFields = {
+  key: z
+    .string()
+    .regex(/^svc_live_[0-9a-f]{8}_[0-9a-f]{32}$/)
+    .meta({ description: 'The full key, shown this once: it cannot be retrieved again.' }),
+  // note: exactly the fields the contract names (docs/endpoints.md#key-management); the new
+  // ones sit beside it, so a client that reads `metadata` sees what it always saw.
+  metadata: z.object({
+    id: KeyIdSchema,
+    label: z.string(),
+    key_prefix: KeyPrefixSchema,
+    scopes: z.array(z.enum(UNDERSCORE_SCOPES)).meta({ description: 'In underscore form.' }),
+    created_at: z.date(),
+  }),
+  note: z.string().meta({ description: 'Says that the full key is shown only once and must be stored securely.' }),
+  expires_at: ExpiresAtSchema,
+  allowed_ips: AllowedIpsSchema,
+};
+
 export const CreateKeyResponseSchema = z
-  .object({
-    key: z
-      .string()
-      .regex(/^svc_live_[0-9a-f]{8}_[0-9a-f]{32}$/)
-      .meta({ description: 'The full key, shown this once: it cannot be retrieved again.' }),
-    metadata: z.object({
-      id: KeyIdSchema,
-      label: z.string(),
-      key_prefix: KeyPrefixSchema,
-      scopes: z.array(z.enum(UNDERSCORE_SCOPES)).meta({ description: 'In underscore form.' }),
-      created_at: z.date(),
-    }),
-    note: z.string().meta({ description: 'Says that the full key is shown only once and must be stored securely.' }),
-  })
+  .object(createdKeyFields)
   .meta({ id: 'CreatedApiKey', description: `An account may hold ${ACTIVE_KEY_CAP} active keys.` });
+
+/** `POST /v1/api/keys/{id}/roll`'s body: how long the old key keeps working. */
+export const RollKeyRequestSchema = z
+  .object(
+    {
+      expires_in_sec: z
+        .number()
+        .int()
+        .min(0)
+        .max(ROLL_GRACE_MAX_SEC)
+        .default(ROLL_GRACE_DEFAULT_SEC)
+        .meta({ description: `Seconds the old key keeps working, 0 to ${ROLL_GRACE_MAX_SEC} (7 days; 0 ends it at once); default ${ROLL_GRACE_DEFAULT_SEC} (a day). It never works past its own \`expires_at\`.` }),
+    },
+  )
+  // note: the body may be left out altogether (the default grace period), which the framework
+  // hands over as null; the handler reads it so.
+  .nullish()
+  .meta({ id: 'RollApiKey' });
+
+export const RollKeyResponseSchema = z
+  .object({
+    ...createdKeyFields,
+    rolled: z
+      .object({ id: KeyIdSchema, key_prefix: KeyPrefixSchema, expires_at: z.date().meta({ description: 'When the old key stops working.' }) })
+      .meta({ description: 'The old key, which works until `expires_at`.' }),
+  })
+  .meta({ id: 'RolledApiKey', description: 'The new key has the old one\'s label, scopes and allowed addresses, and no expiry.' });
+
+export const ChangeKeyRequestSchema = ChangeKeyBodySchema.meta({ id: 'ApiKeyChange' });
 
 export const RevokeKeyResponseSchema = z
   .object({
