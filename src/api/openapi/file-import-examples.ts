@@ -10,27 +10,37 @@ export const FILE_BODY_EXAMPLES = {
   csv: 'external_id,title,description,price_cents,currency,category,material,photo_urls\nSKU-1,Articulated dragon,"Silk PLA, hand finished.",2500,USD,miniatures,PLA,https://cdn.example.com/dragon.jpg|https://cdn.example.com/dragon-2.jpg\n',
 };
 
+/** A file import as its 202 reads it: stored, its failed rows known, the workers to write it. */
+const QUEUED = {
+  id: IMPORT_ID,
+  kind: 'listings',
+  source: 'file',
+  action: 'upsert',
+  mode: 'upsert',
+  removal: null,
+  state: 'queued',
+  created_at: '2026-11-25T02:00:00.120Z',
+  started_at: null,
+  finished_at: null,
+  rows: { received: 300_000, processed: 12, inserted: 0, updated: 0, unchanged: 0, archived: 0, deleted: 0, skipped: 12 },
+  error_count: 12,
+};
+
 export const FILE_IMPORT_ACCEPTED_EXAMPLES: Examples = {
-  queued: example('Stored; the workers write it next', {
-    import: {
-      id: IMPORT_ID,
-      kind: 'listings',
-      source: 'file',
-      action: 'upsert',
-      mode: 'upsert',
-      removal: null,
-      state: 'queued',
-      created_at: '2026-11-25T02:00:00.120Z',
-      started_at: null,
-      finished_at: null,
-      rows: { received: 300_000, processed: 12, inserted: 0, updated: 0, unchanged: 0, archived: 0, deleted: 0, skipped: 12 },
-      error_count: 12,
-    },
-  }),
+  queued: example('Stored; the workers write it next', { import: QUEUED }),
+  mirror: example(
+    'A mirror (`mode=mirror`), stored',
+    { import: { ...QUEUED, mode: 'mirror', removal: { missing: 'archive', max_removal: 10, state: 'pending', rows: 0 } } },
+    'Its removal waits for the file to be written: `pending` until then, `done` or `held` after (docs/catalogue.md#mirror).',
+  ),
 };
 
 export const FILE_IMPORT_BAD_REQUEST_EXAMPLES: Examples = {
   kind: example('No kind, or another', apiErrors.importKindMalformed().body),
+  update: example('update other than replace or merge', apiErrors.updateMalformed().body),
+  mode: example('mode other than upsert or mirror', apiErrors.modeMalformed().body),
+  maxRemoval: example('max_removal not a whole number from 0 to 100', apiErrors.maxRemovalMalformed().body),
+  removalWithoutMirror: example('missing or max_removal without mode=mirror', apiErrors.removalWithoutMirror().body),
   empty: example('An empty file', apiErrors.fileEmpty().body),
   notUtf8: example('Not UTF-8', apiErrors.fileNotUtf8().body),
   unreadable: example('A CSV header naming no field', apiErrors.fileUnreadable('the first line must be a header naming listings fields (title, ...)').body),

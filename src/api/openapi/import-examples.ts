@@ -71,10 +71,41 @@ const ARCHIVED = {
   error_count: 1,
 };
 
+/** A nightly mirror, written; its removal archived the rows the file left out (docs/catalogue.md#mirror). */
+const MIRROR_DONE = {
+  id: '4a5b6c7d-8e9f-4a0b-9c1d-2e3f4a5b6c7d',
+  kind: 'listings',
+  source: 'file',
+  action: 'upsert',
+  mode: 'mirror',
+  removal: { missing: 'archive', max_removal: 10, state: 'done', rows: 41 },
+  state: 'completed',
+  created_at: '2026-11-25T02:00:00.120Z',
+  started_at: '2026-11-25T02:00:09.310Z',
+  finished_at: '2026-11-25T02:01:02.877Z',
+  rows: { received: 5_012, processed: 5_012, inserted: 12, updated: 310, unchanged: 4_688, archived: 41, deleted: 0, skipped: 2 },
+  error_count: 2,
+};
+
+/** A mirror whose file was cut short: the guard held its removal. */
+const MIRROR_HELD = {
+  ...MIRROR_DONE,
+  id: '5b6c7d8e-9f0a-4b1c-8d2e-3f4a5b6c7d8e',
+  removal: { missing: 'archive', max_removal: 10, state: 'held', rows: 3_512 },
+  rows: { received: 1_500, processed: 1_500, inserted: 0, updated: 21, unchanged: 1_479, archived: 0, deleted: 0, skipped: 0 },
+  error_count: 0,
+};
+
 export const IMPORT_EXAMPLES: Examples = {
   completed: example('A nightly sync, completed', COMPLETED),
   running: example('Answered 504, still running', RUNNING, 'Read it again until `state` is `completed` or `failed`: the counts are then those its 201 would have had.'),
   fileRunning: example('A file being written', FILE_RUNNING, 'Its counts grow as its chunks are written; `processed` reaches `received` when it completes.'),
+  mirrorDone: example('A mirror, its removal done', MIRROR_DONE, 'The file is the whole catalogue: the 41 active listings whose `external_id` no line carried were archived once it was written.'),
+  mirrorHeld: example(
+    'A mirror, its removal held',
+    MIRROR_HELD,
+    'The file held 1,500 of some 5,000 listings: removing the 3,512 it left out would pass `max_removal` (10 % of the active rows with an `external_id`), so nothing was removed; the import still completed.',
+  ),
   archived: example('An archive', ARCHIVED, '`POST /v1/api/listings/bulk-archive` with 40 entries: 37 rows archived, 2 archived already, 1 entry that named no row (in the error list).'),
 };
 
