@@ -5,6 +5,7 @@ import { createSql, type Sql } from '../shared/infra/db.js';
 import { createRedis, waitForRedis } from '../shared/infra/redis.js';
 import { createAccount, isUuid, setAccountTier } from '../shared/repositories/accounts.js';
 import { signSessionToken } from '../shared/access/session-token.js';
+import { KEY_LIST_LIMIT, KEY_PAGE_MAX, KEY_STATUSES, listKeys, type KeyStatus } from '../shared/repositories/api-keys.js';
 
 /**
  * Operator CLI (docs/contracts.md#operator-cli): each command prints exactly one JSON object on stdout and exits 0,
@@ -17,7 +18,8 @@ const TIER_PATTERN = /^[a-z][a-z0-9_]{0,31}$/;
 const USAGE = `usage:
   admin accounts create --name NAME --tier TIER [--owner] [--onboarded] [--avatar-url URL]
   admin accounts set-tier ACCOUNT_ID TIER
-  admin sessions create ACCOUNT_ID [--ttl-sec N]`;
+  admin sessions create ACCOUNT_ID [--ttl-sec N]
+  admin keys list ACCOUNT_ID [--status active|expired|revoked|all] [--limit N] [--starting-after KEY_ID]`;
 
 class UsageError extends Error {}
 
@@ -97,6 +99,45 @@ async function sessionsCreate(sql: Sql, config: Config, args: string[]): Promise
   return { session_token: await signSessionToken(id, config.sessionSecret, ttl) };
 }
 
+/**
+ * An account's keys, newest first, with their status (docs/operators.md#operator-cli): what a
+ * security review asks for ("which keys does this partner hold, which end when, from where"),
+ * without a session token. Never a key or its hash: the list the partner sees.
+ */
+async function keysList(sql: Sql, args: string[]): Promise<object> {
+  const { positionals, values } = parseArgs({
+    args,
+    allowPositionals: true,
+    options: { status: { type: 'string', default: 'all' }, limit: { type: 'string' }, 'starting-after': { type: 'string' } },
+  });
+  const id = requireAccountId(positionals[0]);
+  const status = values.status;
+  if (!(KEY_STATUSES as readonly string[]).includes(status)) throw new UsageError(`--status must be one of ${KEY_STATUSES.join(', ')} (got ${JSON.stringify(status)})`);
+  const limit = values.limit === undefined ? KEY_LIST_LIMIT : Number(values.limit);
+  if (!Number.isInteger(limit) || limit < 1 || limit > KEY_PAGE_MAX) throw new UsageError(`--limit must be a whole number from 1 to ${KEY_PAGE_MAX}`);
+  const startingAfter = values['starting-after'];
+  if (startingAfter !== undefined && !isUuid(startingAfter)) throw new UsageError(`--starting-after must be a key id (got ${JSON.stringify(startingAfter)})`);
+  const [found] = await sql`select 1 from accounts where id = ${id}`;
+  if (!found) throw new Error(`no account with id ${id}`);
+  const page = await listKeys(sql, id, { limit, status: status as KeyStatus, ...(startingAfter === undefined ? {} : { startingAfter }) });
+  if (!page) throw new Error(`no key with id ${startingAfter} on account ${id}`);
+  return {
+    account_id: id,
+    keys: page.keys.map((k) => ({
+      id: k.id,
+      label: k.label,
+      key_prefix: k.keyPrefix,
+      scopes: k.scopes,
+      status: k.status,
+      expires_at: k.expiresAt,
+      allowed_ips: k.allowedIps,
+      last_used_at: k.lastUsedAt,
+      created_at: k.createdAt,
+    })),
+    has_more: page.hasMore,
+  };
+}
+
 async function run(argv: string[]): Promise<object> {
   const [group, command, ...rest] = argv;
   const config = loadConfig();
@@ -105,6 +146,7 @@ async function run(argv: string[]): Promise<object> {
     if (group === 'accounts' && command === 'create') return await accountsCreate(sql, config, rest);
     if (group === 'accounts' && command === 'set-tier') return await accountsSetTier(sql, config, rest);
     if (group === 'sessions' && command === 'create') return await sessionsCreate(sql, config, rest);
+    if (group === 'keys' && command === 'list') return await keysList(sql, rest);
     throw new UsageError(`unknown command: ${[group, command].filter(Boolean).join(' ') || '(none)'}`);
   } finally {
     await sql.end({ timeout: 5 });

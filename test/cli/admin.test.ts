@@ -125,6 +125,44 @@ describe('operator CLI (admin)', () => {
     });
   });
 
+  describe('keys list', () => {
+    it('prints the account\'s keys newest first with their status, end and addresses, never a key or its hash; --status filters', async () => {
+      const account = await insertAccount('enterprise');
+      const other = await insertAccount('enterprise');
+      const insertKey = async (accountId: string, label: string, extra: { expiresAt?: string; revoked?: boolean; allowedIps?: string[] } = {}) => {
+        const [row] = await sql<{ id: string }[]>`
+          insert into api_keys (account_id, label, key_prefix, key_hash, scopes, expires_at, allowed_ips, is_revoked, revoked_at, created_at)
+          values (${accountId}, ${label}, ${randomBytes(4).toString('hex')}, ${randomBytes(32)}, ${['listings:write']},
+                  ${extra.expiresAt ?? null}, ${extra.allowedIps ?? null}, ${extra.revoked ?? false}, ${extra.revoked ? new Date() : null},
+                  now() - make_interval(secs => ${label.length}))
+          returning id`;
+        return row!.id;
+      };
+      // note: created_at by label length, so the order is known: 'active' newest, 'revoked-key' oldest.
+      const active = await insertKey(account.id, 'active', { allowedIps: ['203.0.113.0/24'] });
+      const expired = await insertKey(account.id, 'expired1', { expiresAt: '2020-01-01T00:00:00Z' });
+      const revoked = await insertKey(account.id, 'revoked-key', { revoked: true });
+      await insertKey(other.id, 'not theirs');
+
+      const output = parseOutput(await runCli(env, ['keys', 'list', account.id]));
+      expect(output).toMatchObject({ account_id: account.id, has_more: false });
+      const keys = output.keys as Record<string, unknown>[];
+      expect(keys.map((k) => [k.id, k.status])).toEqual([
+        [active, 'active'],
+        [expired, 'expired'],
+        [revoked, 'revoked'],
+      ]);
+      expect(Object.keys(keys[0]!).sort()).toEqual(['allowed_ips', 'created_at', 'expires_at', 'id', 'key_prefix', 'label', 'last_used_at', 'scopes', 'status']);
+      expect(keys[0]).toMatchObject({ allowed_ips: ['203.0.113.0/24'], expires_at: null });
+      expect(keys[1]).toMatchObject({ expires_at: '2020-01-01T00:00:00.000Z' });
+
+      const onlyExpired = parseOutput(await runCli(env, ['keys', 'list', account.id, '--status', 'expired']));
+      expect((onlyExpired.keys as { id: string }[]).map((k) => k.id)).toEqual([expired]);
+      const firstPage = parseOutput(await runCli(env, ['keys', 'list', account.id, '--limit', '1']));
+      expect([(firstPage.keys as { id: string }[]).map((k) => k.id), firstPage.has_more]).toEqual([[active], true]);
+    });
+  });
+
   describe('errors: non-zero exit, nothing on stdout, a message on stderr', () => {
     let accountsBefore: number;
     let known: Account;
@@ -141,6 +179,9 @@ describe('operator CLI (admin)', () => {
       { case: 'accounts create with a tier not in lowercase', args: () => ['accounts', 'create', '--name', 'Bad Tier Co', '--tier', 'Enterprise'], stderr: /tier/ },
       { case: 'set-tier with an id that is not a UUID', args: () => ['accounts', 'set-tier', 'not-a-uuid', 'global'], stderr: /UUID/ },
       { case: 'set-tier for an unknown account', args: () => ['accounts', 'set-tier', randomUUID(), 'global'], stderr: /no account/ },
+      { case: 'keys list for an unknown account', args: () => ['keys', 'list', randomUUID()], stderr: /no account/ },
+      { case: 'keys list with an unknown --status', args: () => ['keys', 'list', known.id, '--status', 'rolled'], stderr: /--status must be one of all, active, expired, revoked/ },
+      { case: 'keys list with --limit 0', args: () => ['keys', 'list', known.id, '--limit', '0'], stderr: /--limit/ },
       { case: 'sessions create for an unknown account', args: () => ['sessions', 'create', randomUUID()], stderr: /no account/ },
       { case: 'sessions create with a --ttl-sec that is not positive', args: () => ['sessions', 'create', known.id, '--ttl-sec', '0'], stderr: /ttl-sec/ },
       {
