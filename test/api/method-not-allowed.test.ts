@@ -42,7 +42,7 @@ describe('a known path asked with a method it does not take', () => {
     ['POST', '/v1/api/imports/imp-1/errors', 'GET, HEAD'],
     ['PUT', '/v1/api/keys', 'GET, HEAD, POST'],
     ['DELETE', '/v1/api/keys', 'GET, HEAD, POST'],
-    ['GET', `/v1/api/keys/${randomUUID()}`, 'DELETE'],
+    ['GET', `/v1/api/keys/${randomUUID()}`, 'PATCH, DELETE'],
     ['POST', '/v1/health', 'GET, HEAD'],
     ['DELETE', '/v1/openapi.json', 'GET, HEAD'],
   ])('answers %s %s with 405 and Allow: %s', async (method, url, allow) => {
@@ -79,7 +79,7 @@ describe('a known path asked with a method it does not take', () => {
     expect((await send('DELETE', '/v1/api/keys/')).statusCode).toBe(401);
     const res = await send('GET', '/v1/api/keys/');
     expect(res.statusCode).toBe(405);
-    expect(res.headers.allow).toBe('DELETE');
+    expect(res.headers.allow).toBe('PATCH, DELETE');
   });
 
   it('is answered before authentication: a valid session token does not change it', async () => {
