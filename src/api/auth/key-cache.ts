@@ -11,7 +11,10 @@ export interface CachedKey {
  * Active keys by hash, so a request whose key is cached touches Redis once and PostgreSQL not at
  * all. An entry is used only while the auth version it was loaded under is still current, and
  * the whole cache is dropped when the database notifies a change (see auth-change-listener.ts).
- * The TTL only bounds how long a change that reached neither can go unseen.
+ * The TTL only bounds how long a change that reached neither can go unseen. note: an entry
+ * carries the key's end and allowed addresses (api-key-auth.ts checks them on every request), so
+ * a key ends on the dot on every replica without a reload; a roll or a change of addresses bumps
+ * the version as a revocation does.
  */
 export class KeyCache {
   private readonly entries = new LRUCache<string, CachedKey>({ max: 20_000, ttl: 30_000 });
