@@ -12,6 +12,11 @@ import { validateRows } from '../src/shared/rows/validate-rows.js';
 import { copyImport } from './lib/copy-insert.js';
 import { fileRound, type FileRound } from './lib/file-round.js';
 import { fileBytes, sameAsValidated } from './lib/file-rows.js';
+import { compareArchives } from './lib/catalogue-archives.js';
+import { fillCatalogueListings, listingIdsAt } from './lib/catalogue-fill.js';
+import { comparePages } from './lib/catalogue-pages.js';
+import { mirrorBytes } from './lib/mirror-file.js';
+import { mirrorRound } from './lib/mirror-round.js';
 import { compareInRounds, type ComparedSide } from './lib/compare-in-rounds.js';
 import { startDirectInsertServer } from './lib/direct-insert-process.js';
 import { loadableGetTarget, type GetTarget } from './lib/get-target.js';
@@ -30,7 +35,7 @@ import { runFlood, statusCounts } from '../test/support/flood.js';
 
 const quick = process.argv.includes('--quick');
 const only = process.argv.find((arg) => arg.startsWith('--only='))?.slice('--only='.length).split(',');
-/** `--only=auth,imports` runs just those sections (auth, imports (with the floor; `floor` is the same section), upsert, growth, scale-out, memory, table, fairness, files, direct). */
+/** `--only=auth,imports` runs just those sections (auth, imports (with the floor; `floor` is the same section), upsert, growth, scale-out, memory, table, fairness, files, direct, catalogue). */
 const want = (section: string) => only === undefined || only.includes(section);
 const N = (full: number, small: number) => (quick ? small : full);
 /**
@@ -484,6 +489,78 @@ async function main(): Promise<void> {
       });
     } finally {
       await fileStack.close();
+    }
+  }
+
+  // --- 10. the catalogue: pages read back, archives by external_id, a mirror -------------------
+  // note: a stack of its own, as the files section's: its API takes the mirror file (some 170 MiB
+  // for a million rows, over the default FILE_IMPORT_MAX_BYTES), and the quotas of its accounts
+  // are untouched by the sections before. Accounts: 0-99 read /me, 100-199 their first page and
+  // 200-299 a page from a cursor (300 listings each), 300-315 archive, 316-331 send the bulk
+  // imports measured beside the archives and the mirror, 332 holds the mirrored catalogue.
+  if (want('catalogue')) {
+    const rows = N(1_000_000, 100_000);
+    const missing = N(50_000, 5_000);
+    const bytes = mirrorBytes(rows);
+    const limit = Math.max(100 * 2 ** 20, Math.ceil(bytes / 2 ** 24 + 1) * 2 ** 24);
+    const apiEnv: Record<string, string> = limit > 100 * 2 ** 20 ? { FILE_IMPORT_MAX_BYTES: String(limit) } : {};
+    console.log(`catalogue: a mirror of ${rows.toLocaleString('en')} listings (${round(bytes / 2 ** 20, 1)} MiB) archiving ${missing.toLocaleString('en')}; API with ${JSON.stringify(apiEnv)}`);
+    const catalogueStack = await startStack({ workers: 1, accounts: 333, keysPerAccount: 10, apiEnv });
+    const accounts = (from: number, count: number) => catalogueStack.accounts.slice(from, from + count);
+    try {
+      const pageAccounts = accounts(100, 200);
+      await fillCatalogueListings(catalogueStack.sql, pageAccounts.map((account) => account.id), 300, 'P-');
+      await catalogueStack.sql`vacuum analyze listings`;
+      const pages = await comparePages({
+        baseUrl: catalogueStack.api.baseUrl,
+        groups: { me: accounts(0, 100), first: accounts(100, 100), cursor: accounts(200, 100) },
+        cursors: await listingIdsAt(catalogueStack.sql, accounts(200, 100).map((account) => account.id), 150),
+        rounds: ROUNDS,
+        meOperations: N(15_000, 8_000),
+        pageOperations: N(5_000, 2_000),
+      });
+      // the round with the median request rate stands for a target in the table
+      for (const target of pages.targets) record(target.name, [...target.rounds].sort((a, b) => a.requestsPerSec - b.requestsPerSec)[Math.floor(ROUNDS / 2)]!);
+      record('catalogue: page ratios', pages.ratios);
+
+      const archives = await compareArchives({
+        sql: catalogueStack.sql,
+        baseUrl: catalogueStack.api.baseUrl,
+        archiveAccounts: accounts(300, 16),
+        importAccounts: accounts(316, 16),
+        concurrency: 8,
+        operations: N(80, 16),
+        rounds: ROUNDS,
+      });
+      for (const [name, result] of archives.sides) record(name, result);
+      record('catalogue: archive ratios', { ...archives.ratios, pooled: archives.pooled, rows_archived: archives.archived, archive_requests: archives.archiveRequests });
+
+      const mirror = await mirrorRound({ stack: catalogueStack, mirrorAccount: accounts(332, 1)[0]!, bulkAccounts: accounts(316, 16), rows, missing, idleOperations: N(100, 30) });
+      record('catalogue: mirror', {
+        rows,
+        missing,
+        file_mib: round(bytes / 2 ** 20, 1),
+        upload_s: round(mirror.uploadMs / 1000),
+        chunks_written_s: round(mirror.chunksMs / 1000),
+        written_s: round(mirror.writeMs / 1000),
+        removal_s: round(mirror.removalMs / 1000, 3),
+        removal_seen_s: round(mirror.removalSeenMs / 1000),
+        removal: mirror.end.removal,
+        import_rows: mirror.end.rows,
+        idle_p50_ms: mirror.idle.p50Ms,
+        busy_p50_ms: mirror.busy.p50Ms,
+        busy_p99_ms: mirror.busy.p99Ms,
+        busy_imports: mirror.busy.requests - mirror.busy.errors,
+        busy_errors: mirror.busy.errors,
+        during_removal_imports: mirror.duringRemoval.requests,
+        during_removal_p50_ms: mirror.duringRemoval.p50Ms,
+        during_removal_p99_ms: mirror.duringRemoval.p99Ms,
+        ratio_p50_busy_to_idle: { ratio: ratio(mirror.busy.p50Ms, mirror.idle.p50Ms), target: '<= 2' },
+        api_peak_rss_mb: peakRssMb(catalogueStack.api.child.pid),
+        worker_peak_rss_mb: peakRssMb(catalogueStack.workers[0]?.child.pid),
+      });
+    } finally {
+      await catalogueStack.close();
     }
   }
 
