@@ -419,3 +419,30 @@ describe('PATCH /v1/api/keys/{id}', () => {
     expect([res.statusCode, res.json()]).toEqual([400, { error: 'Body must be an object with "label" or "allowed_ips"', code: 'key_change_not_object' }]);
   });
 });
+
+describe('the roll and change routes\' authentication', () => {
+  it.each([
+    ['POST', 'roll'],
+    ['PATCH', ''],
+  ] as const)('%s answers without a session token 401, with an API key 401, and never carries rate-limit headers', async (method, tail) => {
+    const account = await service.createAccount();
+    const key = await created(account);
+    const url = `/v1/api/keys/${key.metadata.id}${tail === '' ? '' : `/${tail}`}`;
+    const payload = method === 'PATCH' ? { label: 'x' } : { expires_in_sec: 60 };
+    const none = await service.request({ method, url, payload, remoteAddress: freshIp() });
+    expect([none.statusCode, none.json<{ code: string }>().code]).toEqual([401, 'missing_session_token']);
+    const withApiKey = await service.request({ method, url, payload, headers: bearer(key.key), remoteAddress: freshIp() });
+    expect([withApiKey.statusCode, withApiKey.json<{ code: string }>().code]).toEqual([401, 'missing_session_token']);
+    const ok = await service.request({ method, url, payload, headers: bearer(account.sessionToken) });
+    expect(ok.statusCode).toBe(method === 'PATCH' ? 200 : 201);
+    expect(ok.headers['x-ratelimit-remaining-minute']).toBeUndefined();
+    expect((await listed(account)).length).toBe(method === 'PATCH' ? 1 : 2);
+  });
+
+  it('PATCH without a body answers 400 key_change_not_object', async () => {
+    const account = await service.createAccount();
+    const key = await created(account);
+    const res = await service.request({ method: 'PATCH', url: `/v1/api/keys/${key.metadata.id}`, headers: bearer(account.sessionToken) });
+    expect([res.statusCode, res.json<{ code: string }>().code]).toEqual([400, 'key_change_not_object']);
+  });
+});
