@@ -46,7 +46,7 @@ export function openapiDocument(): NonNullable<FastifyDynamicSwaggerOptions['ope
       { name: 'Archive and delete', description: 'Rows of the account named by your ids or ours, 1 to 1,000 a request: taken out of the active list and the marketplace (archive), or removed for good (delete).' },
       { name: 'Imports', description: 'Every import, read back: its state, counts and failed rows, kept 30 days (by default) after it ended.' },
       { name: 'Catalogue', description: 'The account\'s listings and machines, read back as stored, active or archived.' },
-      { name: 'API keys', description: 'Key management, with the session token.' },
+      { name: 'API keys', description: 'Key management, with the session token: create (with an optional end and allowed addresses), list, roll with a grace period, change the label or allowed addresses, revoke.' },
       { name: 'Health', description: 'Liveness of the API and its dependencies.' },
     ],
     components: {
@@ -56,7 +56,7 @@ export function openapiDocument(): NonNullable<FastifyDynamicSwaggerOptions['ope
           scheme: 'bearer',
           bearerFormat: 'svc_live_<8 hex>_<32 hex>',
           description:
-            'An API key, `svc_live_` + 8 lowercase hex characters (the prefix) + `_` + 32 lowercase hex characters, created with `POST /v1/api/keys` or in the app\'s Developer panel. A missing or badly formed key gets 401 `Missing or malformed API key`; an unknown or revoked one 401 `Invalid API key`. Its scopes decide what it may do: `listings:write` the bulk imports, `jobs:read` (or `listings:write`) reading imports back, `listings:read` (or `listings:write`) reading listings and machines back; a key without them gets 403 naming the scope (`listings_write`, `jobs_read`, `listings_read`).',
+            'An API key, `svc_live_` + 8 lowercase hex characters (the prefix) + `_` + 32 lowercase hex characters, created with `POST /v1/api/keys` or in the app\'s Developer panel. A missing or badly formed key gets 401 `Missing or malformed API key`; an unknown or revoked one 401 `Invalid API key`, an expired one the same text with `code: api_key_expired`; a key used from an address outside its `allowed_ips` 403 `API key not allowed from this address` (`ip_not_allowed`). Its scopes decide what it may do: `listings:write` the bulk imports, `jobs:read` (or `listings:write`) reading imports back, `listings:read` (or `listings:write`) reading listings and machines back; a key without them gets 403 naming the scope (`listings_write`, `jobs_read`, `listings_read`).',
         },
         session: {
           type: 'http',
