@@ -112,9 +112,13 @@ export async function uploadFileImport(deps: FileUploadDeps, upload: FileUpload)
     throw error;
   } finally {
     deps.uploads.delete(importId);
-    // note: what is still open is rolled back before the drop, which cannot see it
-    if (!accepted) await staging.abandon();
-    if (!accepted) await dropWithin(deps.uploadSql, importId, upload.log);
+    if (!accepted) {
+      // note: not awaited, so that the refusal is not held by a transaction waiting for the pool;
+      // the drop's delete waits in PostgreSQL for the rollback of what is still open (its rows
+      // hold the import's record), and so never misses them.
+      void staging.abandon();
+      await dropWithin(deps.uploadSql, importId, upload.log);
+    }
   }
 }
 
