@@ -130,6 +130,16 @@ describe('a key with allowed_ips, used', () => {
     expectRefused(await me(created.key, '198.51.100.7'));
   });
 
+  it('logs the refusal at warn with the client address, the key\'s account and prefix, never the key', async () => {
+    const account = await service.createAccount();
+    const { key } = await restrictedKey(account, ['198.51.100.7']);
+    const res = await me(key, '192.0.2.77');
+    expectRefused(res);
+    const line = service.logs.find((l) => l['requestId'] === res.headers['x-request-id'] && l['msg'] === 'request completed');
+    expect(line).toMatchObject({ level: 40, code: 'ip_not_allowed', remoteAddress: '192.0.2.77', accountId: account.id, keyPrefix: key.slice(9, 17) });
+    expect(service.rawLogs()).not.toContain(key);
+  });
+
   it('without TRUST_PROXY, ignores X-Forwarded-For: the socket address is the client', async () => {
     const account = await service.createAccount();
     const { key } = await restrictedKey(account, ['198.51.100.7']);

@@ -111,16 +111,19 @@ export function apiKeyAuth(deps: ApiKeyAuthDeps): onRequestAsyncHookHandler {
    * key is recognised, before its account's tier and quota: a leaked key used from elsewhere
    * spends none of the partner's quota and gets no rate-limit headers, and a refusal follows the
    * same steps as an unknown key's (the lockout read, the key's lookup, the failure recorded).
+   * The refused request is logged with the key's account and prefix: the partner's security
+   * team asks which key was used from where.
    */
-  async function admitKey(ip: string, key: AuthenticatedKey): Promise<AuthenticatedKey> {
+  async function admitKey(request: FastifyRequest, ip: string, key: AuthenticatedKey): Promise<AuthenticatedKey> {
     const refusal = refusalOf(key, ip);
     if (refusal === undefined) return key;
+    request.apiKey = key;
     return fail(ip, refusal === 'expired' ? apiErrors.apiKeyExpired() : apiErrors.ipNotAllowed());
   }
 
   /** Steps 1-2: the IP's lockout, then the key: from the cache while its auth version holds. */
-  async function identify(ip: string, authorization: string | undefined): Promise<{ key: AuthenticatedKey; count?: QuotaCount }> {
-    const token = bearerToken(authorization);
+  async function identify(request: FastifyRequest, ip: string): Promise<{ key: AuthenticatedKey; count?: QuotaCount }> {
+    const token = bearerToken(request.headers.authorization);
     if (token === undefined || !isWellFormedApiKey(token)) {
       await gate(ip);
       return fail(ip, apiErrors.apiKeyMissing());
@@ -128,14 +131,14 @@ export function apiKeyAuth(deps: ApiKeyAuthDeps): onRequestAsyncHookHandler {
     // note: the key's hash, as base64, names it in the cache; a key not cached is loaded by it.
     const cacheKey = hashApiKeyBase64(token);
     const cached = keyCache.get(cacheKey);
-    if (!cached) return { key: await admitKey(ip, await loadKey(ip, cacheKey, await gate(ip))) };
+    if (!cached) return { key: await admitKey(request, ip, await loadKey(ip, cacheKey, await gate(ip))) };
     if (refusalOf(cached.key, ip) !== undefined) {
       // note: no quota is counted for a key the cache says is refused; the refusal stands only
       // while the auth version holds (a PATCH may have allowed this address since).
       const version = await gate(ip);
-      if (version === cached.version) return { key: await admitKey(ip, cached.key) };
+      if (version === cached.version) return { key: await admitKey(request, ip, cached.key) };
       keyCache.delete(cacheKey);
-      return { key: await admitKey(ip, await loadKey(ip, cacheKey, version)) };
+      return { key: await admitKey(request, ip, await loadKey(ip, cacheKey, version)) };
     }
 
     // The quota is counted in the same round trip and given back if the request turns out not
@@ -153,7 +156,7 @@ export function apiKeyAuth(deps: ApiKeyAuthDeps): onRequestAsyncHookHandler {
     if (version === cached.version) return { key: cached.key, count: counted };
     quota.refund(counted);
     keyCache.delete(cacheKey);
-    return { key: await admitKey(ip, await loadKey(ip, cacheKey, version)) };
+    return { key: await admitKey(request, ip, await loadKey(ip, cacheKey, version)) };
   }
 
   /** Steps 3-4: the account's tier, then its quota, whose headers the answer carries either way. */
@@ -178,7 +181,7 @@ export function apiKeyAuth(deps: ApiKeyAuthDeps): onRequestAsyncHookHandler {
 
   return async function authenticateApiKey(request: FastifyRequest, reply) {
     const ip = clientIp(request);
-    const { key, count } = await identify(ip, request.headers.authorization);
+    const { key, count } = await identify(request, ip);
     // note: set once the key is known, so that a request the account's tier, quota or the
     // route's scope refuses is logged with its account and key prefix too (request-log.ts); a
     // handler reads it through authenticatedKey, which only runs once every check passed.

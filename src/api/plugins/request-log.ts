@@ -20,11 +20,13 @@ export class RequestLogController extends LogController {
 const WARN_CODES: ReadonlySet<string> = new Set([
   'missing_api_key',
   'invalid_api_key',
+  'api_key_expired',
   'missing_session_token',
   'invalid_session_token',
   'admin_auth_required',
   'missing_scope',
   'origin_not_allowed',
+  'ip_not_allowed',
   'locked_out',
 ]);
 
