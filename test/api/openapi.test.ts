@@ -396,7 +396,7 @@ describe('responses the server sends match the document', () => {
    * The reply's status is documented for the operation, its body matches, each documented header
    * it carries is declared, and an error's text is among the status's examples.
    */
-  function expectDocumented(path: string, method: 'get' | 'post' | 'delete', res: LightMyRequestResponse): void {
+  function expectDocumented(path: string, method: 'get' | 'post' | 'patch' | 'delete', res: LightMyRequestResponse): void {
     const status = String(res.statusCode);
     const response = doc.paths[path]?.[method]?.responses[status];
     expect(response, `${method} ${path} ${status}: ${res.body}`).toBeDefined();
@@ -481,6 +481,35 @@ describe('responses the server sends match the document', () => {
     const missing = await service.request({ method: 'DELETE', url: '/v1/api/keys/not-a-key', headers: session });
     expect(missing.statusCode).toBe(404);
     expectDocumented('/v1/api/keys/{id}', 'delete', missing);
+  });
+
+  it('for the key lifecycle: a roll\'s 201, 400, 404, 409; a change\'s 200, 400, 404, 409; an expired key\'s 401 and a refused address\'s 403', async () => {
+    const account = await service.createAccount();
+    const session = bearer(account.sessionToken);
+    const created = await service.request({ method: 'POST', url: '/v1/api/keys', headers: session, payload: { label: 'docs', scopes: ['listings:write'], allowed_ips: ['203.0.113.0/24'] } });
+    expectDocumented('/v1/api/keys', 'post', created);
+    const { key, metadata } = created.json<{ key: string; metadata: { id: string } }>();
+    const roll = (id: string, payload?: object) => service.request({ method: 'POST', url: `/v1/api/keys/${id}/roll`, headers: session, ...(payload ? { payload } : {}) });
+    const change = (id: string, payload: object) => service.request({ method: 'PATCH', url: `/v1/api/keys/${id}`, headers: session, payload });
+    const checks: [string, 'get' | 'post' | 'patch', () => Promise<LightMyRequestResponse>, number][] = [
+      ['/v1/api/me', 'get', () => service.request({ method: 'GET', url: '/v1/api/me', headers: bearer(key), remoteAddress: '198.51.100.9' }), 403],
+      ['/v1/api/listings/bulk', 'post', () => service.request({ method: 'POST', url: '/v1/api/listings/bulk', headers: bearer(key), payload: { listings: [validListing()] }, remoteAddress: '198.51.100.9' }), 403],
+      ['/v1/api/keys/{id}', 'patch', () => change(metadata.id, { allowed_ips: ['203.0.113.0/24', '2001:db8::/32'] }), 200],
+      ['/v1/api/keys/{id}', 'patch', () => change(metadata.id, { allowed_ips: [] }), 400],
+      ['/v1/api/keys/{id}', 'patch', () => change(randomUUID(), { label: 'x' }), 404],
+      ['/v1/api/keys/{id}/roll', 'post', () => roll(metadata.id, { expires_in_sec: -1 }), 400],
+      ['/v1/api/keys/{id}/roll', 'post', () => roll(randomUUID()), 404],
+      ['/v1/api/keys/{id}/roll', 'post', () => roll(metadata.id, { expires_in_sec: 0 }), 201],
+      ['/v1/api/keys/{id}/roll', 'post', () => roll(metadata.id), 409],
+      ['/v1/api/keys/{id}', 'patch', () => change(metadata.id, { label: 'x' }), 409],
+      ['/v1/api/me', 'get', () => service.request({ method: 'GET', url: '/v1/api/me', headers: bearer(key), remoteAddress: '203.0.113.9' }), 401],
+      ['/v1/api/keys', 'get', () => service.request({ method: 'GET', url: '/v1/api/keys?status=expired', headers: session }), 200],
+    ];
+    for (const [path, method, send, status] of checks) {
+      const res = await send();
+      expect(res.statusCode, `${method} ${path}: ${res.body}`).toBe(status);
+      expectDocumented(path, method, res);
+    }
   });
 
   it('for health: 200', async () => {
