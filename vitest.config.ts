@@ -4,7 +4,7 @@ import { defineConfig } from 'vitest/config';
 /**
  * Test files whose subject a Redis Cluster or PgBouncer does not change (row rules, file readers,
  * documents, the partner CLI's own parts, log formats, migrations, which run against PostgreSQL
- * itself, and a TLS Redis a test starts itself). note: the plain run covers them;
+ * itself, a TLS Redis a test starts itself, and the catalogue's query plans, PostgreSQL's own). note: the plain run covers them;
  * `npm run test:cluster` and `test:pgbouncer` leave them out so that CI's whole run stays within
  * its time.
  */
@@ -14,6 +14,7 @@ const SAME_ON_EVERY_TOPOLOGY = [
   'test/shared/import/file/**',
   'test/cli/partner/{args,batcher,check-reply,count-records,hostile-server,loopback,printable,report,send-batch,summary}.test.ts',
   'test/shared/infra/{log-format,migrate,redis-tls}.test.ts',
+  'test/shared/repositories/catalogue-plans.test.ts',
 ];
 const topologyRun = Boolean(process.env.TEST_REDIS_CLUSTER || process.env.TEST_PGBOUNCER);
 
