@@ -296,7 +296,10 @@ export async function keyRoutes(fastify: FastifyInstance, deps: ApiDeps): Promis
     });
     if (changed === 'not-found') throw apiErrors.keyNotFound();
     if (changed === 'ended') throw apiErrors.keyEnded();
-    await deps.authVersion.bump();
+    // note: as a revocation, when the addresses changed: every replica drops its cached keys, so
+    // the new list holds from the very next request wherever it lands. A label is not checked
+    // on requests, and its change leaves the caches be.
+    if (allowedIps !== undefined) await deps.authVersion.bump();
     return listedKey(changed);
   });
 
