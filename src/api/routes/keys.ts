@@ -284,6 +284,7 @@ export async function keyRoutes(fastify: FastifyInstance, deps: ApiDeps): Promis
     const { created, rolled } = outcome;
     return reply.code(201).send({
       ...createdKey(generated.fullKey, created),
+      // note: a rolled key always has an end (the check api_keys_rolled_has_end); the fallback only narrows the type.
       rolled: { id: rolled.id, key_prefix: rolled.keyPrefix, expires_at: rolled.expiresAt ?? created.createdAt },
     });
   });
