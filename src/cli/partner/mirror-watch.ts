@@ -1,7 +1,7 @@
 import type { RowFailure } from './batcher.js';
 import type { Import } from './import-resource.js';
 import { pendingNotice, type HeldBy, type MirrorRemoval } from './mirror-outcome.js';
-import type { FailureSink } from './run-import.js';
+import type { FailureSink } from './settle-batch.js';
 
 /**
  * What a `--mirror` run learns while it watches its import: says once that the removal is

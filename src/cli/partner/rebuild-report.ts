@@ -7,7 +7,7 @@ import { readImport } from './import-resource.js';
 import { InputError } from './input-error.js';
 import { printable, printableJson } from './printable.js';
 import { ReportWriter, type ReportFormat } from './report.js';
-import { failureOf } from './run-import.js';
+import { failureOf } from './settle-batch.js';
 import { notFoundText } from './show-import.js';
 
 export interface RebuildOptions {

@@ -7,7 +7,8 @@ import { FatalError } from './fatal-error.js';
 import { readImportErrors } from './import-errors-pages.js';
 import { readImport, type Import } from './import-resource.js';
 import type { Progress } from './progress.js';
-import { failureOf, type FailureSink, type ImportTotals } from './run-import.js';
+import type { ImportTotals } from './run-import.js';
+import { failureOf, type FailureSink } from './settle-batch.js';
 import { boundedRowError } from './check-reply.js';
 import { sendFile, type FileSendContext } from './send-file.js';
 

@@ -2,15 +2,11 @@ import type { SourceRow } from '../../shared/import/file/source-row.js';
 import { externalIdOf } from '../../shared/rows/external-id.js';
 import { reasonOf } from '../../shared/rows/validate-rows.js';
 import type { RowErrorDetail } from '../../shared/rows/row-errors.js';
-import { Batcher, type Batch, type RowFailure } from './batcher.js';
+import { Batcher } from './batcher.js';
 import type { RowChecker } from './check-row.js';
 import type { Progress } from './progress.js';
-import { FatalError, type BatchOutcome } from './send-batch.js';
-
-/** Where failed rows go, a batch at a time, in file order. */
-export interface FailureSink {
-  add(failures: readonly RowFailure[]): Promise<void>;
-}
+import type { BatchOutcome } from './send-batch.js';
+import { batchSettler, type FailureSink } from './settle-batch.js';
 
 export interface ImportRunInput {
   kind: string;
@@ -59,54 +55,12 @@ export interface ImportTotals {
  */
 export async function runImport(input: ImportRunInput, totals: ImportTotals = emptyTotals()): Promise<ImportTotals> {
   const batcher = new Batcher(input.kind, input.limits);
-  let done = 0;
 
-  const settle = async (batch: Batch): Promise<void> => {
-    const failures: RowFailure[] = [...batch.failures];
-    let unaccounted = 0;
-    let fatal: FatalError | undefined;
-    if (batch.rows.length > 0 && input.send) {
-      let outcome: BatchOutcome;
-      try {
-        outcome = await input.send(batch.body(), batch.rows.length);
-      } catch (error) {
-        if (!(error instanceof FatalError)) throw error;
-        fatal = error;
-        outcome = error.batchState === 'unknown' ? { type: 'unknown', reason: error.message } : { type: 'rejected', reason: `not imported: ${error.message}` };
-      }
-      if (!fatal) totals.batches += 1;
-      if (outcome.type === 'imported') {
-        totals.inserted += outcome.inserted;
-        totals.updated += outcome.updated;
-        totals.unchanged += outcome.unchanged;
-        if (outcome.replayed) totals.replays += 1;
-        for (const error of outcome.rowErrors) {
-          const location = batch.locations[error.index];
-          if (location !== undefined) failures.push(failureOf(location, error));
-        }
-      } else if (outcome.type === 'rejected' && outcome.rowErrors) {
-        const errors = new Map(outcome.rowErrors.map((e) => [e.index, e]));
-        batch.locations.forEach((location, index) => {
-          const error = errors.get(index);
-          failures.push(error ? failureOf(location, error) : { location, reason: outcome.reason });
-        });
-      } else if (outcome.type === 'unknown') {
-        unaccounted = batch.locations.length;
-        for (const location of batch.locations) failures.push({ location, reason: `${UNACCOUNTED}: ${outcome.reason}` });
-      } else {
-        for (const location of batch.locations) failures.push({ location, reason: outcome.reason });
-      }
-    }
-    failures.sort((a, b) => a.location - b.location);
-    await input.report?.add(failures);
-    totals.failed += failures.length - unaccounted;
-    totals.unaccounted += unaccounted;
-    done += batch.rows.length + batch.failures.length;
-    const last = Math.max(batch.locations.at(-1) ?? -1, batch.failures.at(-1)?.location ?? -1);
-    if (last >= 0) totals.settledThrough = last;
-    input.progress.update(done);
-    if (fatal) throw fatal;
-  };
+  const settle = batchSettler(input, totals, 'not imported', (counts) => {
+    totals.inserted += counts.inserted;
+    totals.updated += counts.updated;
+    totals.unchanged += counts.unchanged;
+  });
 
   // note: every external_id of the file, so that a later row with the same id fails here as it
   // would within one request, whichever batches the two land in (about 100 bytes per id).
@@ -141,12 +95,4 @@ export function emptyTotals(): ImportTotals {
   return { rowsRead: 0, valid: 0, inserted: 0, updated: 0, unchanged: 0, failed: 0, unaccounted: 0, batches: 0, settledThrough: null, replays: 0 };
 }
 
-/** How the report's reason of a row begins when the CLI cannot know what became of it. */
-export const UNACCOUNTED = 'unaccounted for';
-
 const DUPLICATE_IN_FILE: RowErrorDetail = { field: 'external_id', code: 'duplicate_external_id', message: 'appears more than once in this file' };
-
-/** A row the server refused, as the report writes it: at `location`, with its reason, details and external_id. */
-export function failureOf(location: number, error: { reason: string; details: RowErrorDetail[]; external_id?: string }): RowFailure {
-  return { location, reason: error.reason, details: error.details, ...(error.external_id === undefined ? {} : { externalId: error.external_id }) };
-}

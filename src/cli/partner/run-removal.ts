@@ -3,11 +3,11 @@ import type { EntryForm, RowRemovalAction } from '../../shared/import/row-remova
 import { checkEntry, ENTRY_ARRAYS, MAX_REMOVAL_ENTRIES } from '../../shared/rows/removal-entries.js';
 import type { RowErrorDetail } from '../../shared/rows/row-errors.js';
 import { reasonOf } from '../../shared/rows/validate-rows.js';
-import { Batcher, type Batch, type RowFailure } from './batcher.js';
+import { Batcher } from './batcher.js';
 import type { CheckedRemoval } from './check-removal-reply.js';
 import type { Progress } from './progress.js';
-import { failureOf, UNACCOUNTED, type FailureSink } from './run-import.js';
-import { FatalError, type BatchOutcome } from './send-batch.js';
+import type { BatchOutcome } from './send-batch.js';
+import { batchSettler, type FailureSink } from './settle-batch.js';
 
 /** An archive's or delete's body: at most 1 MB (docs/catalogue.md#archive-and-delete). */
 export const REMOVAL_BODY_MAX_BYTES = 1_048_576;
@@ -60,54 +60,12 @@ const DUPLICATE_IN_FILE = (by: EntryForm): RowErrorDetail => ({ field: by, code:
 export async function runRemoval(input: RemovalRunInput, totals: RemovalTotals = emptyRemovalTotals()): Promise<RemovalTotals> {
   const { by } = input;
   const batcher = new Batcher(ENTRY_ARRAYS[by], { maxRows: MAX_REMOVAL_ENTRIES, maxBytes: REMOVAL_BODY_MAX_BYTES });
-  let done = 0;
 
-  const settle = async (batch: Batch): Promise<void> => {
-    const failures: RowFailure[] = [...batch.failures];
-    let unaccounted = 0;
-    let fatal: FatalError | undefined;
-    if (batch.rows.length > 0 && input.send) {
-      let outcome: BatchOutcome<CheckedRemoval>;
-      try {
-        outcome = await input.send(batch.body(), batch.rows.length);
-      } catch (error) {
-        if (!(error instanceof FatalError)) throw error;
-        fatal = error;
-        outcome = error.batchState === 'unknown' ? { type: 'unknown', reason: error.message } : { type: 'rejected', reason: `not done: ${error.message}` };
-      }
-      if (!fatal) totals.batches += 1;
-      if (outcome.type === 'imported') {
-        totals.archived += outcome.archived;
-        totals.unchanged += outcome.unchanged;
-        totals.deleted += outcome.deleted;
-        if (outcome.replayed) totals.replays += 1;
-        for (const error of outcome.rowErrors) {
-          const location = batch.locations[error.index];
-          if (location !== undefined) failures.push(failureOf(location, error));
-        }
-      } else if (outcome.type === 'rejected' && outcome.rowErrors) {
-        const errors = new Map(outcome.rowErrors.map((e) => [e.index, e]));
-        batch.locations.forEach((location, index) => {
-          const error = errors.get(index);
-          failures.push(error ? failureOf(location, error) : { location, reason: outcome.reason });
-        });
-      } else if (outcome.type === 'unknown') {
-        unaccounted = batch.locations.length;
-        for (const location of batch.locations) failures.push({ location, reason: `${UNACCOUNTED}: ${outcome.reason}` });
-      } else {
-        for (const location of batch.locations) failures.push({ location, reason: outcome.reason });
-      }
-    }
-    failures.sort((a, b) => a.location - b.location);
-    await input.report?.add(failures);
-    totals.failed += failures.length - unaccounted;
-    totals.unaccounted += unaccounted;
-    done += batch.rows.length + batch.failures.length;
-    const last = Math.max(batch.locations.at(-1) ?? -1, batch.failures.at(-1)?.location ?? -1);
-    if (last >= 0) totals.settledThrough = last;
-    input.progress.update(done);
-    if (fatal) throw fatal;
-  };
+  const settle = batchSettler(input, totals, 'not done', (counts) => {
+    totals.archived += counts.archived;
+    totals.unchanged += counts.unchanged;
+    totals.deleted += counts.deleted;
+  });
 
   // note: every key of the file (an id is at most 100 characters)
   const seen = new Set<string>();
