@@ -22,5 +22,11 @@ declare module 'fastify' {
     auth?: 'api-key' | 'session';
     /** the handler gets the JSON body as its bytes and reads it itself (the bulk routes, off the event loop) */
     jsonBodyAsBytes?: boolean;
+    /**
+     * values of the route's path parameter that are other routes' own segments: a path with one
+     * of them is not this route's (`GET /v1/api/listings/bulk` is the bulk route's path, which
+     * takes POST alone: 405, not a row named `bulk`; method-not-allowed.ts)
+     */
+    takenSegments?: readonly string[];
   }
 }

@@ -31,9 +31,12 @@ describe('a known path asked with a method it does not take', () => {
   it.each<[Method, string, string]>([
     ['PUT', '/v1/api/me', 'GET, HEAD'],
     ['POST', '/v1/api/me', 'GET, HEAD'],
-    // note: a path both a static route (POST) and a row's id (GET) match
-    ['PUT', '/v1/api/listings/bulk', 'GET, HEAD, POST'],
-    ['DELETE', '/v1/api/machines/bulk', 'GET, HEAD, POST'],
+    // note: the bulk routes' own paths, which a row's id route would also match: theirs alone
+    ['GET', '/v1/api/listings/bulk', 'POST'],
+    ['PUT', '/v1/api/listings/bulk', 'POST'],
+    ['DELETE', '/v1/api/machines/bulk', 'POST'],
+    ['GET', '/v1/api/listings/bulk-archive', 'POST'],
+    ['GET', '/v1/api/machines/bulk-delete', 'POST'],
     ['PUT', '/v1/api/machines', 'GET, HEAD'],
     ['POST', `/v1/api/listings/${randomUUID()}`, 'GET, HEAD'],
     ['DELETE', '/v1/api/imports', 'GET, HEAD, POST'],

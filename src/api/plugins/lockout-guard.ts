@@ -3,6 +3,7 @@ import type { ApiMetrics } from '../api-metrics.js';
 import { clientIp } from '../client-ip.js';
 import type { AuthLockout } from '../limits/auth-lockout.js';
 import { apiErrors } from '../../shared/errors/api-errors.js';
+import { onTakenSegment } from './taken-segments.js';
 
 /**
  * A locked-out IP gets 429 on every `/v1/api/*` request, with a valid key too (docs/access.md#lockout).
@@ -17,7 +18,9 @@ import { apiErrors } from '../../shared/errors/api-errors.js';
 export function registerLockoutGuard(app: FastifyInstance, lockout: AuthLockout, metrics: Pick<ApiMetrics, 'authLockouts'>): void {
   app.addHook('onRequest', (request, _reply, done) => {
     const underApi = request.routeOptions.url?.startsWith('/v1/api/') === true || request.url.startsWith('/v1/api/');
-    if (!underApi || request.routeOptions.config.auth === 'api-key') {
+    // note: a path with another route's segment (`GET /v1/api/listings/bulk`) is not the matched
+    // API-key route's, whose own check would come after its 405 (method-not-allowed.ts)
+    if (!underApi || (request.routeOptions.config.auth === 'api-key' && !onTakenSegment(request))) {
       done();
       return;
     }

@@ -1,5 +1,6 @@
 import type { FastifyInstance, RouteOptions } from 'fastify';
 import { apiErrors } from '../../shared/errors/api-errors.js';
+import { onTakenSegment } from './taken-segments.js';
 
 /** The order `Allow` lists methods in; any other method follows, alphabetically. */
 const METHOD_ORDER = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'];
@@ -48,27 +49,31 @@ function requestPath(url: string): string {
  * path known.
  */
 export function registerMethodNotAllowed(app: FastifyInstance): void {
-  const routes = new Map<string, { pattern: RegExp; methods: Set<string> }>();
-  const add = (url: string, methods: readonly string[]) => {
-    const route = routes.get(url) ?? { pattern: pathPattern(url), methods: new Set<string>() };
+  const routes = new Map<string, { pattern: RegExp; methods: Set<string>; notItsPaths: Set<string> }>();
+  const add = (url: string, methods: readonly string[], takenSegments: readonly string[] = []) => {
+    const route = routes.get(url) ?? { pattern: pathPattern(url), methods: new Set<string>(), notItsPaths: new Set<string>() };
     for (const method of methods) route.methods.add(method);
+    // note: the path with a taken segment in place of the route's parameter belongs to another route
+    for (const segment of takenSegments) route.notItsPaths.add(url.replace(/:[A-Za-z0-9_]+/, segment));
     routes.set(url, route);
   };
 
   app.addHook('onRoute', (route: RouteOptions & { routePath?: string; prefix?: string }) => {
     if (route.url === '*' || route.url === '/*') return;
     const methods = Array.isArray(route.method) ? route.method : [route.method];
-    add(route.url, methods);
+    add(route.url, methods, route.config?.takenSegments);
     // note: a plugin's `/` under a prefix is also reachable with the prefix's trailing slash, a
     // route the router adds without telling onRoute.
     if (route.routePath === '' && route.prefix && route.prefixTrailingSlash !== 'no-slash') add(`${route.url}/`, methods);
   });
 
   app.addHook('onRequest', (request, _reply, done) => {
-    if (!request.is404) return done();
+    if (!request.is404 && !onTakenSegment(request)) return done();
     const path = requestPath(request.url);
     const allowed = new Set<string>();
-    for (const { pattern, methods } of routes.values()) if (pattern.test(path)) for (const method of methods) allowed.add(method);
+    for (const { pattern, methods, notItsPaths } of routes.values()) {
+      if (pattern.test(path) && !notItsPaths.has(path)) for (const method of methods) allowed.add(method);
+    }
     // note: a method the path takes that still reached no route (a spelling the router reads
     // otherwise) is answered as the router answered it: not found.
     if (allowed.size === 0 || allowed.has(request.method)) return done();

@@ -109,6 +109,8 @@ function catalogueRoutesOf(kind: ImportKind) {
   return async function catalogueRoutes(fastify: FastifyInstance, deps: ApiDeps): Promise<void> {
     const app = fastify.withTypeProvider<ZodTypeProvider>();
     const config = { auth: 'api-key' as const, requiredScope: READ_SCOPES };
+    /** the bulk routes' own segments, which are no row's id (`GET /v1/api/listings/bulk` is 405) */
+    const takenSegments = ['bulk', 'bulk-archive', 'bulk-delete'];
     const authenticated = apiKeyAuth(deps);
     const { list, get } = schemas(kind);
     const { notFound } = KINDS[kind];
@@ -132,7 +134,7 @@ function catalogueRoutesOf(kind: ImportKind) {
 
     app.get(`/v1/api/${kind}/:id`, {
       schema: get,
-      config,
+      config: { ...config, takenSegments },
       // note: an id no row can have is answered as an unknown one, whatever else the request holds.
       schemaErrorFormatter: refusalsByPart({ params: notFound }),
       onRequest: [authenticated, refuseUnknownQueryParameters([])],
