@@ -3,8 +3,9 @@ import { defineConfig } from 'vitest/config';
 
 /**
  * Test files whose subject a Redis Cluster or PgBouncer does not change (row rules, file readers,
- * documents, the partner CLI's own parts, log formats, migrations, which run against PostgreSQL
- * itself, a TLS Redis a test starts itself, and the catalogue's query plans, PostgreSQL's own). note: the plain run covers them;
+ * documents, the partner CLI's own parts and its catalogue commands, address matching, log
+ * formats, migrations, which run against PostgreSQL itself, a TLS Redis a test starts itself, and
+ * the catalogue's query plans, PostgreSQL's own). note: the plain run covers them;
  * `npm run test:cluster` and `test:pgbouncer` leave them out so that CI's whole run stays within
  * its time.
  */
@@ -12,8 +13,12 @@ const SAME_ON_EVERY_TOPOLOGY = [
   'test/docs/**',
   'test/shared/rows/**',
   'test/shared/import/file/**',
-  'test/cli/partner/{args,batcher,check-reply,count-records,hostile-server,loopback,printable,report,send-batch,summary}.test.ts',
-  'test/shared/infra/{log-format,migrate,redis-tls}.test.ts',
+  'test/cli/partner/{args,batcher,check-reply,count-records,hostile-server,loopback,printable,report,send-batch,settle-batch,summary}.test.ts',
+  // note: the partner CLI's catalogue commands: what they send and how they read the answers; the
+  // service's side of each is tested on every topology by the API's own tests
+  'test/cli/partner/{catalogue-list,merge,mirror,removal}.test.ts',
+  'test/shared/access/allowed-ips.test.ts',
+  'test/shared/infra/{log-format,migrate,migration-key-lifecycle,redis-tls}.test.ts',
   'test/shared/repositories/catalogue-plans.test.ts',
 ];
 const topologyRun = Boolean(process.env.TEST_REDIS_CLUSTER || process.env.TEST_PGBOUNCER);
