@@ -17,8 +17,9 @@ const SAME_ON_EVERY_TOPOLOGY = [
   // note: the partner CLI's catalogue commands: what they send and how they read the answers; the
   // service's side of each is tested on every topology by the API's own tests
   'test/cli/partner/{catalogue-list,merge,mirror,removal}.test.ts',
-  // note: what the HTTP layer does with hostile bytes, the framework's own errors and an
-  // overloaded process's shedding: decided before any Redis or PostgreSQL is asked
+  // note: their subject is the HTTP layer (hostile bytes, the framework's own errors, an
+  // overloaded process's shedding); the imports they let through are the bulk tests', which run
+  // on every topology
   'test/api/{framework-errors,hostile-input,load-shedding}.test.ts',
   'test/shared/access/allowed-ips.test.ts',
   'test/shared/infra/{log-format,migrate,migration-key-lifecycle,redis-tls}.test.ts',
