@@ -156,8 +156,10 @@ describe.skipIf(!redisServerAvailable())('Redis Sentinel failover during a strea
       await eventually(`${api.baseUrl} health did not return to 200`, async () => (await fetch(`${api.baseUrl}/v1/health`)).status === 200);
     }
     for (const process of [...apis, ...workers]) expect(process.child.exitCode, `${process.part} exited`).toBeNull();
-    // A fresh import goes through on each API without a restart.
-    for (const api of apis) expect((await scenario.postListings(api.baseUrl, 1)).status).toBe(201);
+    // A fresh import goes through on each API without a restart. note: within a bound, as health
+    // is: once health reads 200 an import can still meet the queue's connections reconnecting,
+    // answered 503 with nothing written (one full run in two of the fault suite met it here).
+    for (const api of apis) await eventually(`${api.baseUrl} took no fresh import`, async () => (await scenario.postListings(api.baseUrl, 1)).status === 201);
   }
 
   const me = (api: ApiProcess, key: string) =>
