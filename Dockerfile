@@ -5,6 +5,9 @@
 FROM node:24-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
+# note: the client package (a workspace) before npm ci: its prepare script builds
+# packages/client/dist, which the partner CLI's sources import.
+COPY packages/client ./packages/client
 RUN npm ci
 COPY tsconfig.json ./
 COPY src ./src
@@ -18,7 +21,11 @@ ENV NODE_ENV=production
 ENV NODE_OPTIONS=--max-semi-space-size=4
 WORKDIR /app
 COPY package.json package-lock.json ./
-RUN npm ci --omit=dev && npm cache clean --force
+# note: the client package arrives built from the build stage (the CLI in dist/cli imports it);
+# --ignore-scripts because its prepare script compiles it, and there is no compiler here.
+COPY --from=build /app/packages/client/package.json ./packages/client/package.json
+COPY --from=build /app/packages/client/dist ./packages/client/dist
+RUN npm ci --omit=dev --ignore-scripts && npm cache clean --force
 # note: dist/ must sit beside package.json, migrations/ and CHANGELOG.md: service-version.ts
 # reads ../../../package.json, migrate.ts ../../../migrations/ and the OpenAPI document
 # ../../../CHANGELOG.md, relative to the compiled module.

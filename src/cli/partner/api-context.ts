@@ -1,10 +1,10 @@
-import type { ApiClient } from './api-client.js';
+import type { AttemptClient } from '@bulk-import/client';
 import type { RateLimitPacer } from './rate-limit.js';
 import type { RetryPolicy } from './retry-policy.js';
 
 /** What every request to the API goes through: the client, the account's pacing, the retry rules. */
 export interface ApiContext {
-  client: Pick<ApiClient, 'postBulk' | 'get'>;
+  client: Pick<AttemptClient, 'postBulk' | 'get'>;
   /** one per run: imports and reads share the account's minute quota */
   pacer: RateLimitPacer;
   policy: RetryPolicy;

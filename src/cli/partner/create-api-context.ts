@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { ApiClient } from './api-client.js';
+import { AttemptClient } from '@bulk-import/client';
 import type { ApiContext } from './api-context.js';
 import type { ApiTarget } from './api-target.js';
 import { RateLimitPacer } from './rate-limit.js';
@@ -19,10 +19,10 @@ export function createApiContext(
   options: ContextOptions,
   userAgent: string,
   notice: (message: string) => void,
-): ApiContext & { client: ApiClient } {
+): ApiContext & { client: AttemptClient } {
   const { maxAttempts, maxWaitMs, maxRetryTimeMs, maxWatchMs = DEFAULT_RETRY_POLICY.maxWatchMs, idempotency = DEFAULT_RETRY_POLICY.idempotency } = options;
   return {
-    client: new ApiClient({ baseUrl: target.baseUrl, apiKey: target.apiKey, timeoutMs: options.timeoutMs, userAgent }),
+    client: new AttemptClient({ baseUrl: target.baseUrl, apiKey: target.apiKey, timeoutMs: options.timeoutMs, userAgent }),
     pacer: new RateLimitPacer(),
     policy: { ...DEFAULT_RETRY_POLICY, maxAttempts, maxWaitMs, maxRetryTimeMs, maxWatchMs, idempotency },
     sleep: (ms: number) => sleep(ms),

@@ -8,14 +8,8 @@ function intHeader(headers: Headers, name: string): number | undefined {
   return Number(raw);
 }
 
-/** `Retry-After` in milliseconds: delta-seconds or an HTTP date; undefined when absent or bad. */
-export function retryAfterMs(headers: Headers, now = Date.now()): number | undefined {
-  const raw = headers.get('retry-after')?.trim();
-  if (raw === undefined || raw === '') return undefined;
-  if (/^\d+$/.test(raw)) return Number(raw) * 1_000;
-  const date = Date.parse(raw);
-  return Number.isNaN(date) ? undefined : Math.max(0, date - now);
-}
+// note: one reading of Retry-After for the CLI and the client package it sends through.
+export { retryAfterMs } from '@bulk-import/client';
 
 /**
  * Keeps the CLI under the account's per-minute quota from the `X-RateLimit-*` headers of each

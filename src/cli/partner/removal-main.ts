@@ -1,7 +1,7 @@
 import { createReadStream } from 'node:fs';
 import type { ImportKind } from '../../shared/import/import-kinds.js';
 import type { RowRemovalAction } from '../../shared/import/row-removal-job.js';
-import type { ApiClient } from './api-client.js';
+import type { AttemptClient } from '@bulk-import/client';
 import { insecureWarning } from './api-target.js';
 import { removalReplyCheck, type CheckedRemoval } from './check-removal-reply.js';
 import { checkReadable } from './check-readable.js';
@@ -28,7 +28,7 @@ async function countEntries(file: string): Promise<number> {
 }
 
 /** An archive's or delete's batch (POST /v1/api/{kind}/bulk-archive|bulk-delete). */
-function removalTarget(client: ApiClient, kind: ImportKind, action: RowRemovalAction): BatchTarget<CheckedRemoval> {
+function removalTarget(client: AttemptClient, kind: ImportKind, action: RowRemovalAction): BatchTarget<CheckedRemoval> {
   return { kind, writtenStatus: 200, post: (body, key, dryRun) => client.postRemoval(kind, action, body, key, dryRun), check: removalReplyCheck(action) };
 }
 

@@ -1,5 +1,5 @@
 import type { RowError } from '../../shared/rows/row-errors.js';
-import type { AttemptResult } from './api-client.js';
+import type { AttemptResult } from '@bulk-import/client';
 import { rowErrorsOfRefusal } from './check-reply.js';
 import { FatalError } from './fatal-error.js';
 import { retryAfterMs } from './rate-limit.js';

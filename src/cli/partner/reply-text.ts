@@ -1,4 +1,4 @@
-import { MAX_REPLY_BYTES, type AttemptResult } from './api-client.js';
+import { MAX_REPLY_BYTES, type AttemptResult } from '@bulk-import/client';
 import { serverText } from './printable.js';
 
 export const MAX_REPLY_MIB = MAX_REPLY_BYTES / 2 ** 20;

@@ -1,3 +1,5 @@
+import { backoffMs as clientBackoffMs } from '@bulk-import/client';
+
 export interface RetryPolicy {
   /** attempts per batch for network errors and 5xx (429 waits do not count) */
   maxAttempts: number;
@@ -31,10 +33,9 @@ export const DEFAULT_RETRY_POLICY: RetryPolicy = {
   idempotency: true,
 };
 
-/** Exponential backoff with jitter: half the delay fixed, half random, so clients spread out. */
+/** Exponential backoff with jitter, the client package's (half the delay fixed, half random, so clients spread out). */
 export function backoffMs(policy: RetryPolicy, attempt: number, random: () => number): number {
-  const ceiling = Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** (attempt - 1));
-  return Math.round(ceiling / 2 + (random() * ceiling) / 2);
+  return clientBackoffMs(policy, attempt, random);
 }
 
 /** A duration in messages: `12.5` (seconds). */

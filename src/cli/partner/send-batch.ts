@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { ImportIdSchema } from '../../shared/api-schemas/import-id.js';
 import type { RowError } from '../../shared/rows/row-errors.js';
-import type { AttemptResult } from './api-client.js';
+import type { AttemptResult } from '@bulk-import/client';
 import type { ApiContext } from './api-context.js';
 import { checkBulkReply, type CheckedReply, type ReplyCheck } from './check-reply.js';
 import { FatalError } from './fatal-error.js';

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { RowError } from '../../shared/rows/row-errors.js';
-import type { ApiClient } from './api-client.js';
+import type { AttemptClient } from '@bulk-import/client';
 import type { ApiContext } from './api-context.js';
 import type { FileBody } from './file-body.js';
 import { FatalError } from './fatal-error.js';
@@ -18,7 +18,7 @@ export type FileOutcome =
   | { type: 'refused'; reason: string; rowErrors?: RowError[] };
 
 /** Everything the upload goes through: the API context, with a client that can send a file. */
-export type FileSendContext = ApiContext & { client: Pick<ApiClient, 'postFile' | 'get'> };
+export type FileSendContext = ApiContext & { client: Pick<AttemptClient, 'postFile' | 'get'> };
 
 
 /**

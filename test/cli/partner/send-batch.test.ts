@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { AttemptResult } from '../../../src/cli/partner/api-client.js';
+import type { AttemptResult } from '@bulk-import/client';
 import { RateLimitPacer, retryAfterMs } from '../../../src/cli/partner/rate-limit.js';
 import { DEFAULT_RETRY_POLICY, FatalError, sendBatch, type RetryPolicy } from '../../../src/cli/partner/send-batch.js';
 

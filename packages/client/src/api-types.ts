@@ -1,0 +1,32 @@
+import type { components, paths } from './generated/openapi.js';
+
+type Schemas = components['schemas'];
+type Json<T> = T extends { content: { 'application/json': infer Body } } ? Body : never;
+
+/** A row as an import takes it, by kind (the document's typed row schemas). */
+export interface RowInputs {
+  listings: Schemas['ListingInput'];
+  machines: Schemas['MachineInput'];
+}
+/** A row as the catalogue stores it and lists it back, by kind. */
+export interface StoredRows {
+  listings: Schemas['StoredListing'];
+  machines: Schemas['StoredMachine'];
+}
+
+/** The 201 of an import of rows: counts, the import's id and its failed rows. */
+export type BulkResult = Schemas['BulkResult'];
+/** The 200 of a dry run: what the import would have done; nothing was written. */
+export type BulkDryRunResult = Schemas['BulkDryRunResult'];
+/** An import as GET /v1/api/imports/{id} describes it. */
+export type Import = Schemas['Import'];
+/** One failed row of an import (GET /v1/api/imports/{id}/errors). */
+export type ImportErrorRow = Schemas['ImportErrorList']['data'][number];
+/** The account and key in use (GET /v1/api/me). */
+export type Account = Schemas['Account'];
+
+/** What an archive or delete names: your `external_ids`, or our `ids`. */
+export type RemovalRequest = Json<paths['/v1/api/listings/bulk-archive']['post']['requestBody']>;
+/** The 200 of an archive or delete (or of its dry run). */
+export type ArchiveResult = Schemas['ArchiveResult'] | Schemas['ArchiveDryRunResult'];
+export type DeleteResult = Schemas['DeleteResult'] | Schemas['DeleteDryRunResult'];

@@ -1,0 +1,75 @@
+
+import type { Account, ArchiveResult, DeleteResult, Import, ImportErrorRow, RemovalRequest, RowInputs, StoredRows } from './api-types.js';
+import { AttemptClient, type RowKind } from './attempt-client.js';
+import { CLIENT_VERSION } from './client-version.js';
+import { importFile, type FileAccepted, type FileImport } from './import-file.js';
+import { importRows, type ImportRowsOptions, type RowsDryRun, type RowsImported } from './import-rows.js';
+import { importErrors, listImports, listRows, type ListRowsOptions } from './pages.js';
+import { cancelImport, getImport, me } from './reads.js';
+import { removeRows, type RemoveRowsOptions, type RowsRemoved } from './remove-rows.js';
+import { DEFAULT_RETRY_OPTIONS, type RetryOptions } from './retry-options.js';
+import { watchImport, type WatchOptions } from './watch-import.js';
+
+export interface ClientOptions {
+  /** e.g. `https://api.example.com` */
+  baseUrl: string;
+  /** `svc_live_…`: keep it on your servers */
+  apiKey: string;
+  /** per attempt, reading the answer included (default 120 s) */
+  timeoutMs?: number;
+  /** default `bulk-import-client/<version>` */
+  userAgent?: string;
+  /** the largest answer read (default MAX_REPLY_BYTES, 16 MiB) */
+  maxReplyBytes?: number;
+  /** the fetch to send with (default: Node's own) */
+  fetch?: typeof fetch;
+  /** retries and waits, and their hooks (sleep, now, random, onRetry) */
+  retry?: Partial<RetryOptions>;
+}
+
+/** The API, one method per thing a partner does; every method retries by `retry` and throws the errors of errors/. */
+export interface BulkImportClient {
+  /** the single-attempt layer under the helpers, for retry rules of your own */
+  readonly attempts: AttemptClient;
+  me(): Promise<Account>;
+  /** POST /v1/api/{kind}/bulk: 1 to 200 listings or 500 machines; the bad rows come back in `body.errors` */
+  importRows<K extends RowKind>(kind: K, rows: readonly RowInputs[K][], options?: ImportRowsOptions & { dryRun?: false }): Promise<RowsImported>;
+  importRows<K extends RowKind>(kind: K, rows: readonly RowInputs[K][], options: ImportRowsOptions & { dryRun: true }): Promise<RowsDryRun>;
+  archiveRows(kind: RowKind, request: RemovalRequest, options?: RemoveRowsOptions): Promise<RowsRemoved<ArchiveResult>>;
+  deleteRows(kind: RowKind, request: RemovalRequest, options?: RemoveRowsOptions): Promise<RowsRemoved<DeleteResult>>;
+  importFile(file: FileImport): Promise<FileAccepted>;
+  getImport(id: string): Promise<Import>;
+  watchImport(id: string, options?: WatchOptions): Promise<Import>;
+  cancelImport(id: string): Promise<Import>;
+  importErrors(id: string, options?: { pageSize?: number }): AsyncGenerator<ImportErrorRow, void, undefined>;
+  listImports(options?: { pageSize?: number }): AsyncGenerator<Import, void, undefined>;
+  listRows<K extends RowKind>(kind: K, options?: ListRowsOptions): AsyncGenerator<StoredRows[K], void, undefined>;
+}
+
+/** A client of the API at `baseUrl` with `apiKey`. */
+export function createClient(options: ClientOptions): BulkImportClient {
+  const attempts = new AttemptClient({
+    baseUrl: options.baseUrl,
+    apiKey: options.apiKey,
+    timeoutMs: options.timeoutMs ?? 120_000,
+    userAgent: options.userAgent ?? `bulk-import-client/${CLIENT_VERSION}`,
+    ...(options.maxReplyBytes === undefined ? {} : { maxReplyBytes: options.maxReplyBytes }),
+    ...(options.fetch === undefined ? {} : { fetch: options.fetch }),
+  });
+  const core = { attempts, retry: { ...DEFAULT_RETRY_OPTIONS, ...options.retry } };
+  return {
+    attempts,
+    me: () => me(core),
+    importRows: ((kind: RowKind, rows: readonly RowInputs[RowKind][], rowOptions?: ImportRowsOptions) => importRows(core, kind, rows, rowOptions)) as BulkImportClient['importRows'],
+    archiveRows: (kind, request, removal) => removeRows<ArchiveResult>(core, kind, 'archive', request, removal),
+    deleteRows: (kind, request, removal) => removeRows<DeleteResult>(core, kind, 'delete', request, removal),
+    importFile: (file) => importFile(core, file),
+    getImport: (id) => getImport(core, id),
+    watchImport: (id, watch) => watchImport(core, id, watch),
+    cancelImport: (id) => cancelImport(core, id),
+    importErrors: (id, page) => importErrors(core, id, page),
+    listImports: (page) => listImports(core, page),
+    listRows: (kind, list) => listRows(core, kind, list),
+  };
+}
+

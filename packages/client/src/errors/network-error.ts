@@ -1,0 +1,15 @@
+/**
+ * No answer came, after the retries the call allows. `outcome` says what became of the request:
+ * `not-delivered` when no connection was ever made (nothing can have been written: sending it
+ * again is safe even without an Idempotency-Key); `unknown` when the server may have read it (a
+ * timeout, a dropped connection): send it again only with the same Idempotency-Key.
+ */
+export class NetworkError extends Error {
+  override readonly name = 'NetworkError';
+  readonly outcome: 'not-delivered' | 'unknown';
+
+  constructor(message: string, delivered: boolean, readonly attempts: number) {
+    super(message);
+    this.outcome = delivered ? 'unknown' : 'not-delivered';
+  }
+}

@@ -1,0 +1,31 @@
+/**
+ * @bulk-import/client: the Bulk Import API for partners' servers (README.md). `createClient` for
+ * the helpers; `AttemptClient` and `sendWithRetries` for a caller with retry rules of its own.
+ */
+export { createClient, type BulkImportClient, type ClientOptions } from './create-client.js';
+export type { RowsImported, RowsDryRun, ImportRowsOptions } from './import-rows.js';
+export type { RowsRemoved, RemoveRowsOptions } from './remove-rows.js';
+export type { FileImport, FileAccepted } from './import-file.js';
+export type { WatchOptions } from './watch-import.js';
+export type { ListRowsOptions } from './pages.js';
+export type { Account, ArchiveResult, BulkDryRunResult, BulkResult, DeleteResult, Import, ImportErrorRow, RemovalRequest, RowInputs, StoredRows } from './api-types.js';
+
+export { ApiError } from './errors/api-error.js';
+export { NetworkError } from './errors/network-error.js';
+export { WaitTooLongError } from './errors/wait-too-long-error.js';
+export { ReplyError } from './errors/reply-error.js';
+export { WatchDeadlineError } from './errors/watch-deadline-error.js';
+
+export { AttemptClient, type RemovalAction, type RowKind } from './attempt-client.js';
+export type { AttemptNetworkFailure, AttemptResponse, AttemptResult } from './attempt-result.js';
+export { sendAttempt, type AttemptRequest, type TransportOptions } from './send-attempt.js';
+export { sendWithRetries, type CallRules } from './send-with-retries.js';
+export { DEFAULT_RETRY_OPTIONS, type RetryEvent, type RetryOptions } from './retry-options.js';
+export { backoffMs, type BackoffSettings } from './backoff.js';
+export { retryAfterMs } from './retry-after.js';
+export { MAX_REPLY_BYTES } from './reply-limit.js';
+export { fileImportQuery, type FileImportOptions, type MirrorOptions, type UpdateMode } from './file-import-query.js';
+
+export { API_VERSION } from './generated/api-version.js';
+export { CLIENT_VERSION } from './client-version.js';
+export type { components, operations, paths } from './generated/openapi.js';

@@ -1,0 +1,56 @@
+import type { AttemptResponse, AttemptResult } from './attempt-result.js';
+import { backoffMs } from './backoff.js';
+import { NetworkError } from './errors/network-error.js';
+import { WaitTooLongError } from './errors/wait-too-long-error.js';
+import { retryAfterMs } from './retry-after.js';
+import type { RetryOptions } from './retry-options.js';
+
+/** What a call allows its retries. */
+export interface CallRules {
+  /**
+   * true when sending again cannot write twice: a read, or a write with an Idempotency-Key
+   * reused on every attempt. Only then are a 500, 502, 504 or a lost connection retried.
+   */
+  idempotent: boolean;
+  /** no wait ends past it (options.now's clock); WaitTooLongError instead */
+  deadline?: number;
+}
+
+// note: every 429 and 503 of this API wrote nothing (docs/errors.md#what-was-written): always retried.
+const NOTHING_WRITTEN = new Set([429, 503]);
+const OUTCOME_UNKNOWN = new Set([500, 502, 504]);
+
+/**
+ * Sends (`send`, a fresh attempt each time) until the answer is final, and returns it, whatever
+ * its status: a 429 or 503 is waited out (its `Retry-After`, at least the backoff; longer than
+ * `maxWaitMs` is refused), a 5xx or a lost connection retried only when `idempotent`. Throws
+ * NetworkError when no answer came, WaitTooLongError when a wait would pass a bound; the last
+ * retryable answer is returned once the attempts are used up.
+ */
+export async function sendWithRetries(send: () => Promise<AttemptResult>, options: RetryOptions, rules: CallRules): Promise<AttemptResponse> {
+  let mayHaveArrived = false;
+  for (let attempt = 1; ; attempt += 1) {
+    const reply = await send();
+    let delayMs = backoffMs(options, attempt, options.random);
+    if (reply.type === 'network') {
+      mayHaveArrived ||= reply.delivered;
+      if ((reply.delivered && !rules.idempotent) || attempt >= options.maxAttempts) {
+        throw new NetworkError(`no answer after ${attempt} attempt(s): ${reply.message}`, mayHaveArrived, attempt);
+      }
+    } else {
+      const { status } = reply;
+      const retryable = NOTHING_WRITTEN.has(status) || (rules.idempotent && OUTCOME_UNKNOWN.has(status));
+      if (!retryable || attempt >= options.maxAttempts) return reply;
+      const asked = retryAfterMs(reply.headers, options.now());
+      if (asked !== undefined && NOTHING_WRITTEN.has(status)) {
+        if (asked > options.maxWaitMs) throw new WaitTooLongError(status, asked, options.maxWaitMs);
+        delayMs = Math.max(delayMs, asked);
+      }
+    }
+    if (rules.deadline !== undefined && options.now() + delayMs > rules.deadline) {
+      throw new WaitTooLongError(reply.type === 'response' ? reply.status : 0, delayMs, Math.max(0, rules.deadline - options.now()));
+    }
+    options.onRetry?.({ attempt, delayMs, status: reply.type === 'response' ? reply.status : undefined, reason: reply.type === 'response' ? `answered ${reply.status}` : reply.message });
+    await options.sleep(delayMs);
+  }
+}
