@@ -24,6 +24,9 @@ const SAME_ON_EVERY_TOPOLOGY = [
   'test/shared/access/allowed-ips.test.ts',
   'test/shared/infra/{log-format,migrate,migration-key-lifecycle,redis-tls}.test.ts',
   'test/shared/repositories/catalogue-plans.test.ts',
+  // note: the client package's generated types, its packed files, the README's example and its
+  // transport against hand-made servers; its partner path runs on every topology
+  'test/client/{generated-drift,package-contents,readme-example,transport}.test.ts',
 ];
 const topologyRun = Boolean(process.env.TEST_REDIS_CLUSTER || process.env.TEST_PGBOUNCER);
 
