@@ -1,6 +1,6 @@
 import { Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ApiError, createClient, WaitTooLongError, type BulkImportClient, type ClientOptions, type RowInputs } from '@bulk-import/client';
+import { ApiError, createClient, WaitTooLongError, WatchDeadlineError, type BulkImportClient, type ClientOptions, type RowInputs } from '@bulk-import/client';
 import { startWorker, type RunningWorker } from '../../src/worker/worker.js';
 import { newPartner } from '../support/bulk-endpoint.js';
 import { startCliService, type CliService } from '../support/cli-service.js';
@@ -56,13 +56,25 @@ describe('@bulk-import/client against the service', () => {
     return { client, account, sleeps };
   }
 
-  it('cancels a queued file import: it reads cancelled, and so does a second cancel', async () => {
-    const { client } = await partnerClient();
+  it('a watch that outlasts its deadline is a WatchDeadlineError; a queued file import cancelled reads cancelled, and so does a second cancel', async () => {
+    let clock = 0;
+    const { client } = await partnerClient({ retry: { now: () => clock, sleep: async (ms) => void (clock += ms) } });
     const accepted = await client.importFile({ kind: 'listings', contentType: 'text/csv', body: Readable.from([`${HEADER}\n${csvLine('C-1')}\n`]) });
     expect(accepted.import.state).toBe('queued');
+    const reads: string[] = [];
+    const watched = await client.watchImport(accepted.import.id, { timeoutMs: 5_000, onRead: (found) => void reads.push(found.state) }).catch((caught: unknown) => caught);
+    expect(watched).toBeInstanceOf(WatchDeadlineError);
+    expect(watched).toMatchObject({ importId: accepted.import.id, lastState: 'queued' });
+    // note: reads at 0, 1, 3 and 5 s: the waits double and the last one ends at the deadline
+    expect({ reads, clock }).toEqual({ reads: ['queued', 'queued', 'queued', 'queued'], clock: 5_000 });
     expect((await client.cancelImport(accepted.import.id)).state).toBe('cancelled');
     expect((await client.cancelImport(accepted.import.id)).state).toBe('cancelled');
     worker = await startWorker(cli.service.config, cli.service.deps.log.child({ part: 'worker' }));
+  });
+
+  it('watching an id that is no import of the account is an ApiError 404 at once', async () => {
+    const { client } = await partnerClient();
+    await expect(client.watchImport(crypto.randomUUID())).rejects.toMatchObject({ name: 'ApiError', status: 404 });
   });
 
   it('me: the account of the key', async () => {

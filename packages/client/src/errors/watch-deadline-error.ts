@@ -4,8 +4,8 @@ export class WatchDeadlineError extends Error {
 
   constructor(
     readonly importId: string,
-    readonly lastState: string | undefined,
+    readonly lastState: string,
   ) {
-    super(`import ${importId} had not ended by the deadline (last read: ${lastState ?? 'not found yet'})`);
+    super(`import ${importId} had not ended by the deadline (last read: ${lastState})`);
   }
 }
