@@ -22,7 +22,7 @@ const pointer = (...parts: string[]) => `#/${parts.map((p) => p.replaceAll('~', 
 interface Probe {
   name: string;
   path: string;
-  method: 'get' | 'post' | 'delete';
+  method: 'get' | 'post' | 'patch' | 'delete';
   request: InjectOptions;
   /** the status it must get: a refusal the route is known to send */
   status: number;
@@ -155,6 +155,8 @@ describe('the refusals each operation sends are the ones its document lists', ()
         list.push(
           { ...base, name: 'an unknown id', request: request({ url: withId('unknown-id') }), status: 404 },
           { ...base, name: 'an id no import or key can have (a NUL)', request: request({ url: withId('%00') }), status: 404 },
+          // note: over Fastify's maxParamLength, answered by the router before the route (framework-errors.ts)
+          { ...base, name: 'an id of 101 characters', request: request({ url: withId('x'.repeat(101)) }), status: 414 },
         );
       }
       if (op.method === 'get' && ['/v1/api/imports', '/v1/api/keys', '/v1/api/listings', '/v1/api/machines'].includes(op.path)) {
@@ -198,7 +200,27 @@ describe('the refusals each operation sends are the ones its document lists', ()
   it('sends only documented statuses, headers, bodies and codes to bad requests', async () => {
     const list = probes().filter((probe) => !isRevokeBodyGap(probe));
     expect(list.length).toBeGreaterThan(30);
+    // note: every operation with a path parameter is sent one over the router's length
+    expect(list.filter((probe) => probe.status === 414).map((probe) => `${probe.method} ${probe.path}`)).toEqual(
+      valid().filter((op) => op.path.includes('{id}')).map((op) => `${op.method} ${op.path}`),
+    );
     expect(await problemsOf(list)).toEqual([]);
+  });
+
+  it('answers a key roll and a key change with an id of 101 characters 414, as documented', async () => {
+    const id = 'x'.repeat(101);
+    const headers = { ...bearer(session), 'content-type': 'application/json' };
+    const list: Probe[] = [
+      { name: 'an id of 101 characters', path: '/v1/api/keys/{id}/roll', method: 'post', request: { method: 'POST', url: `/v1/api/keys/${id}/roll`, headers, payload: '{}' }, status: 414 },
+      { name: 'an id of 101 characters', path: '/v1/api/keys/{id}', method: 'patch', request: { method: 'PATCH', url: `/v1/api/keys/${id}`, headers, payload: '{"label":"x"}' }, status: 414 },
+    ];
+    expect(await problemsOf(list)).toEqual([]);
+  });
+
+  it('documents 414 on every operation with a path parameter, and on no other', () => {
+    for (const [path, item] of Object.entries(doc.paths)) {
+      for (const [method, operation] of Object.entries(item)) expect(Object.keys(operation.responses).includes('414'), `${method} ${path}`).toBe(path.includes('{'));
+    }
   });
 
   it('DELETE /v1/api/keys/{id}: the refusals of a body sent to it are documented', async () => {

@@ -266,6 +266,7 @@ export const ERROR_EXAMPLES = {
   tooManyConcurrent: example('The account has ACCOUNT_MAX_IN_FLIGHT imports in flight', apiErrors.tooManyConcurrent().body),
   overloaded: example('This API process is overloaded; nothing was written', apiErrors.overloaded().body),
   badRequest: BAD_REQUEST,
+  urlTooLong: example('A path parameter over 100 characters', apiErrors.urlTooLong().body, 'Answered before the route is reached; no id the service issues is that long.'),
 } satisfies Examples;
 
 export function tooLargeExample(limitBytes: number): Example {

@@ -104,6 +104,15 @@ export function tooLargeResponse(limitBytes: number, headers: readonly ResponseH
   return errorResponse('The body is over the endpoint\'s limit; nothing was read or written.', { tooLarge: tooLargeExample(limitBytes) }, headers, TooLargeErrorSchema);
 }
 
+/**
+ * 414 of a route with a path parameter: the router refuses a parameter over its length (Fastify's
+ * maxParamLength, 100) before the route, or its hooks, run (framework-errors.ts), so only
+ * `X-Request-Id` is sent.
+ */
+export function urlTooLongResponse(): JsonResponse {
+  return errorResponse('A path parameter is over 100 characters: refused before the route is reached, whatever else the request holds.', { urlTooLong: ERROR_EXAMPLES.urlTooLong });
+}
+
 export function unsupportedMediaTypeResponse(headers: readonly ResponseHeaderName[] = ALWAYS): JsonResponse {
   return errorResponse('The body is not sent as `application/json`.', { unsupportedMediaType: ERROR_EXAMPLES.unsupportedMediaType }, headers);
 }

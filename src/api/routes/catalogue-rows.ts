@@ -24,7 +24,7 @@ import {
   cataloguePageExamples,
   catalogueRowExamples,
 } from '../openapi/catalogue-examples.js';
-import { apiKeyAuthErrors, AUTHENTICATED, errorResponse, internalErrorResponse, unavailableResponse } from '../openapi/responses.js';
+import { apiKeyAuthErrors, AUTHENTICATED, errorResponse, internalErrorResponse, unavailableResponse, urlTooLongResponse } from '../openapi/responses.js';
 import { jsonResponse } from '../openapi/route-schema.js';
 import { refusalsByPart, refuseUnknownQueryParameters } from '../route-validation.js';
 
@@ -96,6 +96,7 @@ function schemas(kind: ImportKind) {
       400: errorResponse('The query has a parameter (the route takes none).', CATALOGUE_GET_BAD_REQUEST_EXAMPLES, AUTHENTICATED),
       ...readErrors,
       404: errorResponse(`Not one of the account's ${kind}: unknown, another account's, deleted, or an id no ${one} can have; all answered alike.`, catalogueNotFoundExamples(kind), AUTHENTICATED),
+      414: urlTooLongResponse(),
     },
   };
   return { list, get };

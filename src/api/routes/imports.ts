@@ -36,6 +36,7 @@ import {
   tooLargeResponse,
   unavailableResponse,
   unsupportedMediaTypeResponse,
+  urlTooLongResponse,
 } from '../openapi/responses.js';
 import { jsonResponse } from '../openapi/route-schema.js';
 import { refusalsByPart, refuseUnknownQueryParameters } from '../route-validation.js';
@@ -90,6 +91,7 @@ const getSchema = {
     400: errorResponse('The query has a parameter (the route takes none).', IMPORT_GET_BAD_REQUEST_EXAMPLES, AUTHENTICATED),
     ...readErrors(),
     404: notFound(),
+    414: urlTooLongResponse(),
   },
 };
 
@@ -124,6 +126,7 @@ const errorsSchema = {
     400: errorResponse('`limit` is not a whole number from 1 to 1000, `starting_after` is not a row index, or the query has another parameter.', IMPORT_ERRORS_BAD_REQUEST_EXAMPLES, AUTHENTICATED),
     ...readErrors(),
     404: notFound(),
+    414: urlTooLongResponse(),
   },
 };
 
@@ -139,6 +142,7 @@ const cancelSchema = {
     400: errorResponse('The query has a parameter (the route takes none), or a body was sent that is not JSON. Nothing was cancelled.', IMPORT_CANCEL_BAD_REQUEST_EXAMPLES, AUTHENTICATED),
     ...apiKeyAuthErrors({ scoped: true }),
     404: notFound(),
+    414: urlTooLongResponse(),
     // note: the route takes no body, but one sent is read as on every route: Fastify's bodyLimit (app.ts).
     413: tooLargeResponse(DEFAULT_BODY_LIMIT_BYTES, AUTHENTICATED),
     415: unsupportedMediaTypeResponse(AUTHENTICATED),

@@ -54,6 +54,7 @@ import {
   tooLargeResponse,
   unavailableResponse,
   unsupportedMediaTypeResponse,
+  urlTooLongResponse,
 } from '../openapi/responses.js';
 import { jsonBody, jsonResponse } from '../openapi/route-schema.js';
 import { example } from '../openapi/examples.js';
@@ -130,6 +131,7 @@ const revokeSchema = {
       badRequest: ERROR_EXAMPLES.badRequest,
     }),
     404: errorResponse('Not one of the account\'s keys.', { keyNotFound: ERROR_EXAMPLES.keyNotFound }),
+    414: urlTooLongResponse(),
     413: tooLargeResponse(REVOKE_BODY_LIMIT_BYTES),
     415: unsupportedMediaTypeResponse(),
   },
@@ -151,6 +153,7 @@ const rollSchema = {
     }),
     ...sessionErrors(),
     404: errorResponse('Not one of the account\'s keys.', { keyNotFound: ERROR_EXAMPLES.keyNotFound }),
+    414: urlTooLongResponse(),
     409: errorResponse('The key is revoked, expired or already rolled (also: another roll of it won the race).', { keyNotRollable: ERROR_EXAMPLES.keyNotRollable }),
     413: tooLargeResponse(ROLL_BODY_LIMIT_BYTES),
     415: unsupportedMediaTypeResponse(),
@@ -169,6 +172,7 @@ const changeSchema = {
     400: errorResponse('The body is not JSON or not an object, or `label` or `allowed_ips` is invalid (named).', CHANGE_KEY_BAD_REQUEST_EXAMPLES),
     ...sessionErrors(),
     404: errorResponse('Not one of the account\'s keys.', { keyNotFound: ERROR_EXAMPLES.keyNotFound }),
+    414: urlTooLongResponse(),
     409: errorResponse('The key is revoked or expired: a change would not bring it back.', { keyEnded: ERROR_EXAMPLES.keyEnded }),
     413: tooLargeResponse(CHANGE_BODY_LIMIT_BYTES),
     415: unsupportedMediaTypeResponse(),
