@@ -8,6 +8,7 @@ import {
   TooLargeErrorSchema,
 } from '../../shared/api-schemas/error-body.js';
 import { RATE_LIMIT_HEADER_NAMES, type ResponseHeaderName } from '../../shared/api-schemas/headers.js';
+import { OPEN_ENUM } from '../../shared/api-schemas/open-enum.js';
 import { ERROR_EXAMPLES, example, tooLargeExample } from './examples.js';
 import { apiErrors } from '../../shared/errors/api-errors.js';
 import { jsonResponse, type Examples, type JsonResponse } from './route-schema.js';
@@ -31,10 +32,11 @@ function codesOf(examples: Examples): string[] {
 }
 
 /**
- * An error status of a route: `schema` (a shape of error-body.ts), its `code` narrowed to the codes
- * of `examples`. note: the examples show every answer the status gives (the tests hold each sent
- * error to its status's examples), so they are the list of its codes: a generated client gets an
- * enum per response to switch on. The document says `allOf` the shape's component and the enum, so
+ * An error status of a route: `schema` (a shape of error-body.ts), its `code` listing the codes of
+ * `examples`. note: the examples show every answer the status gives (the tests hold each sent
+ * error to its status's examples), so they are the list of its codes: a generated client gets
+ * them per response to switch on. The list is open (open-enum.ts): a code added later is still a
+ * valid answer of the status. The document says `allOf` the shape's component and the list, so
  * the components keep their names.
  */
 export function errorResponse(
@@ -44,7 +46,7 @@ export function errorResponse(
   schema: z.ZodType = ErrorBodySchema,
   sometimes: readonly ResponseHeaderName[] = [],
 ): JsonResponse {
-  const codes = z.object({ code: z.string().meta({ description: ERROR_CODE_DESCRIPTION, enum: codesOf(examples) }) }).meta({ additionalProperties: true });
+  const codes = z.object({ code: z.string().meta({ description: ERROR_CODE_DESCRIPTION, enum: codesOf(examples), [OPEN_ENUM]: true }) }).meta({ additionalProperties: true });
   return jsonResponse(z.intersection(schema, codes), { description, headers, sometimes, examples });
 }
 

@@ -2,6 +2,7 @@ import type { SwaggerTransform, SwaggerTransformObject } from '@fastify/swagger'
 import { createJsonSchemaTransform, createJsonSchemaTransformObject } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { RATE_LIMIT_HEADER_NAMES, RESPONSE_HEADERS, type ResponseHeaderName } from '../../shared/api-schemas/headers.js';
+import { OPEN_ENUM } from '../../shared/api-schemas/open-enum.js';
 import { isJsonResponse } from './route-schema.js';
 
 /** The partner API: every route under it is documented; operator endpoints and /docs are not. */
@@ -101,6 +102,22 @@ const HEADER_REF = '#/components/headers/';
 type Operation = { responses?: Record<string, { headers?: Record<string, Json> }> };
 
 /**
+ * Each string schema marked OPEN_ENUM (open-enum.ts) as `anyOf` its known values and any string:
+ * tools still show the values, and a client validating answers with the document does not refuse
+ * one added later (docs/errors.md#codes).
+ */
+function openEnums(node: Json): Json {
+  if (Array.isArray(node)) return node.map(openEnums);
+  if (typeof node !== 'object' || node === null) return node;
+  const entries = Object.entries(node).map(([key, value]) => [key, openEnums(value)] as const);
+  const schema = Object.fromEntries(entries) as Record<string, unknown>;
+  if (schema[OPEN_ENUM] !== true) return schema;
+  const { [OPEN_ENUM]: _open, type: _type, enum: known, ...rest } = schema;
+  if (!Array.isArray(known)) throw new Error(`${OPEN_ENUM}: a schema without enum`);
+  return { ...rest, anyOf: [{ type: 'string', enum: known }, { type: 'string' }] };
+}
+
+/**
  * Each header a response always carries once, `required`, in `components.headers`, referred to
  * from every response that always sends it; a header only some answers carry stays in the
  * response, not required.
@@ -133,10 +150,10 @@ export const transformDocument: SwaggerTransformObject = (document) => {
     paths?: Record<string, Record<string, Operation>>;
     components?: { schemas?: Record<string, Json>; headers?: Record<string, Json> };
   };
-  const paths = openapi.paths ?? {};
-  const schemas = openapi.components?.schemas ?? {};
+  const paths = openEnums(openapi.paths ?? {}) as Record<string, Record<string, Operation>>;
+  const schemas = openEnums(openapi.components?.schemas ?? {}) as Record<string, Json>;
   const used = referencedSchemas(paths, schemas);
   const kept = Object.fromEntries(Object.entries(schemas).filter(([name]) => used.has(name)));
   const headers = shareHeaders(paths);
-  return { ...openapi, components: { ...openapi.components, schemas: kept, headers } } as ReturnType<SwaggerTransformObject>;
+  return { ...openapi, paths, components: { ...openapi.components, schemas: kept, headers } } as ReturnType<SwaggerTransformObject>;
 };

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { ImportResultSchema } from '../import/import-job.js';
 import { ImportIdSchema } from './import-id.js';
 import { API_ERROR_CODES } from '../errors/api-errors.js';
+import { OPEN_CODE_NOTE, OPEN_ENUM } from './open-enum.js';
 
 /**
  * The error responses: `{error: "<text>", code: "<code>", ...fields}` (docs/errors.md#shape), one
@@ -15,13 +16,13 @@ import { API_ERROR_CODES } from '../errors/api-errors.js';
 const errorText = z.string().meta({ description: 'What went wrong, in words meant for a person.' });
 
 /**
- * note: typed as a string, listed as an enum: the document lists the closed set (and each response
- * the codes it can carry) for clients to switch on, while the serializer never turns an error into
- * a 500 over its code.
+ * note: typed as a string, listed as an open enum (open-enum.ts): the document lists the codes of
+ * the catalogue (and each response the codes it can carry) for clients to switch on, and admits
+ * any other string, since codes may be added; the serializer never turns an error into a 500
+ * over its code.
  */
-export const ERROR_CODE_DESCRIPTION =
-  'What went wrong, for a program: a stable snake_case code from a closed set. A code never changes meaning once published; new codes may be added, so treat one you do not know as its HTTP status says.';
-const errorCode = z.string().meta({ description: ERROR_CODE_DESCRIPTION, enum: [...API_ERROR_CODES] });
+export const ERROR_CODE_DESCRIPTION = `What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. ${OPEN_CODE_NOTE}`;
+const errorCode = z.string().meta({ description: ERROR_CODE_DESCRIPTION, enum: [...API_ERROR_CODES], [OPEN_ENUM]: true });
 const retryAfterSec = z.number().int().nonnegative().meta({
   description: 'Seconds to wait before retrying; the same value as the `Retry-After` header.',
 });

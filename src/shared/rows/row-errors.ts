@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { ROW_ERROR_CODE_MEANINGS, ROW_ERROR_CODES } from './row-error-codes.js';
+import { OPEN_CODE_NOTE, OPEN_ENUM } from '../api-schemas/open-enum.js';
 
 /**
  * The row errors of an import, as the API answers them, the job carries them and the import's
@@ -9,8 +10,10 @@ import { ROW_ERROR_CODE_MEANINGS, ROW_ERROR_CODES } from './row-error-codes.js';
 /** One problem of a failing row (docs/rows.md#row-error-codes). */
 export const RowErrorDetailSchema = z.object({
   field: z.string().nullable().meta({ description: 'The field as the reason names it (`title`, `photo_urls[2]`), or null for the whole row.' }),
+  // note: the service sends only these; the document lists them open (open-enum.ts), as codes may be added.
   code: z.enum(ROW_ERROR_CODES).meta({
-    description: `What is wrong, from a closed set that never changes meaning:\n\n${ROW_ERROR_CODES.map((code) => `- \`${code}\`: ${ROW_ERROR_CODE_MEANINGS[code]}`).join('\n')}`,
+    description: `What is wrong; a code never changes meaning. The codes known today:\n\n${ROW_ERROR_CODES.map((code) => `- \`${code}\`: ${ROW_ERROR_CODE_MEANINGS[code]}`).join('\n')}\n\n${OPEN_CODE_NOTE}`,
+    [OPEN_ENUM]: true,
   }),
   message: z.string().meta({ description: 'The same problem in words, as the reason says it.' }),
 });
