@@ -11,6 +11,7 @@ import { bearer, validListing, validMachine } from '../support/fixtures.js';
 import { redoclyLint } from '../support/redocly-lint.js';
 import { ROW_ERROR_CODE_MEANINGS, ROW_ERROR_CODES } from '../../src/shared/rows/row-error-codes.js';
 import { API_ERROR_CODES } from '../../src/shared/errors/api-errors.js';
+import { ROW_COMPONENTS, ROW_SCHEMA_EXTENSION } from '../../src/shared/api-schemas/bulk.js';
 import { documentValidator } from '../support/openapi-validator.js';
 import { startTestService, type TestService } from '../support/test-service.js';
 
@@ -113,7 +114,8 @@ describe('GET /v1/openapi.json', () => {
     const broken = structuredClone(doc) as Document & { servers?: unknown };
     delete broken.servers;
     const listings = broken.paths['/v1/api/listings/bulk']!.post!.requestBody as { content: Record<string, Media> };
-    listings.content['application/json']!.examples!['valid']!.value = { listings: [{ currency: 'EUR', price_cents: 1.5 }] };
+    // note: a bad row is a valid request (it is reported, not refused); a body without its array is not
+    listings.content['application/json']!.examples!['valid']!.value = { listings: 'not an array' };
     const rules = (await redoclyLint(broken)).map((p) => p.ruleId);
     expect(rules).toContain('no-empty-servers');
     expect(rules).toContain('no-invalid-media-type-examples');
@@ -293,11 +295,36 @@ describe('GET /v1/openapi.json', () => {
     ['listings', '101 photo URLs', { photo_urls: Array.from({ length: 101 }, (_, i) => `https://cdn.example.com/${i}.jpg`) }],
     ['machines', 'a category of 81 characters', { category: 'c'.repeat(81) }],
     ['machines', 'a blank model', { model: '\t ' }],
-  ] as const)('declares a %s body with %s invalid, as the service finds it', (kind, _what, change) => {
+  ] as const)('declares a %s row with %s invalid, as the service finds it, and its batch a request it takes', (kind, _what, change) => {
+    const row = pointer('components', 'schemas', ROW_COMPONENTS[kind]);
+    const body = pointer('paths', `/v1/api/${kind}/bulk`, 'post', 'requestBody', 'content', 'application/json', 'schema');
+    const valid = kind === 'listings' ? validListing() : validMachine();
+    const invalid = { ...valid, ...change };
+    expect(validates(row, valid).valid).toBe(true);
+    expect(validates(row, invalid).valid).toBe(false);
+    // note: the row is skipped and reported, the others written: the request is one the service answers 201
+    expect(validates(body, { [kind]: [valid, invalid] }).valid).toBe(true);
+  });
+
+  it.each(['listings', 'machines'] as const)('points each row of the %s body at the component of a valid row, kept for generators', (kind) => {
+    const body = doc.paths[`/v1/api/${kind}/bulk`]!.post!.requestBody!.content['application/json']!.schema as {
+      properties: Record<string, { minItems: number; maxItems: number; items: { anyOf: object[] } & Record<string, unknown> }>;
+      required: string[];
+    };
+    const rows = body.properties[kind]!;
+    expect(rows).toMatchObject({ minItems: 1, maxItems: kind === 'listings' ? 200 : 500 });
+    expect(body.required).toEqual([kind]);
+    expect(rows.items[ROW_SCHEMA_EXTENSION]).toBe(`#/components/schemas/${ROW_COMPONENTS[kind]}`);
+    expect(rows.items.anyOf[0]).toEqual({ $ref: `#/components/schemas/${ROW_COMPONENTS[kind]}` });
+    expect(ajv.getSchema(`openapi${pointer('components', 'schemas', ROW_COMPONENTS[kind])}`)).toBeDefined();
     const where = pointer('paths', `/v1/api/${kind}/bulk`, 'post', 'requestBody', 'content', 'application/json', 'schema');
-    const row = kind === 'listings' ? validListing() : validMachine();
-    expect(validates(where, { [kind]: [row] }).valid).toBe(true);
-    expect(validates(where, { [kind]: [{ ...row, ...change }] }).valid).toBe(false);
+    // what the service refuses as a whole, the document refuses
+    expect(validates(where, { [kind]: [] }).valid).toBe(false);
+    expect(validates(where, { [kind]: Array.from({ length: kind === 'listings' ? 201 : 501 }, () => ({})) }).valid).toBe(false);
+    expect(validates(where, [{}]).valid).toBe(false);
+    expect(validates(where, { [kind]: {} }).valid).toBe(false);
+    // what it answers 201 row by row, the document takes
+    expect(validates(where, { [kind]: [{}, 42, null, 'row', [1]] }).valid).toBe(true);
   });
 
   it('publishes the row-error codes as an open list, the codes the service uses, open to codes added later', () => {
@@ -327,15 +354,15 @@ describe('GET /v1/openapi.json', () => {
     expect(validates(created, { inserted: 1, skipped: 1, errors: [{ ...error, details: [{ ...error.details[0], code: 7 }] }], import_id: 'imp-1' }).valid).toBe(false);
     // the answer always has details (only a job from an older replica may lack them, inside)
     expect(validates(created, { inserted: 1, skipped: 1, errors: [{ index: 4, reason: error.reason }] }).valid).toBe(false);
-    const body = pointer('paths', `/v1/api/${kind}/bulk`, 'post', 'requestBody', 'content', 'application/json', 'schema');
+    const valid = pointer('components', 'schemas', ROW_COMPONENTS[kind as 'listings' | 'machines']);
     const row = kind === 'listings' ? validListing() : validMachine();
-    expect(validates(body, { [kind]: [{ ...row, external_id: 'SKU-1' }] }).valid).toBe(true);
-    expect(validates(body, { [kind]: [{ ...row, external_id: 'x'.repeat(101) }] }).valid).toBe(false);
+    expect(validates(valid, { ...row, external_id: 'SKU-1' }).valid).toBe(true);
+    expect(validates(valid, { ...row, external_id: 'x'.repeat(101) }).valid).toBe(false);
   });
 
   it('declares a padded https URL valid, as the service trims it', () => {
-    const where = pointer('paths', '/v1/api/listings/bulk', 'post', 'requestBody', 'content', 'application/json', 'schema');
-    expect(validates(where, { listings: [validListing({ photo_urls: ['  HTTPS://cdn.example.com/a.jpg?x=1 '] })] }).valid).toBe(true);
+    const where = pointer('components', 'schemas', ROW_COMPONENTS.listings);
+    expect(validates(where, validListing({ photo_urls: ['  HTTPS://cdn.example.com/a.jpg?x=1 '] })).valid).toBe(true);
   });
 
   it('gives every operation an id, a summary and a description', () => {

@@ -61,13 +61,15 @@ export const ROW_EXAMPLES = {
 } as const satisfies Record<ImportKind, { valid: object; invalid: object }>;
 
 /**
- * Request examples hold valid rows only: tools replay request examples as valid requests. What
- * an invalid row gets is shown by the 201 and 400 examples (bulkResultExamples, bulkBadRequestExamples).
+ * The bulk request examples: tools replay them as requests the service answers 201. A row that
+ * fails its checks is such a request too (it is skipped and reported, the others are written);
+ * what it gets is shown by the 201 and 400 examples (bulkResultExamples, bulkBadRequestExamples).
  */
 export function bulkBodyExamples(kind: ImportKind): Examples {
-  const { valid } = ROW_EXAMPLES[kind];
+  const { valid, invalid } = ROW_EXAMPLES[kind];
   return {
     valid: example('One valid row', { [kind]: [valid] }),
+    someInvalid: example('A valid row and one that fails', { [kind]: [valid, invalid] }, 'Answered 201: the first row is written, the second skipped and reported in `errors` (the answer `withErrors` shows).'),
   };
 }
 

@@ -120,7 +120,7 @@ export const IMPORT_CANCEL_EXAMPLES: Examples = {
 
 export const IMPORT_CANCEL_BAD_REQUEST_EXAMPLES: Examples = {
   unknownQueryParameter: example('A query parameter', apiErrors.unknownQueryParameter('force').body),
-  invalidJson: example('A body that is not JSON', apiErrors.invalidJson().body, 'The route takes no body; one sent as `application/json` is still read, and must be JSON.'),
+  invalidJson: example('A body that is not JSON', apiErrors.invalidJson().body, 'The route ignores its body; one sent as `application/json` is still read, and must be JSON.'),
   badRequest: ERROR_EXAMPLES.badRequest,
 };
 

@@ -42,6 +42,14 @@ function spelledAsSent(headers: { properties?: Record<string, unknown>; required
   if (headers.required) headers.required = headers.required.map(spelled);
 }
 
+/** Marks an operation whose body may be left out; markOptionalBodies turns it into the body's `required: false`. */
+const OPTIONAL_BODY = 'x-optional-body';
+
+/** A body schema that takes no body at all (a roll's, a cancel's): the framework hands a missing body over as undefined or null. */
+function isOptionalBody(schema: unknown): boolean {
+  return schema instanceof z.ZodType && schema.safeParse(undefined).success;
+}
+
 /**
  * Per route: zod schemas to JSON Schema (fastify-type-provider-zod), request headers spelt as
  * sent, then the response headers and examples of each `jsonResponse` carried over, which that
@@ -52,6 +60,8 @@ export const transformRoute: SwaggerTransform = (document) => {
   const result = zodTransform(document);
   const requestHeaders = (result.schema as { headers?: { properties?: Record<string, unknown>; required?: string[] } }).headers;
   if (requestHeaders) spelledAsSent(requestHeaders);
+  // note: @fastify/swagger copies an `x-` key of the route's schema onto the operation
+  if (isOptionalBody(document.schema?.body)) (result.schema as Record<string, unknown>)[OPTIONAL_BODY] = true;
   const declared = document.schema?.response as Record<string, unknown> | undefined;
   const transformed = (result.schema as { response?: Record<string, { headers?: unknown; content: Record<string, { examples?: unknown; example?: unknown }> }> })
     .response;
@@ -99,7 +109,25 @@ function referencedSchemas(root: Json, schemas: Record<string, Json>): Set<strin
 
 const HEADER_REF = '#/components/headers/';
 
-type Operation = { responses?: Record<string, { headers?: Record<string, Json> }> };
+type Operation = {
+  [OPTIONAL_BODY]?: boolean;
+  requestBody?: { required?: boolean };
+  responses?: Record<string, { headers?: Record<string, Json> }>;
+};
+
+const operationsOf = (paths: Record<string, Record<string, Operation>>) => Object.values(paths).flatMap((item) => Object.values(item));
+
+/**
+ * A request body the route also takes left out is not `required` (@fastify/swagger makes every
+ * declared body required): a gateway that validates requests must let such a request through.
+ */
+function markOptionalBodies(paths: Record<string, Record<string, Operation>>): void {
+  for (const operation of operationsOf(paths)) {
+    if (operation[OPTIONAL_BODY] !== true) continue;
+    delete operation[OPTIONAL_BODY];
+    if (operation.requestBody) operation.requestBody.required = false;
+  }
+}
 
 /**
  * Each string schema marked OPEN_ENUM (open-enum.ts) as `anyOf` its known values and any string:
@@ -124,7 +152,7 @@ function openEnums(node: Json): Json {
  */
 function shareHeaders(paths: Record<string, Record<string, Operation>>): Record<string, Json> {
   const shared: Record<string, Json> = {};
-  for (const operation of Object.values(paths).flatMap((item) => Object.values(item))) {
+  for (const operation of operationsOf(paths)) {
     for (const response of Object.values(operation.responses ?? {})) {
       for (const [name, header] of Object.entries(response.headers ?? {})) {
         const { schema, ...rest } = header as { schema: Record<string, unknown> };
@@ -154,6 +182,7 @@ export const transformDocument: SwaggerTransformObject = (document) => {
   const schemas = openEnums(openapi.components?.schemas ?? {}) as Record<string, Json>;
   const used = referencedSchemas(paths, schemas);
   const kept = Object.fromEntries(Object.entries(schemas).filter(([name]) => used.has(name)));
+  markOptionalBodies(paths);
   const headers = shareHeaders(paths);
   return { ...openapi, paths, components: { ...openapi.components, schemas: kept, headers } } as ReturnType<SwaggerTransformObject>;
 };

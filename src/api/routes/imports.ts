@@ -38,13 +38,15 @@ import {
   unsupportedMediaTypeResponse,
   urlTooLongResponse,
 } from '../openapi/responses.js';
-import { jsonResponse } from '../openapi/route-schema.js';
+import { jsonBody, jsonResponse } from '../openapi/route-schema.js';
+import { IgnoredBodySchema } from '../../shared/api-schemas/ignored-body.js';
+import { example } from '../openapi/examples.js';
 import { refusalsByPart, refuseUnknownQueryParameters } from '../route-validation.js';
 
 /** Reading imports needs one of these; a key with neither is told the first (docs/imports.md). */
 const READ_SCOPES: readonly [Scope, ...Scope[]] = ['jobs:read', 'listings:write'];
 
-/** The server's body limit (app.ts), which a body sent to cancel meets: the route takes none. */
+/** The server's body limit (app.ts), which a body sent to cancel meets: the route ignores it. */
 const DEFAULT_BODY_LIMIT_BYTES = 64 * 1024;
 
 const LIST_MAX = 100;
@@ -137,13 +139,14 @@ const cancelSchema = {
   description:
     'Stops a file import that is `queued` or `running`: it reads `cancelled` from the answer on, no chunk starts after it, and what is still waiting to be written is deleted. The chunks already written stay, with their counts. A chunk being written when the request arrives is let finish first (the answer waits for it). An import that had ended, and a bulk request\'s import (`source: request`, written all at once), are answered as they are, unchanged. Scope `listings:write`. Counts toward the rate limits.',
   params: ImportIdParamsSchema,
+  body: jsonBody(IgnoredBodySchema, { empty: example('An empty object (or no body at all)', {}) }),
   response: {
     200: jsonResponse(ImportSchema, { description: 'The import, as `GET /v1/api/imports/{id}` reads it after the request.', headers: AUTHENTICATED, examples: IMPORT_CANCEL_EXAMPLES }),
-    400: errorResponse('The query has a parameter (the route takes none), or a body was sent that is not JSON. Nothing was cancelled.', IMPORT_CANCEL_BAD_REQUEST_EXAMPLES, AUTHENTICATED),
+    400: errorResponse('The query has a parameter (the route takes none), or a body was sent that is not JSON (the route ignores what a body holds, but reads it). Nothing was cancelled.', IMPORT_CANCEL_BAD_REQUEST_EXAMPLES, AUTHENTICATED),
     ...apiKeyAuthErrors({ scoped: true }),
     404: notFound(),
     414: urlTooLongResponse(),
-    // note: the route takes no body, but one sent is read as on every route: Fastify's bodyLimit (app.ts).
+    // note: the route ignores its body, but one sent is read as on every route: Fastify's bodyLimit (app.ts).
     413: tooLargeResponse(DEFAULT_BODY_LIMIT_BYTES, AUTHENTICATED),
     415: unsupportedMediaTypeResponse(AUTHENTICATED),
     500: internalErrorResponse(AUTHENTICATED),

@@ -61,6 +61,7 @@ import { example } from '../openapi/examples.js';
 import { sessionAuth } from '../auth/session-auth.js';
 import { apiErrors } from '../../shared/errors/api-errors.js';
 import { MaybeRetryLaterErrorSchema } from '../../shared/api-schemas/error-body.js';
+import { IgnoredBodySchema } from '../../shared/api-schemas/ignored-body.js';
 
 const CREATE_BODY_LIMIT_BYTES = 16 * 1024;
 /** A roll's body is `{expires_in_sec}` at most; a change's a label and 20 addresses. */
@@ -120,14 +121,15 @@ const revokeSchema = {
   ...common,
   operationId: 'revokeKey',
   summary: 'Revoke a key',
-  description: 'Takes effect on the very next request; cannot be undone. Revoking a revoked key answers the same.',
+  description: 'Takes effect on the very next request; cannot be undone. Revoking a revoked key answers the same. A body is not needed, and ignored when sent.',
   params: KeyIdParamsSchema,
+  body: jsonBody(IgnoredBodySchema, { empty: example('An empty object (or no body at all)', {}) }),
   response: {
     200: jsonResponse(RevokeKeyResponseSchema, { description: 'Revoked.', headers: ALWAYS, examples: REVOKED_KEY_EXAMPLES }),
     ...sessionErrors(),
-    // note: the route takes no body; one sent as `application/json` is still read, within the app's limit.
-    400: errorResponse('A body was sent that is not JSON (the route takes none). Nothing was revoked.', {
-      invalidJson: example('A body that is not JSON', apiErrors.invalidJson().body, 'The route takes no body; one sent as `application/json` is still read, and must be JSON.'),
+    // note: the route ignores its body; one sent as `application/json` is still read, within the app's limit.
+    400: errorResponse('A body was sent that is not JSON (the route ignores what a body holds, but reads it). Nothing was revoked.', {
+      invalidJson: example('A body that is not JSON', apiErrors.invalidJson().body, 'The route ignores its body; one sent as `application/json` is still read, and must be JSON.'),
       badRequest: ERROR_EXAMPLES.badRequest,
     }),
     404: errorResponse('Not one of the account\'s keys.', { keyNotFound: ERROR_EXAMPLES.keyNotFound }),

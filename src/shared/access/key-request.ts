@@ -24,7 +24,9 @@ const KeyLabelSchema = z
   .min(1, LABEL_TEXT)
   .refine((s) => fitsCodePoints(s, KEY_LABEL_MAX), `label: must be at most ${KEY_LABEL_MAX} characters`)
   .refine((s) => !CONTROL_CHARACTERS.test(s), 'label: must not contain control characters')
-  .meta({ maxLength: KEY_LABEL_MAX, description: `Trimmed, 1 to ${KEY_LABEL_MAX} characters.` });
+  // note: the length is counted once trimmed: as a pattern, so that the document admits every
+  // label the service takes (padded ones included), not maxLength, which counts the padding.
+  .meta({ pattern: `^\\s*[\\s\\S]{0,${KEY_LABEL_MAX}}\\s*$`, description: `Trimmed, 1 to ${KEY_LABEL_MAX} characters (counted once trimmed).` });
 
 /**
  * `expires_at`: when the key stops working, an ISO 8601 date and time with its zone, from 60 s to

@@ -4,21 +4,54 @@ import { ImportResultSchema } from '../import/import-job.js';
 import { ImportIdSchema } from './import-id.js';
 
 /**
- * The bulk request bodies (docs/endpoints.md#bulk-imports) built from the row schemas the API validates with.
- * note: the envelope and every row are checked by checkImportBody, row by row, so that a
- * failing row is skipped and reported instead of failing the request; these schemas document
- * what a valid row is.
+ * The component of the document that describes a valid row of each kind, by the name the
+ * document gives it (the input variant of the row schema's id): what a generated client types its
+ * rows with.
  */
-function bulkBodySchema<K extends ImportKind>(kind: K, rowId: string) {
-  const { rowSchema, maxRows, bodyLimitBytes } = IMPORT_KINDS[kind];
-  const rows = z.array(rowSchema.meta({ id: rowId })).min(1).max(maxRows);
+export const ROW_COMPONENTS = { machines: 'MachineInput', listings: 'ListingInput' } as const satisfies Record<ImportKind, string>;
+
+/** The document's reference to a kind's row component. */
+export const rowComponentRef = (kind: ImportKind) => `#/components/schemas/${ROW_COMPONENTS[kind]}`;
+
+/** The vendor extension by which a request's open row points at the component of a valid row. */
+export const ROW_SCHEMA_EXTENSION = 'x-row-schema';
+
+const ROW_IDS = { machines: 'Machine', listings: 'Listing' } as const satisfies Record<ImportKind, string>;
+
+/** The row schemas, named, so that the document shows them as components (`MachineInput`, `ListingInput`). */
+export const ROW_SCHEMAS = {
+  machines: IMPORT_KINDS.machines.rowSchema.meta({ id: ROW_IDS.machines }),
+  listings: IMPORT_KINDS.listings.rowSchema.meta({ id: ROW_IDS.listings }),
+} as const;
+
+/**
+ * The bulk request bodies (docs/endpoints.md#bulk-imports), as the service takes them.
+ * note: what is refused as a whole is what checkImportBody refuses as a whole (not an object
+ * holding the array, no rows, too many rows); each row is then checked on its own, and a failing
+ * row (wrong types, missing fields, not even an object) is skipped and reported, not
+ * fatal. So a row is a valid row (the component of ROW_COMPONENTS, which generators type their
+ * inputs with) or any other JSON value: a gateway that validates requests against the document
+ * must never refuse a request the service answers 201.
+ */
+function bulkBodySchema<K extends ImportKind>(kind: K) {
+  const { maxRows, bodyLimitBytes } = IMPORT_KINDS[kind];
+  const row = z
+    .union([
+      ROW_SCHEMAS[kind],
+      z.unknown().meta({ description: `Any other value: a row that fails its checks (a wrong type, a missing field, a value out of its bounds, not even an object) is skipped and reported in \`errors\` by its index; the other rows are still written.` }),
+    ])
+    .meta({
+      description: `A row, checked on its own: a valid one is an object as \`${ROW_COMPONENTS[kind]}\` describes (with \`update=merge\`: \`external_id\` and any of its other fields, each by the same rule); any other is reported, not refused with the request.`,
+      [ROW_SCHEMA_EXTENSION]: rowComponentRef(kind),
+    });
+  const rows = z.array(row).min(1).max(maxRows);
   return z.object({ [kind]: rows } as Record<K, typeof rows>).meta({
-    description: `1 to ${maxRows} ${kind}, at most ${bodyLimitBytes.toLocaleString('en-US')} bytes. A row that fails validation is skipped and reported in \`errors\`; the others are still created.`,
+    description: `1 to ${maxRows} ${kind}, at most ${bodyLimitBytes.toLocaleString('en-US')} bytes. Refused as a whole (400) only when it is not an object holding the \`${kind}\` array, the array is empty or holds more than ${maxRows} rows, or no row is valid. Every row is checked on its own: a row that fails (see \`${ROW_COMPONENTS[kind]}\` for a valid one) is skipped and reported in \`errors\`; the others are still created.`,
   });
 }
 
-export const MachinesBulkBodySchema = bulkBodySchema('machines', 'Machine');
-export const ListingsBulkBodySchema = bulkBodySchema('listings', 'Listing');
+export const MachinesBulkBodySchema = bulkBodySchema('machines');
+export const ListingsBulkBodySchema = bulkBodySchema('listings');
 
 export const BULK_BODY_SCHEMAS = { machines: MachinesBulkBodySchema, listings: ListingsBulkBodySchema } as const;
 

@@ -5,23 +5,40 @@ import { ImportIdSchema } from './import-id.js';
 
 /**
  * The bodies and answers of `POST /v1/api/{listings,machines}/bulk-archive` and `bulk-delete`
- * (docs/catalogue.md#archive-and-delete). note: the body is checked entry by entry
- * (checkRemovalBody), so that a failing entry is reported, not fatal; this schema documents it.
+ * (docs/catalogue.md#archive-and-delete). note: the body is refused as a whole only as
+ * checkRemovalBody refuses it (not exactly one of the two arrays, no entries, too many); each
+ * entry is then checked on its own, and a failing one (not a string, not an id's shape, naming no
+ * row) is reported, not fatal. So an entry is any JSON value here, as a bulk body's row is
+ * (bulk.ts): a gateway validating requests against the document never refuses a request the
+ * service answers 200. A valid entry is described beside it.
  */
 
-const entries = (description: string, item: z.ZodString) => z.array(item).min(1).max(MAX_REMOVAL_ENTRIES).meta({ description });
+/** A body holding the array of entries `name`, and not the other one. */
+const entries = (name: 'external_ids' | 'ids', description: string, entry: string, example: string) => {
+  const other = name === 'ids' ? 'external_ids' : 'ids';
+  return z.object({
+    [name]: z
+      .array(z.unknown().meta({ description: `${entry} An entry that is not is reported in \`errors\` by its index; the others are done.`, examples: [example] }))
+      .min(1)
+      .max(MAX_REMOVAL_ENTRIES)
+      .meta({ description }),
+    // note: the service counts an array as sent when its name is there at all (null included).
+    [other]: z.never().optional().meta({ description: `Not sent beside \`${name}\`.` }),
+  } as Record<typeof name, z.ZodArray<z.ZodUnknown>> & Record<typeof other, z.ZodOptional<z.ZodNever>>);
+};
 
 export const RowRemovalBodySchema = z
   .xor([
-    z.object({
-      external_ids: entries('Your ids of the rows (`external_id`), as an import matches them (trimmed).', z.string().meta({ minLength: 1, maxLength: 100, examples: ['SKU-10442'] })),
-    }),
-    z.object({
-      ids: entries('Our ids of the rows (`id`).', z.string().meta({ format: 'uuid', examples: ['01937a4e-8f2c-7b3d-9a41-6c5e2f1d0b87'] })),
-    }),
+    entries(
+      'external_ids',
+      'Your ids of the rows (`external_id`), as an import matches them (trimmed).',
+      'A valid entry is a string of 1 to 100 printable characters once trimmed, an `external_id` of a row of the account.',
+      'SKU-10442',
+    ),
+    entries('ids', 'Our ids of the rows (`id`).', 'A valid entry is the `id` (a UUID) of a row of the account.', '01937a4e-8f2c-7b3d-9a41-6c5e2f1d0b87'),
   ])
   .meta({
-    description: `Exactly one of \`external_ids\` and \`ids\`: 1 to ${MAX_REMOVAL_ENTRIES} entries, each naming one row of the account, at most 1,048,576 bytes. An entry that is malformed, names no row of the account, or names the same row as an earlier entry is reported in \`errors\`; the others are done.`,
+    description: `Exactly one of \`external_ids\` and \`ids\`: 1 to ${MAX_REMOVAL_ENTRIES} entries, each naming one row of the account, at most 1,048,576 bytes. An entry that is malformed, names no row of the account, or names the same row as an earlier entry is reported in \`errors\`; the others are done (none done: 400 \`no valid rows\`).`,
   });
 
 const count = (description: string) => z.number().int().nonnegative().meta({ description });

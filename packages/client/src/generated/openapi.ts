@@ -491,7 +491,7 @@ export interface components {
                     /** @description The field as the reason names it (`title`, `photo_urls[2]`), or null for the whole row. */
                     field: string | null;
                     /**
-                     * @description What is wrong, from a closed set that never changes meaning:
+                     * @description What is wrong; a code never changes meaning. The codes known today:
                      *
                      *     - `not_an_object`: the row is not a JSON object
                      *     - `required`: a required field is missing, null or blank (for `photo_urls`: no URL at all)
@@ -508,9 +508,10 @@ export interface components {
                      *     - `invalid_id`: not an id of ours in its shape (a UUID): an entry of `ids` (bulk-archive, bulk-delete)
                      *     - `not_found`: the entry names no row of the account (bulk-archive, bulk-delete; another account's row included)
                      *     - `duplicate`: the entry names the same row as an earlier entry of the request (bulk-archive, bulk-delete)
-                     * @enum {string}
+                     *
+                     *     New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it.
                      */
-                    code: "not_an_object" | "required" | "wrong_type" | "not_allowed" | "out_of_range" | "not_whole_number" | "invalid_url" | "too_many_items" | "too_long" | "invalid_characters" | "blank" | "duplicate_external_id" | "invalid_id" | "not_found" | "duplicate";
+                    code: ("not_an_object" | "required" | "wrong_type" | "not_allowed" | "out_of_range" | "not_whole_number" | "invalid_url" | "too_many_items" | "too_long" | "invalid_characters" | "blank" | "duplicate_external_id" | "invalid_id" | "not_found" | "duplicate") | string;
                     /** @description The same problem in words, as the reason says it. */
                     message: string;
                 }[];
@@ -543,7 +544,7 @@ export interface components {
                     /** @description The field as the reason names it (`title`, `photo_urls[2]`), or null for the whole row. */
                     field: string | null;
                     /**
-                     * @description What is wrong, from a closed set that never changes meaning:
+                     * @description What is wrong; a code never changes meaning. The codes known today:
                      *
                      *     - `not_an_object`: the row is not a JSON object
                      *     - `required`: a required field is missing, null or blank (for `photo_urls`: no URL at all)
@@ -560,9 +561,10 @@ export interface components {
                      *     - `invalid_id`: not an id of ours in its shape (a UUID): an entry of `ids` (bulk-archive, bulk-delete)
                      *     - `not_found`: the entry names no row of the account (bulk-archive, bulk-delete; another account's row included)
                      *     - `duplicate`: the entry names the same row as an earlier entry of the request (bulk-archive, bulk-delete)
-                     * @enum {string}
+                     *
+                     *     New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it.
                      */
-                    code: "not_an_object" | "required" | "wrong_type" | "not_allowed" | "out_of_range" | "not_whole_number" | "invalid_url" | "too_many_items" | "too_long" | "invalid_characters" | "blank" | "duplicate_external_id" | "invalid_id" | "not_found" | "duplicate";
+                    code: ("not_an_object" | "required" | "wrong_type" | "not_allowed" | "out_of_range" | "not_whole_number" | "invalid_url" | "too_many_items" | "too_long" | "invalid_characters" | "blank" | "duplicate_external_id" | "invalid_id" | "not_found" | "duplicate") | string;
                     /** @description The same problem in words, as the reason says it. */
                     message: string;
                 }[];
@@ -574,21 +576,15 @@ export interface components {
         Error: {
             /** @description What went wrong, in words meant for a person. */
             error: string;
-            /**
-             * @description What went wrong, for a program: a stable snake_case code from a closed set. A code never changes meaning once published; new codes may be added, so treat one you do not know as its HTTP status says.
-             * @enum {string}
-             */
-            code: "invalid_json" | "missing_rows_array" | "missing_entries_array" | "no_rows" | "too_many_rows" | "no_valid_rows" | "invalid_import_kind" | "file_empty" | "file_not_utf8" | "file_unreadable" | "file_too_many_rows" | "key_body_not_object" | "key_change_not_object" | "invalid_expires_in_sec" | "invalid_key_fields" | "unknown_scope" | "invalid_idempotency_key" | "invalid_dry_run" | "invalid_update" | "invalid_mode" | "invalid_missing" | "invalid_max_removal" | "removal_without_mirror" | "dry_run_with_idempotency_key" | "unknown_query_parameter" | "invalid_limit" | "unknown_starting_after" | "invalid_starting_after" | "unknown_key_starting_after" | "invalid_key_status" | "invalid_row_starting_after" | "invalid_external_id" | "invalid_updated_since" | "invalid_archived" | "malformed_url" | "bad_request" | "missing_api_key" | "invalid_api_key" | "api_key_expired" | "missing_session_token" | "invalid_session_token" | "admin_auth_required" | "subscription_required" | "missing_scope" | "origin_not_allowed" | "ip_not_allowed" | "api_key_not_found" | "not_found" | "import_not_found" | "listing_not_found" | "machine_not_found" | "method_not_allowed" | "request_timeout" | "body_too_large" | "url_too_long" | "unsupported_media_type" | "unsupported_file_media_type" | "api_key_not_rollable" | "api_key_ended" | "idempotency_key_reused" | "rate_limited_minute" | "rate_limited_day" | "locked_out" | "too_many_concurrent_requests" | "too_many_file_imports" | "active_key_limit" | "headers_too_large" | "internal_error" | "service_unavailable" | "overloaded" | "workers_unavailable" | "import_failed" | "import_outcome_unknown" | "import_still_running";
+            /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+            code: ("invalid_json" | "missing_rows_array" | "missing_entries_array" | "no_rows" | "too_many_rows" | "no_valid_rows" | "invalid_import_kind" | "file_empty" | "file_not_utf8" | "file_unreadable" | "file_too_many_rows" | "key_body_not_object" | "key_change_not_object" | "invalid_expires_in_sec" | "invalid_key_fields" | "unknown_scope" | "invalid_idempotency_key" | "invalid_dry_run" | "invalid_update" | "invalid_mode" | "invalid_missing" | "invalid_max_removal" | "removal_without_mirror" | "dry_run_with_idempotency_key" | "unknown_query_parameter" | "invalid_limit" | "unknown_starting_after" | "invalid_starting_after" | "unknown_key_starting_after" | "invalid_key_status" | "invalid_row_starting_after" | "invalid_external_id" | "invalid_updated_since" | "invalid_archived" | "malformed_url" | "bad_request" | "missing_api_key" | "invalid_api_key" | "api_key_expired" | "missing_session_token" | "invalid_session_token" | "admin_auth_required" | "subscription_required" | "missing_scope" | "origin_not_allowed" | "ip_not_allowed" | "api_key_not_found" | "not_found" | "import_not_found" | "listing_not_found" | "machine_not_found" | "method_not_allowed" | "request_timeout" | "body_too_large" | "url_too_long" | "unsupported_media_type" | "unsupported_file_media_type" | "api_key_not_rollable" | "api_key_ended" | "idempotency_key_reused" | "rate_limited_minute" | "rate_limited_day" | "locked_out" | "too_many_concurrent_requests" | "too_many_file_imports" | "active_key_limit" | "headers_too_large" | "internal_error" | "service_unavailable" | "overloaded" | "workers_unavailable" | "import_failed" | "import_outcome_unknown" | "import_still_running") | string;
         };
         /** @description A bulk request refused as a whole; nothing was written. */
         BulkRequestError: {
             /** @description What went wrong, in words meant for a person. */
             error: string;
-            /**
-             * @description What went wrong, for a program: a stable snake_case code from a closed set. A code never changes meaning once published; new codes may be added, so treat one you do not know as its HTTP status says.
-             * @enum {string}
-             */
-            code: "invalid_json" | "missing_rows_array" | "missing_entries_array" | "no_rows" | "too_many_rows" | "no_valid_rows" | "invalid_import_kind" | "file_empty" | "file_not_utf8" | "file_unreadable" | "file_too_many_rows" | "key_body_not_object" | "key_change_not_object" | "invalid_expires_in_sec" | "invalid_key_fields" | "unknown_scope" | "invalid_idempotency_key" | "invalid_dry_run" | "invalid_update" | "invalid_mode" | "invalid_missing" | "invalid_max_removal" | "removal_without_mirror" | "dry_run_with_idempotency_key" | "unknown_query_parameter" | "invalid_limit" | "unknown_starting_after" | "invalid_starting_after" | "unknown_key_starting_after" | "invalid_key_status" | "invalid_row_starting_after" | "invalid_external_id" | "invalid_updated_since" | "invalid_archived" | "malformed_url" | "bad_request" | "missing_api_key" | "invalid_api_key" | "api_key_expired" | "missing_session_token" | "invalid_session_token" | "admin_auth_required" | "subscription_required" | "missing_scope" | "origin_not_allowed" | "ip_not_allowed" | "api_key_not_found" | "not_found" | "import_not_found" | "listing_not_found" | "machine_not_found" | "method_not_allowed" | "request_timeout" | "body_too_large" | "url_too_long" | "unsupported_media_type" | "unsupported_file_media_type" | "api_key_not_rollable" | "api_key_ended" | "idempotency_key_reused" | "rate_limited_minute" | "rate_limited_day" | "locked_out" | "too_many_concurrent_requests" | "too_many_file_imports" | "active_key_limit" | "headers_too_large" | "internal_error" | "service_unavailable" | "overloaded" | "workers_unavailable" | "import_failed" | "import_outcome_unknown" | "import_still_running";
+            /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+            code: ("invalid_json" | "missing_rows_array" | "missing_entries_array" | "no_rows" | "too_many_rows" | "no_valid_rows" | "invalid_import_kind" | "file_empty" | "file_not_utf8" | "file_unreadable" | "file_too_many_rows" | "key_body_not_object" | "key_change_not_object" | "invalid_expires_in_sec" | "invalid_key_fields" | "unknown_scope" | "invalid_idempotency_key" | "invalid_dry_run" | "invalid_update" | "invalid_mode" | "invalid_missing" | "invalid_max_removal" | "removal_without_mirror" | "dry_run_with_idempotency_key" | "unknown_query_parameter" | "invalid_limit" | "unknown_starting_after" | "invalid_starting_after" | "unknown_key_starting_after" | "invalid_key_status" | "invalid_row_starting_after" | "invalid_external_id" | "invalid_updated_since" | "invalid_archived" | "malformed_url" | "bad_request" | "missing_api_key" | "invalid_api_key" | "api_key_expired" | "missing_session_token" | "invalid_session_token" | "admin_auth_required" | "subscription_required" | "missing_scope" | "origin_not_allowed" | "ip_not_allowed" | "api_key_not_found" | "not_found" | "import_not_found" | "listing_not_found" | "machine_not_found" | "method_not_allowed" | "request_timeout" | "body_too_large" | "url_too_long" | "unsupported_media_type" | "unsupported_file_media_type" | "api_key_not_rollable" | "api_key_ended" | "idempotency_key_reused" | "rate_limited_minute" | "rate_limited_day" | "locked_out" | "too_many_concurrent_requests" | "too_many_file_imports" | "active_key_limit" | "headers_too_large" | "internal_error" | "service_unavailable" | "overloaded" | "workers_unavailable" | "import_failed" | "import_outcome_unknown" | "import_still_running") | string;
             /** @description `no valid rows`: the reason of every row, by its index in the request array. */
             errors?: {
                 index: number;
@@ -606,7 +602,7 @@ export interface components {
                     /** @description The field as the reason names it (`title`, `photo_urls[2]`), or null for the whole row. */
                     field: string | null;
                     /**
-                     * @description What is wrong, from a closed set that never changes meaning:
+                     * @description What is wrong; a code never changes meaning. The codes known today:
                      *
                      *     - `not_an_object`: the row is not a JSON object
                      *     - `required`: a required field is missing, null or blank (for `photo_urls`: no URL at all)
@@ -623,9 +619,10 @@ export interface components {
                      *     - `invalid_id`: not an id of ours in its shape (a UUID): an entry of `ids` (bulk-archive, bulk-delete)
                      *     - `not_found`: the entry names no row of the account (bulk-archive, bulk-delete; another account's row included)
                      *     - `duplicate`: the entry names the same row as an earlier entry of the request (bulk-archive, bulk-delete)
-                     * @enum {string}
+                     *
+                     *     New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it.
                      */
-                    code: "not_an_object" | "required" | "wrong_type" | "not_allowed" | "out_of_range" | "not_whole_number" | "invalid_url" | "too_many_items" | "too_long" | "invalid_characters" | "blank" | "duplicate_external_id" | "invalid_id" | "not_found" | "duplicate";
+                    code: ("not_an_object" | "required" | "wrong_type" | "not_allowed" | "out_of_range" | "not_whole_number" | "invalid_url" | "too_many_items" | "too_long" | "invalid_characters" | "blank" | "duplicate_external_id" | "invalid_id" | "not_found" | "duplicate") | string;
                     /** @description The same problem in words, as the reason says it. */
                     message: string;
                 }[];
@@ -637,11 +634,8 @@ export interface components {
         TierError: {
             /** @description What went wrong, in words meant for a person. */
             error: string;
-            /**
-             * @description What went wrong, for a program: a stable snake_case code from a closed set. A code never changes meaning once published; new codes may be added, so treat one you do not know as its HTTP status says.
-             * @enum {string}
-             */
-            code: "invalid_json" | "missing_rows_array" | "missing_entries_array" | "no_rows" | "too_many_rows" | "no_valid_rows" | "invalid_import_kind" | "file_empty" | "file_not_utf8" | "file_unreadable" | "file_too_many_rows" | "key_body_not_object" | "key_change_not_object" | "invalid_expires_in_sec" | "invalid_key_fields" | "unknown_scope" | "invalid_idempotency_key" | "invalid_dry_run" | "invalid_update" | "invalid_mode" | "invalid_missing" | "invalid_max_removal" | "removal_without_mirror" | "dry_run_with_idempotency_key" | "unknown_query_parameter" | "invalid_limit" | "unknown_starting_after" | "invalid_starting_after" | "unknown_key_starting_after" | "invalid_key_status" | "invalid_row_starting_after" | "invalid_external_id" | "invalid_updated_since" | "invalid_archived" | "malformed_url" | "bad_request" | "missing_api_key" | "invalid_api_key" | "api_key_expired" | "missing_session_token" | "invalid_session_token" | "admin_auth_required" | "subscription_required" | "missing_scope" | "origin_not_allowed" | "ip_not_allowed" | "api_key_not_found" | "not_found" | "import_not_found" | "listing_not_found" | "machine_not_found" | "method_not_allowed" | "request_timeout" | "body_too_large" | "url_too_long" | "unsupported_media_type" | "unsupported_file_media_type" | "api_key_not_rollable" | "api_key_ended" | "idempotency_key_reused" | "rate_limited_minute" | "rate_limited_day" | "locked_out" | "too_many_concurrent_requests" | "too_many_file_imports" | "active_key_limit" | "headers_too_large" | "internal_error" | "service_unavailable" | "overloaded" | "workers_unavailable" | "import_failed" | "import_outcome_unknown" | "import_still_running";
+            /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+            code: ("invalid_json" | "missing_rows_array" | "missing_entries_array" | "no_rows" | "too_many_rows" | "no_valid_rows" | "invalid_import_kind" | "file_empty" | "file_not_utf8" | "file_unreadable" | "file_too_many_rows" | "key_body_not_object" | "key_change_not_object" | "invalid_expires_in_sec" | "invalid_key_fields" | "unknown_scope" | "invalid_idempotency_key" | "invalid_dry_run" | "invalid_update" | "invalid_mode" | "invalid_missing" | "invalid_max_removal" | "removal_without_mirror" | "dry_run_with_idempotency_key" | "unknown_query_parameter" | "invalid_limit" | "unknown_starting_after" | "invalid_starting_after" | "unknown_key_starting_after" | "invalid_key_status" | "invalid_row_starting_after" | "invalid_external_id" | "invalid_updated_since" | "invalid_archived" | "malformed_url" | "bad_request" | "missing_api_key" | "invalid_api_key" | "api_key_expired" | "missing_session_token" | "invalid_session_token" | "admin_auth_required" | "subscription_required" | "missing_scope" | "origin_not_allowed" | "ip_not_allowed" | "api_key_not_found" | "not_found" | "import_not_found" | "listing_not_found" | "machine_not_found" | "method_not_allowed" | "request_timeout" | "body_too_large" | "url_too_long" | "unsupported_media_type" | "unsupported_file_media_type" | "api_key_not_rollable" | "api_key_ended" | "idempotency_key_reused" | "rate_limited_minute" | "rate_limited_day" | "locked_out" | "too_many_concurrent_requests" | "too_many_file_imports" | "active_key_limit" | "headers_too_large" | "internal_error" | "service_unavailable" | "overloaded" | "workers_unavailable" | "import_failed" | "import_outcome_unknown" | "import_still_running") | string;
             /** @description The account's subscription tier. */
             current_tier: string;
             /** @description Where the subscription can be upgraded. */
@@ -651,11 +645,8 @@ export interface components {
         TooLargeError: {
             /** @description What went wrong, in words meant for a person. */
             error: string;
-            /**
-             * @description What went wrong, for a program: a stable snake_case code from a closed set. A code never changes meaning once published; new codes may be added, so treat one you do not know as its HTTP status says.
-             * @enum {string}
-             */
-            code: "invalid_json" | "missing_rows_array" | "missing_entries_array" | "no_rows" | "too_many_rows" | "no_valid_rows" | "invalid_import_kind" | "file_empty" | "file_not_utf8" | "file_unreadable" | "file_too_many_rows" | "key_body_not_object" | "key_change_not_object" | "invalid_expires_in_sec" | "invalid_key_fields" | "unknown_scope" | "invalid_idempotency_key" | "invalid_dry_run" | "invalid_update" | "invalid_mode" | "invalid_missing" | "invalid_max_removal" | "removal_without_mirror" | "dry_run_with_idempotency_key" | "unknown_query_parameter" | "invalid_limit" | "unknown_starting_after" | "invalid_starting_after" | "unknown_key_starting_after" | "invalid_key_status" | "invalid_row_starting_after" | "invalid_external_id" | "invalid_updated_since" | "invalid_archived" | "malformed_url" | "bad_request" | "missing_api_key" | "invalid_api_key" | "api_key_expired" | "missing_session_token" | "invalid_session_token" | "admin_auth_required" | "subscription_required" | "missing_scope" | "origin_not_allowed" | "ip_not_allowed" | "api_key_not_found" | "not_found" | "import_not_found" | "listing_not_found" | "machine_not_found" | "method_not_allowed" | "request_timeout" | "body_too_large" | "url_too_long" | "unsupported_media_type" | "unsupported_file_media_type" | "api_key_not_rollable" | "api_key_ended" | "idempotency_key_reused" | "rate_limited_minute" | "rate_limited_day" | "locked_out" | "too_many_concurrent_requests" | "too_many_file_imports" | "active_key_limit" | "headers_too_large" | "internal_error" | "service_unavailable" | "overloaded" | "workers_unavailable" | "import_failed" | "import_outcome_unknown" | "import_still_running";
+            /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+            code: ("invalid_json" | "missing_rows_array" | "missing_entries_array" | "no_rows" | "too_many_rows" | "no_valid_rows" | "invalid_import_kind" | "file_empty" | "file_not_utf8" | "file_unreadable" | "file_too_many_rows" | "key_body_not_object" | "key_change_not_object" | "invalid_expires_in_sec" | "invalid_key_fields" | "unknown_scope" | "invalid_idempotency_key" | "invalid_dry_run" | "invalid_update" | "invalid_mode" | "invalid_missing" | "invalid_max_removal" | "removal_without_mirror" | "dry_run_with_idempotency_key" | "unknown_query_parameter" | "invalid_limit" | "unknown_starting_after" | "invalid_starting_after" | "unknown_key_starting_after" | "invalid_key_status" | "invalid_row_starting_after" | "invalid_external_id" | "invalid_updated_since" | "invalid_archived" | "malformed_url" | "bad_request" | "missing_api_key" | "invalid_api_key" | "api_key_expired" | "missing_session_token" | "invalid_session_token" | "admin_auth_required" | "subscription_required" | "missing_scope" | "origin_not_allowed" | "ip_not_allowed" | "api_key_not_found" | "not_found" | "import_not_found" | "listing_not_found" | "machine_not_found" | "method_not_allowed" | "request_timeout" | "body_too_large" | "url_too_long" | "unsupported_media_type" | "unsupported_file_media_type" | "api_key_not_rollable" | "api_key_ended" | "idempotency_key_reused" | "rate_limited_minute" | "rate_limited_day" | "locked_out" | "too_many_concurrent_requests" | "too_many_file_imports" | "active_key_limit" | "headers_too_large" | "internal_error" | "service_unavailable" | "overloaded" | "workers_unavailable" | "import_failed" | "import_outcome_unknown" | "import_still_running") | string;
             /** @description The endpoint's body limit in bytes. */
             limit_bytes: number;
         };
@@ -663,11 +654,8 @@ export interface components {
         RetryLaterError: {
             /** @description What went wrong, in words meant for a person. */
             error: string;
-            /**
-             * @description What went wrong, for a program: a stable snake_case code from a closed set. A code never changes meaning once published; new codes may be added, so treat one you do not know as its HTTP status says.
-             * @enum {string}
-             */
-            code: "invalid_json" | "missing_rows_array" | "missing_entries_array" | "no_rows" | "too_many_rows" | "no_valid_rows" | "invalid_import_kind" | "file_empty" | "file_not_utf8" | "file_unreadable" | "file_too_many_rows" | "key_body_not_object" | "key_change_not_object" | "invalid_expires_in_sec" | "invalid_key_fields" | "unknown_scope" | "invalid_idempotency_key" | "invalid_dry_run" | "invalid_update" | "invalid_mode" | "invalid_missing" | "invalid_max_removal" | "removal_without_mirror" | "dry_run_with_idempotency_key" | "unknown_query_parameter" | "invalid_limit" | "unknown_starting_after" | "invalid_starting_after" | "unknown_key_starting_after" | "invalid_key_status" | "invalid_row_starting_after" | "invalid_external_id" | "invalid_updated_since" | "invalid_archived" | "malformed_url" | "bad_request" | "missing_api_key" | "invalid_api_key" | "api_key_expired" | "missing_session_token" | "invalid_session_token" | "admin_auth_required" | "subscription_required" | "missing_scope" | "origin_not_allowed" | "ip_not_allowed" | "api_key_not_found" | "not_found" | "import_not_found" | "listing_not_found" | "machine_not_found" | "method_not_allowed" | "request_timeout" | "body_too_large" | "url_too_long" | "unsupported_media_type" | "unsupported_file_media_type" | "api_key_not_rollable" | "api_key_ended" | "idempotency_key_reused" | "rate_limited_minute" | "rate_limited_day" | "locked_out" | "too_many_concurrent_requests" | "too_many_file_imports" | "active_key_limit" | "headers_too_large" | "internal_error" | "service_unavailable" | "overloaded" | "workers_unavailable" | "import_failed" | "import_outcome_unknown" | "import_still_running";
+            /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+            code: ("invalid_json" | "missing_rows_array" | "missing_entries_array" | "no_rows" | "too_many_rows" | "no_valid_rows" | "invalid_import_kind" | "file_empty" | "file_not_utf8" | "file_unreadable" | "file_too_many_rows" | "key_body_not_object" | "key_change_not_object" | "invalid_expires_in_sec" | "invalid_key_fields" | "unknown_scope" | "invalid_idempotency_key" | "invalid_dry_run" | "invalid_update" | "invalid_mode" | "invalid_missing" | "invalid_max_removal" | "removal_without_mirror" | "dry_run_with_idempotency_key" | "unknown_query_parameter" | "invalid_limit" | "unknown_starting_after" | "invalid_starting_after" | "unknown_key_starting_after" | "invalid_key_status" | "invalid_row_starting_after" | "invalid_external_id" | "invalid_updated_since" | "invalid_archived" | "malformed_url" | "bad_request" | "missing_api_key" | "invalid_api_key" | "api_key_expired" | "missing_session_token" | "invalid_session_token" | "admin_auth_required" | "subscription_required" | "missing_scope" | "origin_not_allowed" | "ip_not_allowed" | "api_key_not_found" | "not_found" | "import_not_found" | "listing_not_found" | "machine_not_found" | "method_not_allowed" | "request_timeout" | "body_too_large" | "url_too_long" | "unsupported_media_type" | "unsupported_file_media_type" | "api_key_not_rollable" | "api_key_ended" | "idempotency_key_reused" | "rate_limited_minute" | "rate_limited_day" | "locked_out" | "too_many_concurrent_requests" | "too_many_file_imports" | "active_key_limit" | "headers_too_large" | "internal_error" | "service_unavailable" | "overloaded" | "workers_unavailable" | "import_failed" | "import_outcome_unknown" | "import_still_running") | string;
             /** @description Seconds to wait before retrying; the same value as the `Retry-After` header. */
             retry_after_sec: number;
             /**
@@ -680,11 +668,8 @@ export interface components {
         MaybeRetryLaterError: {
             /** @description What went wrong, in words meant for a person. */
             error: string;
-            /**
-             * @description What went wrong, for a program: a stable snake_case code from a closed set. A code never changes meaning once published; new codes may be added, so treat one you do not know as its HTTP status says.
-             * @enum {string}
-             */
-            code: "invalid_json" | "missing_rows_array" | "missing_entries_array" | "no_rows" | "too_many_rows" | "no_valid_rows" | "invalid_import_kind" | "file_empty" | "file_not_utf8" | "file_unreadable" | "file_too_many_rows" | "key_body_not_object" | "key_change_not_object" | "invalid_expires_in_sec" | "invalid_key_fields" | "unknown_scope" | "invalid_idempotency_key" | "invalid_dry_run" | "invalid_update" | "invalid_mode" | "invalid_missing" | "invalid_max_removal" | "removal_without_mirror" | "dry_run_with_idempotency_key" | "unknown_query_parameter" | "invalid_limit" | "unknown_starting_after" | "invalid_starting_after" | "unknown_key_starting_after" | "invalid_key_status" | "invalid_row_starting_after" | "invalid_external_id" | "invalid_updated_since" | "invalid_archived" | "malformed_url" | "bad_request" | "missing_api_key" | "invalid_api_key" | "api_key_expired" | "missing_session_token" | "invalid_session_token" | "admin_auth_required" | "subscription_required" | "missing_scope" | "origin_not_allowed" | "ip_not_allowed" | "api_key_not_found" | "not_found" | "import_not_found" | "listing_not_found" | "machine_not_found" | "method_not_allowed" | "request_timeout" | "body_too_large" | "url_too_long" | "unsupported_media_type" | "unsupported_file_media_type" | "api_key_not_rollable" | "api_key_ended" | "idempotency_key_reused" | "rate_limited_minute" | "rate_limited_day" | "locked_out" | "too_many_concurrent_requests" | "too_many_file_imports" | "active_key_limit" | "headers_too_large" | "internal_error" | "service_unavailable" | "overloaded" | "workers_unavailable" | "import_failed" | "import_outcome_unknown" | "import_still_running";
+            /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+            code: ("invalid_json" | "missing_rows_array" | "missing_entries_array" | "no_rows" | "too_many_rows" | "no_valid_rows" | "invalid_import_kind" | "file_empty" | "file_not_utf8" | "file_unreadable" | "file_too_many_rows" | "key_body_not_object" | "key_change_not_object" | "invalid_expires_in_sec" | "invalid_key_fields" | "unknown_scope" | "invalid_idempotency_key" | "invalid_dry_run" | "invalid_update" | "invalid_mode" | "invalid_missing" | "invalid_max_removal" | "removal_without_mirror" | "dry_run_with_idempotency_key" | "unknown_query_parameter" | "invalid_limit" | "unknown_starting_after" | "invalid_starting_after" | "unknown_key_starting_after" | "invalid_key_status" | "invalid_row_starting_after" | "invalid_external_id" | "invalid_updated_since" | "invalid_archived" | "malformed_url" | "bad_request" | "missing_api_key" | "invalid_api_key" | "api_key_expired" | "missing_session_token" | "invalid_session_token" | "admin_auth_required" | "subscription_required" | "missing_scope" | "origin_not_allowed" | "ip_not_allowed" | "api_key_not_found" | "not_found" | "import_not_found" | "listing_not_found" | "machine_not_found" | "method_not_allowed" | "request_timeout" | "body_too_large" | "url_too_long" | "unsupported_media_type" | "unsupported_file_media_type" | "api_key_not_rollable" | "api_key_ended" | "idempotency_key_reused" | "rate_limited_minute" | "rate_limited_day" | "locked_out" | "too_many_concurrent_requests" | "too_many_file_imports" | "active_key_limit" | "headers_too_large" | "internal_error" | "service_unavailable" | "overloaded" | "workers_unavailable" | "import_failed" | "import_outcome_unknown" | "import_still_running") | string;
             /** @description Seconds to wait before retrying; the same value as the `Retry-After` header. */
             retry_after_sec?: number;
         };
@@ -692,11 +677,8 @@ export interface components {
         RequestIdError: {
             /** @description What went wrong, in words meant for a person. */
             error: string;
-            /**
-             * @description What went wrong, for a program: a stable snake_case code from a closed set. A code never changes meaning once published; new codes may be added, so treat one you do not know as its HTTP status says.
-             * @enum {string}
-             */
-            code: "invalid_json" | "missing_rows_array" | "missing_entries_array" | "no_rows" | "too_many_rows" | "no_valid_rows" | "invalid_import_kind" | "file_empty" | "file_not_utf8" | "file_unreadable" | "file_too_many_rows" | "key_body_not_object" | "key_change_not_object" | "invalid_expires_in_sec" | "invalid_key_fields" | "unknown_scope" | "invalid_idempotency_key" | "invalid_dry_run" | "invalid_update" | "invalid_mode" | "invalid_missing" | "invalid_max_removal" | "removal_without_mirror" | "dry_run_with_idempotency_key" | "unknown_query_parameter" | "invalid_limit" | "unknown_starting_after" | "invalid_starting_after" | "unknown_key_starting_after" | "invalid_key_status" | "invalid_row_starting_after" | "invalid_external_id" | "invalid_updated_since" | "invalid_archived" | "malformed_url" | "bad_request" | "missing_api_key" | "invalid_api_key" | "api_key_expired" | "missing_session_token" | "invalid_session_token" | "admin_auth_required" | "subscription_required" | "missing_scope" | "origin_not_allowed" | "ip_not_allowed" | "api_key_not_found" | "not_found" | "import_not_found" | "listing_not_found" | "machine_not_found" | "method_not_allowed" | "request_timeout" | "body_too_large" | "url_too_long" | "unsupported_media_type" | "unsupported_file_media_type" | "api_key_not_rollable" | "api_key_ended" | "idempotency_key_reused" | "rate_limited_minute" | "rate_limited_day" | "locked_out" | "too_many_concurrent_requests" | "too_many_file_imports" | "active_key_limit" | "headers_too_large" | "internal_error" | "service_unavailable" | "overloaded" | "workers_unavailable" | "import_failed" | "import_outcome_unknown" | "import_still_running";
+            /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+            code: ("invalid_json" | "missing_rows_array" | "missing_entries_array" | "no_rows" | "too_many_rows" | "no_valid_rows" | "invalid_import_kind" | "file_empty" | "file_not_utf8" | "file_unreadable" | "file_too_many_rows" | "key_body_not_object" | "key_change_not_object" | "invalid_expires_in_sec" | "invalid_key_fields" | "unknown_scope" | "invalid_idempotency_key" | "invalid_dry_run" | "invalid_update" | "invalid_mode" | "invalid_missing" | "invalid_max_removal" | "removal_without_mirror" | "dry_run_with_idempotency_key" | "unknown_query_parameter" | "invalid_limit" | "unknown_starting_after" | "invalid_starting_after" | "unknown_key_starting_after" | "invalid_key_status" | "invalid_row_starting_after" | "invalid_external_id" | "invalid_updated_since" | "invalid_archived" | "malformed_url" | "bad_request" | "missing_api_key" | "invalid_api_key" | "api_key_expired" | "missing_session_token" | "invalid_session_token" | "admin_auth_required" | "subscription_required" | "missing_scope" | "origin_not_allowed" | "ip_not_allowed" | "api_key_not_found" | "not_found" | "import_not_found" | "listing_not_found" | "machine_not_found" | "method_not_allowed" | "request_timeout" | "body_too_large" | "url_too_long" | "unsupported_media_type" | "unsupported_file_media_type" | "api_key_not_rollable" | "api_key_ended" | "idempotency_key_reused" | "rate_limited_minute" | "rate_limited_day" | "locked_out" | "too_many_concurrent_requests" | "too_many_file_imports" | "active_key_limit" | "headers_too_large" | "internal_error" | "service_unavailable" | "overloaded" | "workers_unavailable" | "import_failed" | "import_outcome_unknown" | "import_still_running") | string;
             /** @description The request's id (also in `X-Request-Id`); quote it when asking for help. */
             request_id: string;
             /**
@@ -840,7 +822,7 @@ export interface components {
                     /** @description The field as the reason names it (`title`, `photo_urls[2]`), or null for the whole row. */
                     field: string | null;
                     /**
-                     * @description What is wrong, from a closed set that never changes meaning:
+                     * @description What is wrong; a code never changes meaning. The codes known today:
                      *
                      *     - `not_an_object`: the row is not a JSON object
                      *     - `required`: a required field is missing, null or blank (for `photo_urls`: no URL at all)
@@ -857,9 +839,10 @@ export interface components {
                      *     - `invalid_id`: not an id of ours in its shape (a UUID): an entry of `ids` (bulk-archive, bulk-delete)
                      *     - `not_found`: the entry names no row of the account (bulk-archive, bulk-delete; another account's row included)
                      *     - `duplicate`: the entry names the same row as an earlier entry of the request (bulk-archive, bulk-delete)
-                     * @enum {string}
+                     *
+                     *     New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it.
                      */
-                    code: "not_an_object" | "required" | "wrong_type" | "not_allowed" | "out_of_range" | "not_whole_number" | "invalid_url" | "too_many_items" | "too_long" | "invalid_characters" | "blank" | "duplicate_external_id" | "invalid_id" | "not_found" | "duplicate";
+                    code: ("not_an_object" | "required" | "wrong_type" | "not_allowed" | "out_of_range" | "not_whole_number" | "invalid_url" | "too_many_items" | "too_long" | "invalid_characters" | "blank" | "duplicate_external_id" | "invalid_id" | "not_found" | "duplicate") | string;
                     /** @description The same problem in words, as the reason says it. */
                     message: string;
                 }[];
@@ -895,7 +878,7 @@ export interface components {
                     /** @description The field as the reason names it (`title`, `photo_urls[2]`), or null for the whole row. */
                     field: string | null;
                     /**
-                     * @description What is wrong, from a closed set that never changes meaning:
+                     * @description What is wrong; a code never changes meaning. The codes known today:
                      *
                      *     - `not_an_object`: the row is not a JSON object
                      *     - `required`: a required field is missing, null or blank (for `photo_urls`: no URL at all)
@@ -912,9 +895,10 @@ export interface components {
                      *     - `invalid_id`: not an id of ours in its shape (a UUID): an entry of `ids` (bulk-archive, bulk-delete)
                      *     - `not_found`: the entry names no row of the account (bulk-archive, bulk-delete; another account's row included)
                      *     - `duplicate`: the entry names the same row as an earlier entry of the request (bulk-archive, bulk-delete)
-                     * @enum {string}
+                     *
+                     *     New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it.
                      */
-                    code: "not_an_object" | "required" | "wrong_type" | "not_allowed" | "out_of_range" | "not_whole_number" | "invalid_url" | "too_many_items" | "too_long" | "invalid_characters" | "blank" | "duplicate_external_id" | "invalid_id" | "not_found" | "duplicate";
+                    code: ("not_an_object" | "required" | "wrong_type" | "not_allowed" | "out_of_range" | "not_whole_number" | "invalid_url" | "too_many_items" | "too_long" | "invalid_characters" | "blank" | "duplicate_external_id" | "invalid_id" | "not_found" | "duplicate") | string;
                     /** @description The same problem in words, as the reason says it. */
                     message: string;
                 }[];
@@ -945,7 +929,7 @@ export interface components {
                     /** @description The field as the reason names it (`title`, `photo_urls[2]`), or null for the whole row. */
                     field: string | null;
                     /**
-                     * @description What is wrong, from a closed set that never changes meaning:
+                     * @description What is wrong; a code never changes meaning. The codes known today:
                      *
                      *     - `not_an_object`: the row is not a JSON object
                      *     - `required`: a required field is missing, null or blank (for `photo_urls`: no URL at all)
@@ -962,9 +946,10 @@ export interface components {
                      *     - `invalid_id`: not an id of ours in its shape (a UUID): an entry of `ids` (bulk-archive, bulk-delete)
                      *     - `not_found`: the entry names no row of the account (bulk-archive, bulk-delete; another account's row included)
                      *     - `duplicate`: the entry names the same row as an earlier entry of the request (bulk-archive, bulk-delete)
-                     * @enum {string}
+                     *
+                     *     New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it.
                      */
-                    code: "not_an_object" | "required" | "wrong_type" | "not_allowed" | "out_of_range" | "not_whole_number" | "invalid_url" | "too_many_items" | "too_long" | "invalid_characters" | "blank" | "duplicate_external_id" | "invalid_id" | "not_found" | "duplicate";
+                    code: ("not_an_object" | "required" | "wrong_type" | "not_allowed" | "out_of_range" | "not_whole_number" | "invalid_url" | "too_many_items" | "too_long" | "invalid_characters" | "blank" | "duplicate_external_id" | "invalid_id" | "not_found" | "duplicate") | string;
                     /** @description The same problem in words, as the reason says it. */
                     message: string;
                 }[];
@@ -998,7 +983,7 @@ export interface components {
                     /** @description The field as the reason names it (`title`, `photo_urls[2]`), or null for the whole row. */
                     field: string | null;
                     /**
-                     * @description What is wrong, from a closed set that never changes meaning:
+                     * @description What is wrong; a code never changes meaning. The codes known today:
                      *
                      *     - `not_an_object`: the row is not a JSON object
                      *     - `required`: a required field is missing, null or blank (for `photo_urls`: no URL at all)
@@ -1015,9 +1000,10 @@ export interface components {
                      *     - `invalid_id`: not an id of ours in its shape (a UUID): an entry of `ids` (bulk-archive, bulk-delete)
                      *     - `not_found`: the entry names no row of the account (bulk-archive, bulk-delete; another account's row included)
                      *     - `duplicate`: the entry names the same row as an earlier entry of the request (bulk-archive, bulk-delete)
-                     * @enum {string}
+                     *
+                     *     New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it.
                      */
-                    code: "not_an_object" | "required" | "wrong_type" | "not_allowed" | "out_of_range" | "not_whole_number" | "invalid_url" | "too_many_items" | "too_long" | "invalid_characters" | "blank" | "duplicate_external_id" | "invalid_id" | "not_found" | "duplicate";
+                    code: ("not_an_object" | "required" | "wrong_type" | "not_allowed" | "out_of_range" | "not_whole_number" | "invalid_url" | "too_many_items" | "too_long" | "invalid_characters" | "blank" | "duplicate_external_id" | "invalid_id" | "not_found" | "duplicate") | string;
                     /** @description The same problem in words, as the reason says it. */
                     message: string;
                 }[];
@@ -1172,7 +1158,7 @@ export interface components {
                     /** @description The field as the reason names it (`title`, `photo_urls[2]`), or null for the whole row. */
                     field: string | null;
                     /**
-                     * @description What is wrong, from a closed set that never changes meaning:
+                     * @description What is wrong; a code never changes meaning. The codes known today:
                      *
                      *     - `not_an_object`: the row is not a JSON object
                      *     - `required`: a required field is missing, null or blank (for `photo_urls`: no URL at all)
@@ -1189,9 +1175,10 @@ export interface components {
                      *     - `invalid_id`: not an id of ours in its shape (a UUID): an entry of `ids` (bulk-archive, bulk-delete)
                      *     - `not_found`: the entry names no row of the account (bulk-archive, bulk-delete; another account's row included)
                      *     - `duplicate`: the entry names the same row as an earlier entry of the request (bulk-archive, bulk-delete)
-                     * @enum {string}
+                     *
+                     *     New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it.
                      */
-                    code: "not_an_object" | "required" | "wrong_type" | "not_allowed" | "out_of_range" | "not_whole_number" | "invalid_url" | "too_many_items" | "too_long" | "invalid_characters" | "blank" | "duplicate_external_id" | "invalid_id" | "not_found" | "duplicate";
+                    code: ("not_an_object" | "required" | "wrong_type" | "not_allowed" | "out_of_range" | "not_whole_number" | "invalid_url" | "too_many_items" | "too_long" | "invalid_characters" | "blank" | "duplicate_external_id" | "invalid_id" | "not_found" | "duplicate") | string;
                     /** @description The same problem in words, as the reason says it. */
                     message: string;
                 }[];
@@ -1371,11 +1358,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & ({
-                        /**
-                         * @description What went wrong, for a program: a stable snake_case code from a closed set. A code never changes meaning once published; new codes may be added, so treat one you do not know as its HTTP status says.
-                         * @enum {string}
-                         */
-                        code: "origin_not_allowed";
+                        /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+                        code: "origin_not_allowed" | string;
                     } & {
                         [key: string]: unknown;
                     });
@@ -1389,11 +1373,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["RequestIdError"] & ({
-                        /**
-                         * @description What went wrong, for a program: a stable snake_case code from a closed set. A code never changes meaning once published; new codes may be added, so treat one you do not know as its HTTP status says.
-                         * @enum {string}
-                         */
-                        code: "internal_error";
+                        /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+                        code: "internal_error" | string;
                     } & {
                         [key: string]: unknown;
                     });
@@ -1444,11 +1425,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & ({
-                        /**
-                         * @description What went wrong, for a program: a stable snake_case code from a closed set. A code never changes meaning once published; new codes may be added, so treat one you do not know as its HTTP status says.
-                         * @enum {string}
-                         */
-                        code: "missing_api_key" | "invalid_api_key" | "api_key_expired";
+                        /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+                        code: ("missing_api_key" | "invalid_api_key" | "api_key_expired") | string;
                     } & {
                         [key: string]: unknown;
                     });
@@ -1462,11 +1440,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["TierError"] & ({
-                        /**
-                         * @description What went wrong, for a program: a stable snake_case code from a closed set. A code never changes meaning once published; new codes may be added, so treat one you do not know as its HTTP status says.
-                         * @enum {string}
-                         */
-                        code: "subscription_required";
+                        /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+                        code: "subscription_required" | string;
                     } & {
                         [key: string]: unknown;
                     });
@@ -1480,11 +1455,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & ({
-                        /**
-                         * @description What went wrong, for a program: a stable snake_case code from a closed set. A code never changes meaning once published; new codes may be added, so treat one you do not know as its HTTP status says.
-                         * @enum {string}
-                         */
-                        code: "ip_not_allowed" | "origin_not_allowed";
+                        /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+                        code: ("ip_not_allowed" | "origin_not_allowed") | string;
                     } & {
                         [key: string]: unknown;
                     });
@@ -1511,11 +1483,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["RetryLaterError"] & ({
-                        /**
-                         * @description What went wrong, for a program: a stable snake_case code from a closed set. A code never changes meaning once published; new codes may be added, so treat one you do not know as its HTTP status says.
-                         * @enum {string}
-                         */
-                        code: "rate_limited_minute" | "rate_limited_day" | "locked_out";
+                        /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+                        code: ("rate_limited_minute" | "rate_limited_day" | "locked_out") | string;
                     } & {
                         [key: string]: unknown;
                     });
@@ -1541,11 +1510,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["RequestIdError"] & ({
-                        /**
-                         * @description What went wrong, for a program: a stable snake_case code from a closed set. A code never changes meaning once published; new codes may be added, so treat one you do not know as its HTTP status says.
-                         * @enum {string}
-                         */
-                        code: "internal_error";
+                        /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+                        code: "internal_error" | string;
                     } & {
                         [key: string]: unknown;
                     });
@@ -1560,11 +1526,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["RetryLaterError"] & ({
-                        /**
-                         * @description What went wrong, for a program: a stable snake_case code from a closed set. A code never changes meaning once published; new codes may be added, so treat one you do not know as its HTTP status says.
-                         * @enum {string}
-                         */
-                        code: "service_unavailable";
+                        /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+                        code: "service_unavailable" | string;
                     } & {
                         [key: string]: unknown;
                     });
@@ -1654,11 +1617,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["BulkRequestError"] & ({
-                        /**
-                         * @description What went wrong, for a program: a stable snake_case code from a closed set. A code never changes meaning once published; new codes may be added, so treat one you do not know as its HTTP status says.
-                         * @enum {string}
-                         */
-                        code: "no_valid_rows" | "too_many_rows" | "no_rows" | "missing_rows_array" | "invalid_json" | "invalid_idempotency_key" | "bad_request" | "invalid_dry_run" | "dry_run_with_idempotency_key" | "invalid_update" | "unknown_query_parameter";
+                        /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+                        code: ("no_valid_rows" | "too_many_rows" | "no_rows" | "missing_rows_array" | "invalid_json" | "invalid_idempotency_key" | "bad_request" | "invalid_dry_run" | "dry_run_with_idempotency_key" | "invalid_update" | "unknown_query_parameter") | string;
                     } & {
                         [key: string]: unknown;
                     });
@@ -1672,11 +1632,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & ({
-                        /**
-                         * @description What went wrong, for a program: a stable snake_case code from a closed set. A code never changes meaning once published; new codes may be added, so treat one you do not know as its HTTP status says.
-                         * @enum {string}
-                         */
-                        code: "missing_api_key" | "invalid_api_key" | "api_key_expired";
+                        /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+                        code: ("missing_api_key" | "invalid_api_key" | "api_key_expired") | string;
                     } & {
                         [key: string]: unknown;
                     });
@@ -1690,11 +1647,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["TierError"] & ({
-                        /**
-                         * @description What went wrong, for a program: a stable snake_case code from a closed set. A code never changes meaning once published; new codes may be added, so treat one you do not know as its HTTP status says.
-                         * @enum {string}
-                         */
-                        code: "subscription_required";
+                        /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+                        code: "subscription_required" | string;
                     } & {
                         [key: string]: unknown;
                     });
@@ -1720,11 +1674,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & ({
-                        /**
-                         * @description What went wrong, for a program: a stable snake_case code from a closed set. A code never changes meaning once published; new codes may be added, so treat one you do not know as its HTTP status says.
-                         * @enum {string}
-                         */
-                        code: "missing_scope" | "ip_not_allowed" | "origin_not_allowed";
+                        /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+                        code: ("missing_scope" | "ip_not_allowed" | "origin_not_allowed") | string;
                     } & {
                         [key: string]: unknown;
                     });
@@ -1750,11 +1701,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["TooLargeError"] & ({
-                        /**
-                         * @description What went wrong, for a program: a stable snake_case code from a closed set. A code never changes meaning once published; new codes may be added, so treat one you do not know as its HTTP status says.
-                         * @enum {string}
-                         */
-                        code: "body_too_large";
+                        /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+                        code: "body_too_large" | string;
                     } & {
                         [key: string]: unknown;
                     });
@@ -1780,11 +1728,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & ({
-                        /**
-                         * @description What went wrong, for a program: a stable snake_case code from a closed set. A code never changes meaning once published; new codes may be added, so treat one you do not know as its HTTP status says.
-                         * @enum {string}
-                         */
-                        code: "unsupported_media_type";
+                        /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+                        code: "unsupported_media_type" | string;
                     } & {
                         [key: string]: unknown;
                     });
@@ -1810,11 +1755,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & ({
-                        /**
-                         * @description What went wrong, for a program: a stable snake_case code from a closed set. A code never changes meaning once published; new codes may be added, so treat one you do not know as its HTTP status says.
-                         * @enum {string}
-                         */
-                        code: "idempotency_key_reused";
+                        /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+                        code: "idempotency_key_reused" | string;
                     } & {
                         [key: string]: unknown;
                     });
@@ -1841,11 +1783,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["RetryLaterError"] & ({
-                        /**
-                         * @description What went wrong, for a program: a stable snake_case code from a closed set. A code never changes meaning once published; new codes may be added, so treat one you do not know as its HTTP status says.
-                         * @enum {string}
-                         */
-                        code: "rate_limited_minute" | "rate_limited_day" | "too_many_concurrent_requests" | "locked_out";
+                        /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+                        code: ("rate_limited_minute" | "rate_limited_day" | "too_many_concurrent_requests" | "locked_out") | string;
                     } & {
                         [key: string]: unknown;
                     });
@@ -1871,11 +1810,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["RequestIdError"] & ({
-                        /**
-                         * @description What went wrong, for a program: a stable snake_case code from a closed set. A code never changes meaning once published; new codes may be added, so treat one you do not know as its HTTP status says.
-                         * @enum {string}
-                         */
-                        code: "internal_error";
+                        /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+                        code: "internal_error" | string;
                     } & {
                         [key: string]: unknown;
                     });
@@ -1904,11 +1840,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["RetryLaterError"] & ({
-                        /**
-                         * @description What went wrong, for a program: a stable snake_case code from a closed set. A code never changes meaning once published; new codes may be added, so treat one you do not know as its HTTP status says.
-                         * @enum {string}
-                         */
-                        code: "workers_unavailable" | "import_failed" | "service_unavailable" | "overloaded";
+                        /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+                        code: ("workers_unavailable" | "import_failed" | "service_unavailable" | "overloaded") | string;
                     } & {
                         [key: string]: unknown;
                     });
@@ -1936,11 +1869,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["RequestIdError"] & ({
-                        /**
-                         * @description What went wrong, for a program: a stable snake_case code from a closed set. A code never changes meaning once published; new codes may be added, so treat one you do not know as its HTTP status says.
-                         * @enum {string}
-                         */
-                        code: "import_still_running";
+                        /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+                        code: "import_still_running" | string;
                     } & {
                         [key: string]: unknown;
                     });
@@ -2030,11 +1960,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["BulkRequestError"] & ({
-                        /**
-                         * @description What went wrong, for a program: a stable snake_case code from a closed set. A code never changes meaning once published; new codes may be added, so treat one you do not know as its HTTP status says.
-                         * @enum {string}
-                         */
-                        code: "no_valid_rows" | "too_many_rows" | "no_rows" | "missing_rows_array" | "invalid_json" | "invalid_idempotency_key" | "bad_request" | "invalid_dry_run" | "dry_run_with_idempotency_key" | "invalid_update" | "unknown_query_parameter";
+                        /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+                        code: ("no_valid_rows" | "too_many_rows" | "no_rows" | "missing_rows_array" | "invalid_json" | "invalid_idempotency_key" | "bad_request" | "invalid_dry_run" | "dry_run_with_idempotency_key" | "invalid_update" | "unknown_query_parameter") | string;
                     } & {
                         [key: string]: unknown;
                     });
@@ -2048,11 +1975,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & ({
-                        /**
-                         * @description What went wrong, for a program: a stable snake_case code from a closed set. A code never changes meaning once published; new codes may be added, so treat one you do not know as its HTTP status says.
-                         * @enum {string}
-                         */
-                        code: "missing_api_key" | "invalid_api_key" | "api_key_expired";
+                        /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+                        code: ("missing_api_key" | "invalid_api_key" | "api_key_expired") | string;
                     } & {
                         [key: string]: unknown;
                     });
@@ -2066,11 +1990,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["TierError"] & ({
-                        /**
-                         * @description What went wrong, for a program: a stable snake_case code from a closed set. A code never changes meaning once published; new codes may be added, so treat one you do not know as its HTTP status says.
-                         * @enum {string}
-                         */
-                        code: "subscription_required";
+                        /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+                        code: "subscription_required" | string;
                     } & {
                         [key: string]: unknown;
                     });
@@ -2096,11 +2017,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & ({
-                        /**
-                         * @description What went wrong, for a program: a stable snake_case code from a closed set. A code never changes meaning once published; new codes may be added, so treat one you do not know as its HTTP status says.
-                         * @enum {string}
-                         */
-                        code: "missing_scope" | "ip_not_allowed" | "origin_not_allowed";
+                        /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+                        code: ("missing_scope" | "ip_not_allowed" | "origin_not_allowed") | string;
                     } & {
                         [key: string]: unknown;
                     });
@@ -2126,11 +2044,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["TooLargeError"] & ({
-                        /**
-                         * @description What went wrong, for a program: a stable snake_case code from a closed set. A code never changes meaning once published; new codes may be added, so treat one you do not know as its HTTP status says.
-                         * @enum {string}
-                         */
-                        code: "body_too_large";
+                        /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+                        code: "body_too_large" | string;
                     } & {
                         [key: string]: unknown;
                     });
@@ -2156,11 +2071,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & ({
-                        /**
-                         * @description What went wrong, for a program: a stable snake_case code from a closed set. A code never changes meaning once published; new codes may be added, so treat one you do not know as its HTTP status says.
-                         * @enum {string}
-                         */
-                        code: "unsupported_media_type";
+                        /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+                        code: "unsupported_media_type" | string;
                     } & {
                         [key: string]: unknown;
                     });
@@ -2186,11 +2098,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & ({
-                        /**
-                         * @description What went wrong, for a program: a stable snake_case code from a closed set. A code never changes meaning once published; new codes may be added, so treat one you do not know as its HTTP status says.
-                         * @enum {string}
-                         */
-                        code: "idempotency_key_reused";
+                        /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+                        code: "idempotency_key_reused" | string;
                     } & {
                         [key: string]: unknown;
                     });
@@ -2217,11 +2126,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["RetryLaterError"] & ({
-                        /**
-                         * @description What went wrong, for a program: a stable snake_case code from a closed set. A code never changes meaning once published; new codes may be added, so treat one you do not know as its HTTP status says.
-                         * @enum {string}
-                         */
-                        code: "rate_limited_minute" | "rate_limited_day" | "too_many_concurrent_requests" | "locked_out";
+                        /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+                        code: ("rate_limited_minute" | "rate_limited_day" | "too_many_concurrent_requests" | "locked_out") | string;
                     } & {
                         [key: string]: unknown;
                     });
@@ -2247,11 +2153,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["RequestIdError"] & ({
-                        /**
-                         * @description What went wrong, for a program: a stable snake_case code from a closed set. A code never changes meaning once published; new codes may be added, so treat one you do not know as its HTTP status says.
-                         * @enum {string}
-                         */
-                        code: "internal_error";
+                        /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+                        code: "internal_error" | string;
                     } & {
                         [key: string]: unknown;
                     });
@@ -2280,11 +2183,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["RetryLaterError"] & ({
-                        /**
-                         * @description What went wrong, for a program: a stable snake_case code from a closed set. A code never changes meaning once published; new codes may be added, so treat one you do not know as its HTTP status says.
-                         * @enum {string}
-                         */
-                        code: "workers_unavailable" | "import_failed" | "service_unavailable" | "overloaded";
+                        /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+                        code: ("workers_unavailable" | "import_failed" | "service_unavailable" | "overloaded") | string;
                     } & {
                         [key: string]: unknown;
                     });
@@ -2312,11 +2212,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["RequestIdError"] & ({
-                        /**
-                         * @description What went wrong, for a program: a stable snake_case code from a closed set. A code never changes meaning once published; new codes may be added, so treat one you do not know as its HTTP status says.
-                         * @enum {string}
-                         */
-                        code: "import_still_running";
+                        /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+                        code: "import_still_running" | string;
                     } & {
                         [key: string]: unknown;
                     });
@@ -2393,11 +2290,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["BulkRequestError"] & ({
-                        /**
-                         * @description What went wrong, for a program: a stable snake_case code from a closed set. A code never changes meaning once published; new codes may be added, so treat one you do not know as its HTTP status says.
-                         * @enum {string}
-                         */
-                        code: "no_valid_rows" | "too_many_rows" | "no_rows" | "missing_entries_array" | "invalid_json" | "invalid_idempotency_key" | "bad_request" | "invalid_dry_run" | "dry_run_with_idempotency_key" | "invalid_update" | "unknown_query_parameter";
+                        /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+                        code: ("no_valid_rows" | "too_many_rows" | "no_rows" | "missing_entries_array" | "invalid_json" | "invalid_idempotency_key" | "bad_request" | "invalid_dry_run" | "dry_run_with_idempotency_key" | "invalid_update" | "unknown_query_parameter") | string;
                     } & {
                         [key: string]: unknown;
                     });
@@ -2411,11 +2305,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & ({
-                        /**
-                         * @description What went wrong, for a program: a stable snake_case code from a closed set. A code never changes meaning once published; new codes may be added, so treat one you do not know as its HTTP status says.
-                         * @enum {string}
-                         */
-                        code: "missing_api_key" | "invalid_api_key" | "api_key_expired";
+                        /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+                        code: ("missing_api_key" | "invalid_api_key" | "api_key_expired") | string;
                     } & {
                         [key: string]: unknown;
                     });
@@ -2429,11 +2320,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["TierError"] & ({
-                        /**
-                         * @description What went wrong, for a program: a stable snake_case code from a closed set. A code never changes meaning once published; new codes may be added, so treat one you do not know as its HTTP status says.
-                         * @enum {string}
-                         */
-                        code: "subscription_required";
+                        /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+                        code: "subscription_required" | string;
                     } & {
                         [key: string]: unknown;
                     });
@@ -2459,11 +2347,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & ({
-                        /**
-                         * @description What went wrong, for a program: a stable snake_case code from a closed set. A code never changes meaning once published; new codes may be added, so treat one you do not know as its HTTP status says.
-                         * @enum {string}
-                         */
-                        code: "missing_scope" | "ip_not_allowed" | "origin_not_allowed";
+                        /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+                        code: ("missing_scope" | "ip_not_allowed" | "origin_not_allowed") | string;
                     } & {
                         [key: string]: unknown;
                     });
@@ -2489,11 +2374,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["TooLargeError"] & ({
-                        /**
-                         * @description What went wrong, for a program: a stable snake_case code from a closed set. A code never changes meaning once published; new codes may be added, so treat one you do not know as its HTTP status says.
-                         * @enum {string}
-                         */
-                        code: "body_too_large";
+                        /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+                        code: "body_too_large" | string;
                     } & {
                         [key: string]: unknown;
                     });
@@ -2519,11 +2401,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & ({
-                        /**
-                         * @description What went wrong, for a program: a stable snake_case code from a closed set. A code never changes meaning once published; new codes may be added, so treat one you do not know as its HTTP status says.
-                         * @enum {string}
-                         */
-                        code: "unsupported_media_type";
+                        /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+                        code: "unsupported_media_type" | string;
                     } & {
                         [key: string]: unknown;
                     });
@@ -2549,11 +2428,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & ({
-                        /**
-                         * @description What went wrong, for a program: a stable snake_case code from a closed set. A code never changes meaning once published; new codes may be added, so treat one you do not know as its HTTP status says.
-                         * @enum {string}
-                         */
-                        code: "idempotency_key_reused";
+                        /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+                        code: "idempotency_key_reused" | string;
                     } & {
                         [key: string]: unknown;
                     });
@@ -2580,11 +2456,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["RetryLaterError"] & ({
-                        /**
-                         * @description What went wrong, for a program: a stable snake_case code from a closed set. A code never changes meaning once published; new codes may be added, so treat one you do not know as its HTTP status says.
-                         * @enum {string}
-                         */
-                        code: "rate_limited_minute" | "rate_limited_day" | "too_many_concurrent_requests" | "locked_out";
+                        /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+                        code: ("rate_limited_minute" | "rate_limited_day" | "too_many_concurrent_requests" | "locked_out") | string;
                     } & {
                         [key: string]: unknown;
                     });
@@ -2610,11 +2483,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["RequestIdError"] & ({
-                        /**
-                         * @description What went wrong, for a program: a stable snake_case code from a closed set. A code never changes meaning once published; new codes may be added, so treat one you do not know as its HTTP status says.
-                         * @enum {string}
-                         */
-                        code: "internal_error";
+                        /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+                        code: "internal_error" | string;
                     } & {
                         [key: string]: unknown;
                     });
@@ -2643,11 +2513,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["RetryLaterError"] & ({
-                        /**
-                         * @description What went wrong, for a program: a stable snake_case code from a closed set. A code never changes meaning once published; new codes may be added, so treat one you do not know as its HTTP status says.
-                         * @enum {string}
-                         */
-                        code: "workers_unavailable" | "import_failed" | "service_unavailable" | "overloaded";
+                        /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+                        code: ("workers_unavailable" | "import_failed" | "service_unavailable" | "overloaded") | string;
                     } & {
                         [key: string]: unknown;
                     });
@@ -2675,11 +2542,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["RequestIdError"] & ({
-                        /**
-                         * @description What went wrong, for a program: a stable snake_case code from a closed set. A code never changes meaning once published; new codes may be added, so treat one you do not know as its HTTP status says.
-                         * @enum {string}
-                         */
-                        code: "import_still_running";
+                        /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+                        code: "import_still_running" | string;
                     } & {
                         [key: string]: unknown;
                     });
@@ -2756,11 +2620,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["BulkRequestError"] & ({
-                        /**
-                         * @description What went wrong, for a program: a stable snake_case code from a closed set. A code never changes meaning once published; new codes may be added, so treat one you do not know as its HTTP status says.
-                         * @enum {string}
-                         */
-                        code: "no_valid_rows" | "too_many_rows" | "no_rows" | "missing_entries_array" | "invalid_json" | "invalid_idempotency_key" | "bad_request" | "invalid_dry_run" | "dry_run_with_idempotency_key" | "invalid_update" | "unknown_query_parameter";
+                        /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+                        code: ("no_valid_rows" | "too_many_rows" | "no_rows" | "missing_entries_array" | "invalid_json" | "invalid_idempotency_key" | "bad_request" | "invalid_dry_run" | "dry_run_with_idempotency_key" | "invalid_update" | "unknown_query_parameter") | string;
                     } & {
                         [key: string]: unknown;
                     });
@@ -2774,11 +2635,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & ({
-                        /**
-                         * @description What went wrong, for a program: a stable snake_case code from a closed set. A code never changes meaning once published; new codes may be added, so treat one you do not know as its HTTP status says.
-                         * @enum {string}
-                         */
-                        code: "missing_api_key" | "invalid_api_key" | "api_key_expired";
+                        /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+                        code: ("missing_api_key" | "invalid_api_key" | "api_key_expired") | string;
                     } & {
                         [key: string]: unknown;
                     });
@@ -2792,11 +2650,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["TierError"] & ({
-                        /**
-                         * @description What went wrong, for a program: a stable snake_case code from a closed set. A code never changes meaning once published; new codes may be added, so treat one you do not know as its HTTP status says.
-                         * @enum {string}
-                         */
-                        code: "subscription_required";
+                        /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+                        code: "subscription_required" | string;
                     } & {
                         [key: string]: unknown;
                     });
@@ -2822,11 +2677,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & ({
-                        /**
-                         * @description What went wrong, for a program: a stable snake_case code from a closed set. A code never changes meaning once published; new codes may be added, so treat one you do not know as its HTTP status says.
-                         * @enum {string}
-                         */
-                        code: "missing_scope" | "ip_not_allowed" | "origin_not_allowed";
+                        /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+                        code: ("missing_scope" | "ip_not_allowed" | "origin_not_allowed") | string;
                     } & {
                         [key: string]: unknown;
                     });
@@ -2852,11 +2704,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["TooLargeError"] & ({
-                        /**
-                         * @description What went wrong, for a program: a stable snake_case code from a closed set. A code never changes meaning once published; new codes may be added, so treat one you do not know as its HTTP status says.
-                         * @enum {string}
-                         */
-                        code: "body_too_large";
+                        /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+                        code: "body_too_large" | string;
                     } & {
                         [key: string]: unknown;
                     });
@@ -2882,11 +2731,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & ({
-                        /**
-                         * @description What went wrong, for a program: a stable snake_case code from a closed set. A code never changes meaning once published; new codes may be added, so treat one you do not know as its HTTP status says.
-                         * @enum {string}
-                         */
-                        code: "unsupported_media_type";
+                        /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+                        code: "unsupported_media_type" | string;
                     } & {
                         [key: string]: unknown;
                     });
@@ -2912,11 +2758,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & ({
-                        /**
-                         * @description What went wrong, for a program: a stable snake_case code from a closed set. A code never changes meaning once published; new codes may be added, so treat one you do not know as its HTTP status says.
-                         * @enum {string}
-                         */
-                        code: "idempotency_key_reused";
+                        /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+                        code: "idempotency_key_reused" | string;
                     } & {
                         [key: string]: unknown;
                     });
@@ -2943,11 +2786,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["RetryLaterError"] & ({
-                        /**
-                         * @description What went wrong, for a program: a stable snake_case code from a closed set. A code never changes meaning once published; new codes may be added, so treat one you do not know as its HTTP status says.
-                         * @enum {string}
-                         */
-                        code: "rate_limited_minute" | "rate_limited_day" | "too_many_concurrent_requests" | "locked_out";
+                        /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+                        code: ("rate_limited_minute" | "rate_limited_day" | "too_many_concurrent_requests" | "locked_out") | string;
                     } & {
                         [key: string]: unknown;
                     });
@@ -2973,11 +2813,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["RequestIdError"] & ({
-                        /**
-                         * @description What went wrong, for a program: a stable snake_case code from a closed set. A code never changes meaning once published; new codes may be added, so treat one you do not know as its HTTP status says.
-                         * @enum {string}
-                         */
-                        code: "internal_error";
+                        /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+                        code: "internal_error" | string;
                     } & {
                         [key: string]: unknown;
                     });
@@ -3006,11 +2843,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["RetryLaterError"] & ({
-                        /**
-                         * @description What went wrong, for a program: a stable snake_case code from a closed set. A code never changes meaning once published; new codes may be added, so treat one you do not know as its HTTP status says.
-                         * @enum {string}
-                         */
-                        code: "workers_unavailable" | "import_failed" | "service_unavailable" | "overloaded";
+                        /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+                        code: ("workers_unavailable" | "import_failed" | "service_unavailable" | "overloaded") | string;
                     } & {
                         [key: string]: unknown;
                     });
@@ -3038,11 +2872,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["RequestIdError"] & ({
-                        /**
-                         * @description What went wrong, for a program: a stable snake_case code from a closed set. A code never changes meaning once published; new codes may be added, so treat one you do not know as its HTTP status says.
-                         * @enum {string}
-                         */
-                        code: "import_still_running";
+                        /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+                        code: "import_still_running" | string;
                     } & {
                         [key: string]: unknown;
                     });
@@ -3119,11 +2950,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["BulkRequestError"] & ({
-                        /**
-                         * @description What went wrong, for a program: a stable snake_case code from a closed set. A code never changes meaning once published; new codes may be added, so treat one you do not know as its HTTP status says.
-                         * @enum {string}
-                         */
-                        code: "no_valid_rows" | "too_many_rows" | "no_rows" | "missing_entries_array" | "invalid_json" | "invalid_idempotency_key" | "bad_request" | "invalid_dry_run" | "dry_run_with_idempotency_key" | "invalid_update" | "unknown_query_parameter";
+                        /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+                        code: ("no_valid_rows" | "too_many_rows" | "no_rows" | "missing_entries_array" | "invalid_json" | "invalid_idempotency_key" | "bad_request" | "invalid_dry_run" | "dry_run_with_idempotency_key" | "invalid_update" | "unknown_query_parameter") | string;
                     } & {
                         [key: string]: unknown;
                     });
@@ -3137,11 +2965,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & ({
-                        /**
-                         * @description What went wrong, for a program: a stable snake_case code from a closed set. A code never changes meaning once published; new codes may be added, so treat one you do not know as its HTTP status says.
-                         * @enum {string}
-                         */
-                        code: "missing_api_key" | "invalid_api_key" | "api_key_expired";
+                        /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+                        code: ("missing_api_key" | "invalid_api_key" | "api_key_expired") | string;
                     } & {
                         [key: string]: unknown;
                     });
@@ -3155,11 +2980,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["TierError"] & ({
-                        /**
-                         * @description What went wrong, for a program: a stable snake_case code from a closed set. A code never changes meaning once published; new codes may be added, so treat one you do not know as its HTTP status says.
-                         * @enum {string}
-                         */
-                        code: "subscription_required";
+                        /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+                        code: "subscription_required" | string;
                     } & {
                         [key: string]: unknown;
                     });
@@ -3185,11 +3007,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & ({
-                        /**
-                         * @description What went wrong, for a program: a stable snake_case code from a closed set. A code never changes meaning once published; new codes may be added, so treat one you do not know as its HTTP status says.
-                         * @enum {string}
-                         */
-                        code: "missing_scope" | "ip_not_allowed" | "origin_not_allowed";
+                        /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+                        code: ("missing_scope" | "ip_not_allowed" | "origin_not_allowed") | string;
                     } & {
                         [key: string]: unknown;
                     });
@@ -3215,11 +3034,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["TooLargeError"] & ({
-                        /**
-                         * @description What went wrong, for a program: a stable snake_case code from a closed set. A code never changes meaning once published; new codes may be added, so treat one you do not know as its HTTP status says.
-                         * @enum {string}
-                         */
-                        code: "body_too_large";
+                        /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+                        code: "body_too_large" | string;
                     } & {
                         [key: string]: unknown;
                     });
@@ -3245,11 +3061,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & ({
-                        /**
-                         * @description What went wrong, for a program: a stable snake_case code from a closed set. A code never changes meaning once published; new codes may be added, so treat one you do not know as its HTTP status says.
-                         * @enum {string}
-                         */
-                        code: "unsupported_media_type";
+                        /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+                        code: "unsupported_media_type" | string;
                     } & {
                         [key: string]: unknown;
                     });
@@ -3275,11 +3088,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & ({
-                        /**
-                         * @description What went wrong, for a program: a stable snake_case code from a closed set. A code never changes meaning once published; new codes may be added, so treat one you do not know as its HTTP status says.
-                         * @enum {string}
-                         */
-                        code: "idempotency_key_reused";
+                        /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+                        code: "idempotency_key_reused" | string;
                     } & {
                         [key: string]: unknown;
                     });
@@ -3306,11 +3116,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["RetryLaterError"] & ({
-                        /**
-                         * @description What went wrong, for a program: a stable snake_case code from a closed set. A code never changes meaning once published; new codes may be added, so treat one you do not know as its HTTP status says.
-                         * @enum {string}
-                         */
-                        code: "rate_limited_minute" | "rate_limited_day" | "too_many_concurrent_requests" | "locked_out";
+                        /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+                        code: ("rate_limited_minute" | "rate_limited_day" | "too_many_concurrent_requests" | "locked_out") | string;
                     } & {
                         [key: string]: unknown;
                     });
@@ -3336,11 +3143,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["RequestIdError"] & ({
-                        /**
-                         * @description What went wrong, for a program: a stable snake_case code from a closed set. A code never changes meaning once published; new codes may be added, so treat one you do not know as its HTTP status says.
-                         * @enum {string}
-                         */
-                        code: "internal_error";
+                        /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+                        code: "internal_error" | string;
                     } & {
                         [key: string]: unknown;
                     });
@@ -3369,11 +3173,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["RetryLaterError"] & ({
-                        /**
-                         * @description What went wrong, for a program: a stable snake_case code from a closed set. A code never changes meaning once published; new codes may be added, so treat one you do not know as its HTTP status says.
-                         * @enum {string}
-                         */
-                        code: "workers_unavailable" | "import_failed" | "service_unavailable" | "overloaded";
+                        /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+                        code: ("workers_unavailable" | "import_failed" | "service_unavailable" | "overloaded") | string;
                     } & {
                         [key: string]: unknown;
                     });
@@ -3401,11 +3202,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["RequestIdError"] & ({
-                        /**
-                         * @description What went wrong, for a program: a stable snake_case code from a closed set. A code never changes meaning once published; new codes may be added, so treat one you do not know as its HTTP status says.
-                         * @enum {string}
-                         */
-                        code: "import_still_running";
+                        /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+                        code: "import_still_running" | string;
                     } & {
                         [key: string]: unknown;
                     });
@@ -3482,11 +3280,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["BulkRequestError"] & ({
-                        /**
-                         * @description What went wrong, for a program: a stable snake_case code from a closed set. A code never changes meaning once published; new codes may be added, so treat one you do not know as its HTTP status says.
-                         * @enum {string}
-                         */
-                        code: "no_valid_rows" | "too_many_rows" | "no_rows" | "missing_entries_array" | "invalid_json" | "invalid_idempotency_key" | "bad_request" | "invalid_dry_run" | "dry_run_with_idempotency_key" | "invalid_update" | "unknown_query_parameter";
+                        /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+                        code: ("no_valid_rows" | "too_many_rows" | "no_rows" | "missing_entries_array" | "invalid_json" | "invalid_idempotency_key" | "bad_request" | "invalid_dry_run" | "dry_run_with_idempotency_key" | "invalid_update" | "unknown_query_parameter") | string;
                     } & {
                         [key: string]: unknown;
                     });
@@ -3500,11 +3295,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & ({
-                        /**
-                         * @description What went wrong, for a program: a stable snake_case code from a closed set. A code never changes meaning once published; new codes may be added, so treat one you do not know as its HTTP status says.
-                         * @enum {string}
-                         */
-                        code: "missing_api_key" | "invalid_api_key" | "api_key_expired";
+                        /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+                        code: ("missing_api_key" | "invalid_api_key" | "api_key_expired") | string;
                     } & {
                         [key: string]: unknown;
                     });
@@ -3518,11 +3310,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["TierError"] & ({
-                        /**
-                         * @description What went wrong, for a program: a stable snake_case code from a closed set. A code never changes meaning once published; new codes may be added, so treat one you do not know as its HTTP status says.
-                         * @enum {string}
-                         */
-                        code: "subscription_required";
+                        /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+                        code: "subscription_required" | string;
                     } & {
                         [key: string]: unknown;
                     });
@@ -3548,11 +3337,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & ({
-                        /**
-                         * @description What went wrong, for a program: a stable snake_case code from a closed set. A code never changes meaning once published; new codes may be added, so treat one you do not know as its HTTP status says.
-                         * @enum {string}
-                         */
-                        code: "missing_scope" | "ip_not_allowed" | "origin_not_allowed";
+                        /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+                        code: ("missing_scope" | "ip_not_allowed" | "origin_not_allowed") | string;
                     } & {
                         [key: string]: unknown;
                     });
@@ -3578,11 +3364,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["TooLargeError"] & ({
-                        /**
-                         * @description What went wrong, for a program: a stable snake_case code from a closed set. A code never changes meaning once published; new codes may be added, so treat one you do not know as its HTTP status says.
-                         * @enum {string}
-                         */
-                        code: "body_too_large";
+                        /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+                        code: "body_too_large" | string;
                     } & {
                         [key: string]: unknown;
                     });
@@ -3608,11 +3391,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & ({
-                        /**
-                         * @description What went wrong, for a program: a stable snake_case code from a closed set. A code never changes meaning once published; new codes may be added, so treat one you do not know as its HTTP status says.
-                         * @enum {string}
-                         */
-                        code: "unsupported_media_type";
+                        /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+                        code: "unsupported_media_type" | string;
                     } & {
                         [key: string]: unknown;
                     });
@@ -3638,11 +3418,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & ({
-                        /**
-                         * @description What went wrong, for a program: a stable snake_case code from a closed set. A code never changes meaning once published; new codes may be added, so treat one you do not know as its HTTP status says.
-                         * @enum {string}
-                         */
-                        code: "idempotency_key_reused";
+                        /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+                        code: "idempotency_key_reused" | string;
                     } & {
                         [key: string]: unknown;
                     });
@@ -3669,11 +3446,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["RetryLaterError"] & ({
-                        /**
-                         * @description What went wrong, for a program: a stable snake_case code from a closed set. A code never changes meaning once published; new codes may be added, so treat one you do not know as its HTTP status says.
-                         * @enum {string}
-                         */
-                        code: "rate_limited_minute" | "rate_limited_day" | "too_many_concurrent_requests" | "locked_out";
+                        /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+                        code: ("rate_limited_minute" | "rate_limited_day" | "too_many_concurrent_requests" | "locked_out") | string;
                     } & {
                         [key: string]: unknown;
                     });
@@ -3699,11 +3473,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["RequestIdError"] & ({
-                        /**
-                         * @description What went wrong, for a program: a stable snake_case code from a closed set. A code never changes meaning once published; new codes may be added, so treat one you do not know as its HTTP status says.
-                         * @enum {string}
-                         */
-                        code: "internal_error";
+                        /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+                        code: "internal_error" | string;
                     } & {
                         [key: string]: unknown;
                     });
@@ -3732,11 +3503,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["RetryLaterError"] & ({
-                        /**
-                         * @description What went wrong, for a program: a stable snake_case code from a closed set. A code never changes meaning once published; new codes may be added, so treat one you do not know as its HTTP status says.
-                         * @enum {string}
-                         */
-                        code: "workers_unavailable" | "import_failed" | "service_unavailable" | "overloaded";
+                        /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+                        code: ("workers_unavailable" | "import_failed" | "service_unavailable" | "overloaded") | string;
                     } & {
                         [key: string]: unknown;
                     });
@@ -3764,11 +3532,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["RequestIdError"] & ({
-                        /**
-                         * @description What went wrong, for a program: a stable snake_case code from a closed set. A code never changes meaning once published; new codes may be added, so treat one you do not know as its HTTP status says.
-                         * @enum {string}
-                         */
-                        code: "import_still_running";
+                        /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+                        code: "import_still_running" | string;
                     } & {
                         [key: string]: unknown;
                     });
@@ -3826,11 +3591,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & ({
-                        /**
-                         * @description What went wrong, for a program: a stable snake_case code from a closed set. A code never changes meaning once published; new codes may be added, so treat one you do not know as its HTTP status says.
-                         * @enum {string}
-                         */
-                        code: "invalid_limit" | "unknown_starting_after" | "unknown_query_parameter";
+                        /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+                        code: ("invalid_limit" | "unknown_starting_after" | "unknown_query_parameter") | string;
                     } & {
                         [key: string]: unknown;
                     });
@@ -3844,11 +3606,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & ({
-                        /**
-                         * @description What went wrong, for a program: a stable snake_case code from a closed set. A code never changes meaning once published; new codes may be added, so treat one you do not know as its HTTP status says.
-                         * @enum {string}
-                         */
-                        code: "missing_api_key" | "invalid_api_key" | "api_key_expired";
+                        /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+                        code: ("missing_api_key" | "invalid_api_key" | "api_key_expired") | string;
                     } & {
                         [key: string]: unknown;
                     });
@@ -3862,11 +3621,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["TierError"] & ({
-                        /**
-                         * @description What went wrong, for a program: a stable snake_case code from a closed set. A code never changes meaning once published; new codes may be added, so treat one you do not know as its HTTP status says.
-                         * @enum {string}
-                         */
-                        code: "subscription_required";
+                        /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+                        code: "subscription_required" | string;
                     } & {
                         [key: string]: unknown;
                     });
@@ -3892,11 +3648,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & ({
-                        /**
-                         * @description What went wrong, for a program: a stable snake_case code from a closed set. A code never changes meaning once published; new codes may be added, so treat one you do not know as its HTTP status says.
-                         * @enum {string}
-                         */
-                        code: "missing_scope" | "ip_not_allowed" | "origin_not_allowed";
+                        /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+                        code: ("missing_scope" | "ip_not_allowed" | "origin_not_allowed") | string;
                     } & {
                         [key: string]: unknown;
                     });
@@ -3923,11 +3676,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["RetryLaterError"] & ({
-                        /**
-                         * @description What went wrong, for a program: a stable snake_case code from a closed set. A code never changes meaning once published; new codes may be added, so treat one you do not know as its HTTP status says.
-                         * @enum {string}
-                         */
-                        code: "rate_limited_minute" | "rate_limited_day" | "locked_out";
+                        /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+                        code: ("rate_limited_minute" | "rate_limited_day" | "locked_out") | string;
                     } & {
                         [key: string]: unknown;
                     });
@@ -3953,11 +3703,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["RequestIdError"] & ({
-                        /**
-                         * @description What went wrong, for a program: a stable snake_case code from a closed set. A code never changes meaning once published; new codes may be added, so treat one you do not know as its HTTP status says.
-                         * @enum {string}
-                         */
-                        code: "internal_error";
+                        /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+                        code: "internal_error" | string;
                     } & {
                         [key: string]: unknown;
                     });
@@ -3984,11 +3731,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["RetryLaterError"] & ({
-                        /**
-                         * @description What went wrong, for a program: a stable snake_case code from a closed set. A code never changes meaning once published; new codes may be added, so treat one you do not know as its HTTP status says.
-                         * @enum {string}
-                         */
-                        code: "service_unavailable";
+                        /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+                        code: "service_unavailable" | string;
                     } & {
                         [key: string]: unknown;
                     });
@@ -4066,11 +3810,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["BulkRequestError"] & ({
-                        /**
-                         * @description What went wrong, for a program: a stable snake_case code from a closed set. A code never changes meaning once published; new codes may be added, so treat one you do not know as its HTTP status says.
-                         * @enum {string}
-                         */
-                        code: "invalid_import_kind" | "invalid_update" | "invalid_mode" | "invalid_max_removal" | "removal_without_mirror" | "file_empty" | "file_not_utf8" | "file_unreadable" | "file_too_many_rows" | "no_valid_rows" | "invalid_idempotency_key" | "unknown_query_parameter" | "bad_request";
+                        /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+                        code: ("invalid_import_kind" | "invalid_update" | "invalid_mode" | "invalid_max_removal" | "removal_without_mirror" | "file_empty" | "file_not_utf8" | "file_unreadable" | "file_too_many_rows" | "no_valid_rows" | "invalid_idempotency_key" | "unknown_query_parameter" | "bad_request") | string;
                     } & {
                         [key: string]: unknown;
                     });
@@ -4084,11 +3825,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & ({
-                        /**
-                         * @description What went wrong, for a program: a stable snake_case code from a closed set. A code never changes meaning once published; new codes may be added, so treat one you do not know as its HTTP status says.
-                         * @enum {string}
-                         */
-                        code: "missing_api_key" | "invalid_api_key" | "api_key_expired";
+                        /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+                        code: ("missing_api_key" | "invalid_api_key" | "api_key_expired") | string;
                     } & {
                         [key: string]: unknown;
                     });
@@ -4102,11 +3840,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["TierError"] & ({
-                        /**
-                         * @description What went wrong, for a program: a stable snake_case code from a closed set. A code never changes meaning once published; new codes may be added, so treat one you do not know as its HTTP status says.
-                         * @enum {string}
-                         */
-                        code: "subscription_required";
+                        /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+                        code: "subscription_required" | string;
                     } & {
                         [key: string]: unknown;
                     });
@@ -4132,11 +3867,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & ({
-                        /**
-                         * @description What went wrong, for a program: a stable snake_case code from a closed set. A code never changes meaning once published; new codes may be added, so treat one you do not know as its HTTP status says.
-                         * @enum {string}
-                         */
-                        code: "missing_scope" | "ip_not_allowed" | "origin_not_allowed";
+                        /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+                        code: ("missing_scope" | "ip_not_allowed" | "origin_not_allowed") | string;
                     } & {
                         [key: string]: unknown;
                     });
@@ -4162,11 +3894,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["TooLargeError"] & ({
-                        /**
-                         * @description What went wrong, for a program: a stable snake_case code from a closed set. A code never changes meaning once published; new codes may be added, so treat one you do not know as its HTTP status says.
-                         * @enum {string}
-                         */
-                        code: "body_too_large";
+                        /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+                        code: "body_too_large" | string;
                     } & {
                         [key: string]: unknown;
                     });
@@ -4192,11 +3921,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & ({
-                        /**
-                         * @description What went wrong, for a program: a stable snake_case code from a closed set. A code never changes meaning once published; new codes may be added, so treat one you do not know as its HTTP status says.
-                         * @enum {string}
-                         */
-                        code: "unsupported_file_media_type";
+                        /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+                        code: "unsupported_file_media_type" | string;
                     } & {
                         [key: string]: unknown;
                     });
@@ -4222,11 +3948,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & ({
-                        /**
-                         * @description What went wrong, for a program: a stable snake_case code from a closed set. A code never changes meaning once published; new codes may be added, so treat one you do not know as its HTTP status says.
-                         * @enum {string}
-                         */
-                        code: "idempotency_key_reused";
+                        /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+                        code: "idempotency_key_reused" | string;
                     } & {
                         [key: string]: unknown;
                     });
@@ -4253,11 +3976,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["RetryLaterError"] & ({
-                        /**
-                         * @description What went wrong, for a program: a stable snake_case code from a closed set. A code never changes meaning once published; new codes may be added, so treat one you do not know as its HTTP status says.
-                         * @enum {string}
-                         */
-                        code: "too_many_file_imports" | "rate_limited_day" | "rate_limited_minute" | "locked_out";
+                        /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+                        code: ("too_many_file_imports" | "rate_limited_day" | "rate_limited_minute" | "locked_out") | string;
                     } & {
                         [key: string]: unknown;
                     });
@@ -4283,11 +4003,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["RequestIdError"] & ({
-                        /**
-                         * @description What went wrong, for a program: a stable snake_case code from a closed set. A code never changes meaning once published; new codes may be added, so treat one you do not know as its HTTP status says.
-                         * @enum {string}
-                         */
-                        code: "internal_error";
+                        /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+                        code: "internal_error" | string;
                     } & {
                         [key: string]: unknown;
                     });
@@ -4316,11 +4033,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["RetryLaterError"] & ({
-                        /**
-                         * @description What went wrong, for a program: a stable snake_case code from a closed set. A code never changes meaning once published; new codes may be added, so treat one you do not know as its HTTP status says.
-                         * @enum {string}
-                         */
-                        code: "service_unavailable" | "overloaded" | "import_outcome_unknown";
+                        /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+                        code: ("service_unavailable" | "overloaded" | "import_outcome_unknown") | string;
                     } & {
                         [key: string]: unknown;
                     });
@@ -4376,11 +4090,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & ({
-                        /**
-                         * @description What went wrong, for a program: a stable snake_case code from a closed set. A code never changes meaning once published; new codes may be added, so treat one you do not know as its HTTP status says.
-                         * @enum {string}
-                         */
-                        code: "unknown_query_parameter";
+                        /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+                        code: "unknown_query_parameter" | string;
                     } & {
                         [key: string]: unknown;
                     });
@@ -4394,11 +4105,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & ({
-                        /**
-                         * @description What went wrong, for a program: a stable snake_case code from a closed set. A code never changes meaning once published; new codes may be added, so treat one you do not know as its HTTP status says.
-                         * @enum {string}
-                         */
-                        code: "missing_api_key" | "invalid_api_key" | "api_key_expired";
+                        /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+                        code: ("missing_api_key" | "invalid_api_key" | "api_key_expired") | string;
                     } & {
                         [key: string]: unknown;
                     });
@@ -4412,11 +4120,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["TierError"] & ({
-                        /**
-                         * @description What went wrong, for a program: a stable snake_case code from a closed set. A code never changes meaning once published; new codes may be added, so treat one you do not know as its HTTP status says.
-                         * @enum {string}
-                         */
-                        code: "subscription_required";
+                        /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+                        code: "subscription_required" | string;
                     } & {
                         [key: string]: unknown;
                     });
@@ -4442,11 +4147,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & ({
-                        /**
-                         * @description What went wrong, for a program: a stable snake_case code from a closed set. A code never changes meaning once published; new codes may be added, so treat one you do not know as its HTTP status says.
-                         * @enum {string}
-                         */
-                        code: "missing_scope" | "ip_not_allowed" | "origin_not_allowed";
+                        /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+                        code: ("missing_scope" | "ip_not_allowed" | "origin_not_allowed") | string;
                     } & {
                         [key: string]: unknown;
                     });
@@ -4472,11 +4174,23 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & ({
-                        /**
-                         * @description What went wrong, for a program: a stable snake_case code from a closed set. A code never changes meaning once published; new codes may be added, so treat one you do not know as its HTTP status says.
-                         * @enum {string}
-                         */
-                        code: "import_not_found";
+                        /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+                        code: "import_not_found" | string;
+                    } & {
+                        [key: string]: unknown;
+                    });
+                };
+            };
+            /** @description A path parameter is over 100 characters: refused before the route is reached, whatever else the request holds. */
+            414: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & ({
+                        /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+                        code: "url_too_long" | string;
                     } & {
                         [key: string]: unknown;
                     });
@@ -4503,11 +4217,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["RetryLaterError"] & ({
-                        /**
-                         * @description What went wrong, for a program: a stable snake_case code from a closed set. A code never changes meaning once published; new codes may be added, so treat one you do not know as its HTTP status says.
-                         * @enum {string}
-                         */
-                        code: "rate_limited_minute" | "rate_limited_day" | "locked_out";
+                        /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+                        code: ("rate_limited_minute" | "rate_limited_day" | "locked_out") | string;
                     } & {
                         [key: string]: unknown;
                     });
@@ -4533,11 +4244,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["RequestIdError"] & ({
-                        /**
-                         * @description What went wrong, for a program: a stable snake_case code from a closed set. A code never changes meaning once published; new codes may be added, so treat one you do not know as its HTTP status says.
-                         * @enum {string}
-                         */
-                        code: "internal_error";
+                        /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+                        code: "internal_error" | string;
                     } & {
                         [key: string]: unknown;
                     });
@@ -4564,11 +4272,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["RetryLaterError"] & ({
-                        /**
-                         * @description What went wrong, for a program: a stable snake_case code from a closed set. A code never changes meaning once published; new codes may be added, so treat one you do not know as its HTTP status says.
-                         * @enum {string}
-                         */
-                        code: "service_unavailable";
+                        /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+                        code: "service_unavailable" | string;
                     } & {
                         [key: string]: unknown;
                     });
@@ -4634,11 +4339,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & ({
-                        /**
-                         * @description What went wrong, for a program: a stable snake_case code from a closed set. A code never changes meaning once published; new codes may be added, so treat one you do not know as its HTTP status says.
-                         * @enum {string}
-                         */
-                        code: "invalid_limit" | "invalid_starting_after" | "unknown_query_parameter";
+                        /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+                        code: ("invalid_limit" | "invalid_starting_after" | "unknown_query_parameter") | string;
                     } & {
                         [key: string]: unknown;
                     });
@@ -4652,11 +4354,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & ({
-                        /**
-                         * @description What went wrong, for a program: a stable snake_case code from a closed set. A code never changes meaning once published; new codes may be added, so treat one you do not know as its HTTP status says.
-                         * @enum {string}
-                         */
-                        code: "missing_api_key" | "invalid_api_key" | "api_key_expired";
+                        /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+                        code: ("missing_api_key" | "invalid_api_key" | "api_key_expired") | string;
                     } & {
                         [key: string]: unknown;
                     });
@@ -4670,11 +4369,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["TierError"] & ({
-                        /**
-                         * @description What went wrong, for a program: a stable snake_case code from a closed set. A code never changes meaning once published; new codes may be added, so treat one you do not know as its HTTP status says.
-                         * @enum {string}
-                         */
-                        code: "subscription_required";
+                        /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+                        code: "subscription_required" | string;
                     } & {
                         [key: string]: unknown;
                     });
@@ -4700,11 +4396,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & ({
-                        /**
-                         * @description What went wrong, for a program: a stable snake_case code from a closed set. A code never changes meaning once published; new codes may be added, so treat one you do not know as its HTTP status says.
-                         * @enum {string}
-                         */
-                        code: "missing_scope" | "ip_not_allowed" | "origin_not_allowed";
+                        /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+                        code: ("missing_scope" | "ip_not_allowed" | "origin_not_allowed") | string;
                     } & {
                         [key: string]: unknown;
                     });
@@ -4730,11 +4423,23 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & ({
-                        /**
-                         * @description What went wrong, for a program: a stable snake_case code from a closed set. A code never changes meaning once published; new codes may be added, so treat one you do not know as its HTTP status says.
-                         * @enum {string}
-                         */
-                        code: "import_not_found";
+                        /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+                        code: "import_not_found" | string;
+                    } & {
+                        [key: string]: unknown;
+                    });
+                };
+            };
+            /** @description A path parameter is over 100 characters: refused before the route is reached, whatever else the request holds. */
+            414: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & ({
+                        /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+                        code: "url_too_long" | string;
                     } & {
                         [key: string]: unknown;
                     });
@@ -4761,11 +4466,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["RetryLaterError"] & ({
-                        /**
-                         * @description What went wrong, for a program: a stable snake_case code from a closed set. A code never changes meaning once published; new codes may be added, so treat one you do not know as its HTTP status says.
-                         * @enum {string}
-                         */
-                        code: "rate_limited_minute" | "rate_limited_day" | "locked_out";
+                        /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+                        code: ("rate_limited_minute" | "rate_limited_day" | "locked_out") | string;
                     } & {
                         [key: string]: unknown;
                     });
@@ -4791,11 +4493,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["RequestIdError"] & ({
-                        /**
-                         * @description What went wrong, for a program: a stable snake_case code from a closed set. A code never changes meaning once published; new codes may be added, so treat one you do not know as its HTTP status says.
-                         * @enum {string}
-                         */
-                        code: "internal_error";
+                        /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+                        code: "internal_error" | string;
                     } & {
                         [key: string]: unknown;
                     });
@@ -4822,11 +4521,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["RetryLaterError"] & ({
-                        /**
-                         * @description What went wrong, for a program: a stable snake_case code from a closed set. A code never changes meaning once published; new codes may be added, so treat one you do not know as its HTTP status says.
-                         * @enum {string}
-                         */
-                        code: "service_unavailable";
+                        /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+                        code: "service_unavailable" | string;
                     } & {
                         [key: string]: unknown;
                     });
@@ -4882,11 +4578,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & ({
-                        /**
-                         * @description What went wrong, for a program: a stable snake_case code from a closed set. A code never changes meaning once published; new codes may be added, so treat one you do not know as its HTTP status says.
-                         * @enum {string}
-                         */
-                        code: "unknown_query_parameter" | "invalid_json" | "bad_request";
+                        /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+                        code: ("unknown_query_parameter" | "invalid_json" | "bad_request") | string;
                     } & {
                         [key: string]: unknown;
                     });
@@ -4900,11 +4593,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & ({
-                        /**
-                         * @description What went wrong, for a program: a stable snake_case code from a closed set. A code never changes meaning once published; new codes may be added, so treat one you do not know as its HTTP status says.
-                         * @enum {string}
-                         */
-                        code: "missing_api_key" | "invalid_api_key" | "api_key_expired";
+                        /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+                        code: ("missing_api_key" | "invalid_api_key" | "api_key_expired") | string;
                     } & {
                         [key: string]: unknown;
                     });
@@ -4918,11 +4608,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["TierError"] & ({
-                        /**
-                         * @description What went wrong, for a program: a stable snake_case code from a closed set. A code never changes meaning once published; new codes may be added, so treat one you do not know as its HTTP status says.
-                         * @enum {string}
-                         */
-                        code: "subscription_required";
+                        /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+                        code: "subscription_required" | string;
                     } & {
                         [key: string]: unknown;
                     });
@@ -4948,11 +4635,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & ({
-                        /**
-                         * @description What went wrong, for a program: a stable snake_case code from a closed set. A code never changes meaning once published; new codes may be added, so treat one you do not know as its HTTP status says.
-                         * @enum {string}
-                         */
-                        code: "missing_scope" | "ip_not_allowed" | "origin_not_allowed";
+                        /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+                        code: ("missing_scope" | "ip_not_allowed" | "origin_not_allowed") | string;
                     } & {
                         [key: string]: unknown;
                     });
@@ -4978,11 +4662,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & ({
-                        /**
-                         * @description What went wrong, for a program: a stable snake_case code from a closed set. A code never changes meaning once published; new codes may be added, so treat one you do not know as its HTTP status says.
-                         * @enum {string}
-                         */
-                        code: "import_not_found";
+                        /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+                        code: "import_not_found" | string;
                     } & {
                         [key: string]: unknown;
                     });
@@ -5008,11 +4689,23 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["TooLargeError"] & ({
-                        /**
-                         * @description What went wrong, for a program: a stable snake_case code from a closed set. A code never changes meaning once published; new codes may be added, so treat one you do not know as its HTTP status says.
-                         * @enum {string}
-                         */
-                        code: "body_too_large";
+                        /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+                        code: "body_too_large" | string;
+                    } & {
+                        [key: string]: unknown;
+                    });
+                };
+            };
+            /** @description A path parameter is over 100 characters: refused before the route is reached, whatever else the request holds. */
+            414: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & ({
+                        /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+                        code: "url_too_long" | string;
                     } & {
                         [key: string]: unknown;
                     });
@@ -5038,11 +4731,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & ({
-                        /**
-                         * @description What went wrong, for a program: a stable snake_case code from a closed set. A code never changes meaning once published; new codes may be added, so treat one you do not know as its HTTP status says.
-                         * @enum {string}
-                         */
-                        code: "unsupported_media_type";
+                        /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+                        code: "unsupported_media_type" | string;
                     } & {
                         [key: string]: unknown;
                     });
@@ -5069,11 +4759,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["RetryLaterError"] & ({
-                        /**
-                         * @description What went wrong, for a program: a stable snake_case code from a closed set. A code never changes meaning once published; new codes may be added, so treat one you do not know as its HTTP status says.
-                         * @enum {string}
-                         */
-                        code: "rate_limited_minute" | "rate_limited_day" | "locked_out";
+                        /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+                        code: ("rate_limited_minute" | "rate_limited_day" | "locked_out") | string;
                     } & {
                         [key: string]: unknown;
                     });
@@ -5099,11 +4786,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["RequestIdError"] & ({
-                        /**
-                         * @description What went wrong, for a program: a stable snake_case code from a closed set. A code never changes meaning once published; new codes may be added, so treat one you do not know as its HTTP status says.
-                         * @enum {string}
-                         */
-                        code: "internal_error";
+                        /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+                        code: "internal_error" | string;
                     } & {
                         [key: string]: unknown;
                     });
@@ -5130,11 +4814,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["RetryLaterError"] & ({
-                        /**
-                         * @description What went wrong, for a program: a stable snake_case code from a closed set. A code never changes meaning once published; new codes may be added, so treat one you do not know as its HTTP status says.
-                         * @enum {string}
-                         */
-                        code: "service_unavailable";
+                        /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+                        code: "service_unavailable" | string;
                     } & {
                         [key: string]: unknown;
                     });
@@ -5201,11 +4882,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & ({
-                        /**
-                         * @description What went wrong, for a program: a stable snake_case code from a closed set. A code never changes meaning once published; new codes may be added, so treat one you do not know as its HTTP status says.
-                         * @enum {string}
-                         */
-                        code: "invalid_limit" | "invalid_row_starting_after" | "invalid_external_id" | "invalid_updated_since" | "invalid_archived" | "unknown_query_parameter";
+                        /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+                        code: ("invalid_limit" | "invalid_row_starting_after" | "invalid_external_id" | "invalid_updated_since" | "invalid_archived" | "unknown_query_parameter") | string;
                     } & {
                         [key: string]: unknown;
                     });
@@ -5219,11 +4897,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & ({
-                        /**
-                         * @description What went wrong, for a program: a stable snake_case code from a closed set. A code never changes meaning once published; new codes may be added, so treat one you do not know as its HTTP status says.
-                         * @enum {string}
-                         */
-                        code: "missing_api_key" | "invalid_api_key" | "api_key_expired";
+                        /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+                        code: ("missing_api_key" | "invalid_api_key" | "api_key_expired") | string;
                     } & {
                         [key: string]: unknown;
                     });
@@ -5237,11 +4912,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["TierError"] & ({
-                        /**
-                         * @description What went wrong, for a program: a stable snake_case code from a closed set. A code never changes meaning once published; new codes may be added, so treat one you do not know as its HTTP status says.
-                         * @enum {string}
-                         */
-                        code: "subscription_required";
+                        /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+                        code: "subscription_required" | string;
                     } & {
                         [key: string]: unknown;
                     });
@@ -5267,11 +4939,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & ({
-                        /**
-                         * @description What went wrong, for a program: a stable snake_case code from a closed set. A code never changes meaning once published; new codes may be added, so treat one you do not know as its HTTP status says.
-                         * @enum {string}
-                         */
-                        code: "missing_scope" | "ip_not_allowed" | "origin_not_allowed";
+                        /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+                        code: ("missing_scope" | "ip_not_allowed" | "origin_not_allowed") | string;
                     } & {
                         [key: string]: unknown;
                     });
@@ -5298,11 +4967,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["RetryLaterError"] & ({
-                        /**
-                         * @description What went wrong, for a program: a stable snake_case code from a closed set. A code never changes meaning once published; new codes may be added, so treat one you do not know as its HTTP status says.
-                         * @enum {string}
-                         */
-                        code: "rate_limited_minute" | "rate_limited_day" | "locked_out";
+                        /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+                        code: ("rate_limited_minute" | "rate_limited_day" | "locked_out") | string;
                     } & {
                         [key: string]: unknown;
                     });
@@ -5328,11 +4994,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["RequestIdError"] & ({
-                        /**
-                         * @description What went wrong, for a program: a stable snake_case code from a closed set. A code never changes meaning once published; new codes may be added, so treat one you do not know as its HTTP status says.
-                         * @enum {string}
-                         */
-                        code: "internal_error";
+                        /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+                        code: "internal_error" | string;
                     } & {
                         [key: string]: unknown;
                     });
@@ -5359,11 +5022,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["RetryLaterError"] & ({
-                        /**
-                         * @description What went wrong, for a program: a stable snake_case code from a closed set. A code never changes meaning once published; new codes may be added, so treat one you do not know as its HTTP status says.
-                         * @enum {string}
-                         */
-                        code: "service_unavailable";
+                        /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+                        code: "service_unavailable" | string;
                     } & {
                         [key: string]: unknown;
                     });
@@ -5419,11 +5079,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & ({
-                        /**
-                         * @description What went wrong, for a program: a stable snake_case code from a closed set. A code never changes meaning once published; new codes may be added, so treat one you do not know as its HTTP status says.
-                         * @enum {string}
-                         */
-                        code: "unknown_query_parameter";
+                        /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+                        code: "unknown_query_parameter" | string;
                     } & {
                         [key: string]: unknown;
                     });
@@ -5437,11 +5094,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & ({
-                        /**
-                         * @description What went wrong, for a program: a stable snake_case code from a closed set. A code never changes meaning once published; new codes may be added, so treat one you do not know as its HTTP status says.
-                         * @enum {string}
-                         */
-                        code: "missing_api_key" | "invalid_api_key" | "api_key_expired";
+                        /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+                        code: ("missing_api_key" | "invalid_api_key" | "api_key_expired") | string;
                     } & {
                         [key: string]: unknown;
                     });
@@ -5455,11 +5109,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["TierError"] & ({
-                        /**
-                         * @description What went wrong, for a program: a stable snake_case code from a closed set. A code never changes meaning once published; new codes may be added, so treat one you do not know as its HTTP status says.
-                         * @enum {string}
-                         */
-                        code: "subscription_required";
+                        /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+                        code: "subscription_required" | string;
                     } & {
                         [key: string]: unknown;
                     });
@@ -5485,11 +5136,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & ({
-                        /**
-                         * @description What went wrong, for a program: a stable snake_case code from a closed set. A code never changes meaning once published; new codes may be added, so treat one you do not know as its HTTP status says.
-                         * @enum {string}
-                         */
-                        code: "missing_scope" | "ip_not_allowed" | "origin_not_allowed";
+                        /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+                        code: ("missing_scope" | "ip_not_allowed" | "origin_not_allowed") | string;
                     } & {
                         [key: string]: unknown;
                     });
@@ -5515,11 +5163,23 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & ({
-                        /**
-                         * @description What went wrong, for a program: a stable snake_case code from a closed set. A code never changes meaning once published; new codes may be added, so treat one you do not know as its HTTP status says.
-                         * @enum {string}
-                         */
-                        code: "listing_not_found";
+                        /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+                        code: "listing_not_found" | string;
+                    } & {
+                        [key: string]: unknown;
+                    });
+                };
+            };
+            /** @description A path parameter is over 100 characters: refused before the route is reached, whatever else the request holds. */
+            414: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & ({
+                        /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+                        code: "url_too_long" | string;
                     } & {
                         [key: string]: unknown;
                     });
@@ -5546,11 +5206,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["RetryLaterError"] & ({
-                        /**
-                         * @description What went wrong, for a program: a stable snake_case code from a closed set. A code never changes meaning once published; new codes may be added, so treat one you do not know as its HTTP status says.
-                         * @enum {string}
-                         */
-                        code: "rate_limited_minute" | "rate_limited_day" | "locked_out";
+                        /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+                        code: ("rate_limited_minute" | "rate_limited_day" | "locked_out") | string;
                     } & {
                         [key: string]: unknown;
                     });
@@ -5576,11 +5233,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["RequestIdError"] & ({
-                        /**
-                         * @description What went wrong, for a program: a stable snake_case code from a closed set. A code never changes meaning once published; new codes may be added, so treat one you do not know as its HTTP status says.
-                         * @enum {string}
-                         */
-                        code: "internal_error";
+                        /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+                        code: "internal_error" | string;
                     } & {
                         [key: string]: unknown;
                     });
@@ -5607,11 +5261,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["RetryLaterError"] & ({
-                        /**
-                         * @description What went wrong, for a program: a stable snake_case code from a closed set. A code never changes meaning once published; new codes may be added, so treat one you do not know as its HTTP status says.
-                         * @enum {string}
-                         */
-                        code: "service_unavailable";
+                        /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+                        code: "service_unavailable" | string;
                     } & {
                         [key: string]: unknown;
                     });
@@ -5678,11 +5329,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & ({
-                        /**
-                         * @description What went wrong, for a program: a stable snake_case code from a closed set. A code never changes meaning once published; new codes may be added, so treat one you do not know as its HTTP status says.
-                         * @enum {string}
-                         */
-                        code: "invalid_limit" | "invalid_row_starting_after" | "invalid_external_id" | "invalid_updated_since" | "invalid_archived" | "unknown_query_parameter";
+                        /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+                        code: ("invalid_limit" | "invalid_row_starting_after" | "invalid_external_id" | "invalid_updated_since" | "invalid_archived" | "unknown_query_parameter") | string;
                     } & {
                         [key: string]: unknown;
                     });
@@ -5696,11 +5344,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & ({
-                        /**
-                         * @description What went wrong, for a program: a stable snake_case code from a closed set. A code never changes meaning once published; new codes may be added, so treat one you do not know as its HTTP status says.
-                         * @enum {string}
-                         */
-                        code: "missing_api_key" | "invalid_api_key" | "api_key_expired";
+                        /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+                        code: ("missing_api_key" | "invalid_api_key" | "api_key_expired") | string;
                     } & {
                         [key: string]: unknown;
                     });
@@ -5714,11 +5359,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["TierError"] & ({
-                        /**
-                         * @description What went wrong, for a program: a stable snake_case code from a closed set. A code never changes meaning once published; new codes may be added, so treat one you do not know as its HTTP status says.
-                         * @enum {string}
-                         */
-                        code: "subscription_required";
+                        /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+                        code: "subscription_required" | string;
                     } & {
                         [key: string]: unknown;
                     });
@@ -5744,11 +5386,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & ({
-                        /**
-                         * @description What went wrong, for a program: a stable snake_case code from a closed set. A code never changes meaning once published; new codes may be added, so treat one you do not know as its HTTP status says.
-                         * @enum {string}
-                         */
-                        code: "missing_scope" | "ip_not_allowed" | "origin_not_allowed";
+                        /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+                        code: ("missing_scope" | "ip_not_allowed" | "origin_not_allowed") | string;
                     } & {
                         [key: string]: unknown;
                     });
@@ -5775,11 +5414,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["RetryLaterError"] & ({
-                        /**
-                         * @description What went wrong, for a program: a stable snake_case code from a closed set. A code never changes meaning once published; new codes may be added, so treat one you do not know as its HTTP status says.
-                         * @enum {string}
-                         */
-                        code: "rate_limited_minute" | "rate_limited_day" | "locked_out";
+                        /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+                        code: ("rate_limited_minute" | "rate_limited_day" | "locked_out") | string;
                     } & {
                         [key: string]: unknown;
                     });
@@ -5805,11 +5441,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["RequestIdError"] & ({
-                        /**
-                         * @description What went wrong, for a program: a stable snake_case code from a closed set. A code never changes meaning once published; new codes may be added, so treat one you do not know as its HTTP status says.
-                         * @enum {string}
-                         */
-                        code: "internal_error";
+                        /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+                        code: "internal_error" | string;
                     } & {
                         [key: string]: unknown;
                     });
@@ -5836,11 +5469,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["RetryLaterError"] & ({
-                        /**
-                         * @description What went wrong, for a program: a stable snake_case code from a closed set. A code never changes meaning once published; new codes may be added, so treat one you do not know as its HTTP status says.
-                         * @enum {string}
-                         */
-                        code: "service_unavailable";
+                        /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+                        code: "service_unavailable" | string;
                     } & {
                         [key: string]: unknown;
                     });
@@ -5896,11 +5526,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & ({
-                        /**
-                         * @description What went wrong, for a program: a stable snake_case code from a closed set. A code never changes meaning once published; new codes may be added, so treat one you do not know as its HTTP status says.
-                         * @enum {string}
-                         */
-                        code: "unknown_query_parameter";
+                        /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+                        code: "unknown_query_parameter" | string;
                     } & {
                         [key: string]: unknown;
                     });
@@ -5914,11 +5541,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & ({
-                        /**
-                         * @description What went wrong, for a program: a stable snake_case code from a closed set. A code never changes meaning once published; new codes may be added, so treat one you do not know as its HTTP status says.
-                         * @enum {string}
-                         */
-                        code: "missing_api_key" | "invalid_api_key" | "api_key_expired";
+                        /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+                        code: ("missing_api_key" | "invalid_api_key" | "api_key_expired") | string;
                     } & {
                         [key: string]: unknown;
                     });
@@ -5932,11 +5556,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["TierError"] & ({
-                        /**
-                         * @description What went wrong, for a program: a stable snake_case code from a closed set. A code never changes meaning once published; new codes may be added, so treat one you do not know as its HTTP status says.
-                         * @enum {string}
-                         */
-                        code: "subscription_required";
+                        /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+                        code: "subscription_required" | string;
                     } & {
                         [key: string]: unknown;
                     });
@@ -5962,11 +5583,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & ({
-                        /**
-                         * @description What went wrong, for a program: a stable snake_case code from a closed set. A code never changes meaning once published; new codes may be added, so treat one you do not know as its HTTP status says.
-                         * @enum {string}
-                         */
-                        code: "missing_scope" | "ip_not_allowed" | "origin_not_allowed";
+                        /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+                        code: ("missing_scope" | "ip_not_allowed" | "origin_not_allowed") | string;
                     } & {
                         [key: string]: unknown;
                     });
@@ -5992,11 +5610,23 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & ({
-                        /**
-                         * @description What went wrong, for a program: a stable snake_case code from a closed set. A code never changes meaning once published; new codes may be added, so treat one you do not know as its HTTP status says.
-                         * @enum {string}
-                         */
-                        code: "machine_not_found";
+                        /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+                        code: "machine_not_found" | string;
+                    } & {
+                        [key: string]: unknown;
+                    });
+                };
+            };
+            /** @description A path parameter is over 100 characters: refused before the route is reached, whatever else the request holds. */
+            414: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & ({
+                        /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+                        code: "url_too_long" | string;
                     } & {
                         [key: string]: unknown;
                     });
@@ -6023,11 +5653,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["RetryLaterError"] & ({
-                        /**
-                         * @description What went wrong, for a program: a stable snake_case code from a closed set. A code never changes meaning once published; new codes may be added, so treat one you do not know as its HTTP status says.
-                         * @enum {string}
-                         */
-                        code: "rate_limited_minute" | "rate_limited_day" | "locked_out";
+                        /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+                        code: ("rate_limited_minute" | "rate_limited_day" | "locked_out") | string;
                     } & {
                         [key: string]: unknown;
                     });
@@ -6053,11 +5680,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["RequestIdError"] & ({
-                        /**
-                         * @description What went wrong, for a program: a stable snake_case code from a closed set. A code never changes meaning once published; new codes may be added, so treat one you do not know as its HTTP status says.
-                         * @enum {string}
-                         */
-                        code: "internal_error";
+                        /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+                        code: "internal_error" | string;
                     } & {
                         [key: string]: unknown;
                     });
@@ -6084,11 +5708,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["RetryLaterError"] & ({
-                        /**
-                         * @description What went wrong, for a program: a stable snake_case code from a closed set. A code never changes meaning once published; new codes may be added, so treat one you do not know as its HTTP status says.
-                         * @enum {string}
-                         */
-                        code: "service_unavailable";
+                        /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+                        code: "service_unavailable" | string;
                     } & {
                         [key: string]: unknown;
                     });
@@ -6130,11 +5751,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & ({
-                        /**
-                         * @description What went wrong, for a program: a stable snake_case code from a closed set. A code never changes meaning once published; new codes may be added, so treat one you do not know as its HTTP status says.
-                         * @enum {string}
-                         */
-                        code: "invalid_limit" | "unknown_key_starting_after" | "invalid_key_status" | "unknown_query_parameter";
+                        /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+                        code: ("invalid_limit" | "unknown_key_starting_after" | "invalid_key_status" | "unknown_query_parameter") | string;
                     } & {
                         [key: string]: unknown;
                     });
@@ -6148,11 +5766,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & ({
-                        /**
-                         * @description What went wrong, for a program: a stable snake_case code from a closed set. A code never changes meaning once published; new codes may be added, so treat one you do not know as its HTTP status says.
-                         * @enum {string}
-                         */
-                        code: "missing_session_token" | "invalid_session_token";
+                        /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+                        code: ("missing_session_token" | "invalid_session_token") | string;
                     } & {
                         [key: string]: unknown;
                     });
@@ -6166,11 +5781,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["TierError"] & ({
-                        /**
-                         * @description What went wrong, for a program: a stable snake_case code from a closed set. A code never changes meaning once published; new codes may be added, so treat one you do not know as its HTTP status says.
-                         * @enum {string}
-                         */
-                        code: "subscription_required";
+                        /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+                        code: "subscription_required" | string;
                     } & {
                         [key: string]: unknown;
                     });
@@ -6184,11 +5796,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & ({
-                        /**
-                         * @description What went wrong, for a program: a stable snake_case code from a closed set. A code never changes meaning once published; new codes may be added, so treat one you do not know as its HTTP status says.
-                         * @enum {string}
-                         */
-                        code: "origin_not_allowed";
+                        /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+                        code: "origin_not_allowed" | string;
                     } & {
                         [key: string]: unknown;
                     });
@@ -6203,11 +5812,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["RetryLaterError"] & ({
-                        /**
-                         * @description What went wrong, for a program: a stable snake_case code from a closed set. A code never changes meaning once published; new codes may be added, so treat one you do not know as its HTTP status says.
-                         * @enum {string}
-                         */
-                        code: "locked_out";
+                        /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+                        code: "locked_out" | string;
                     } & {
                         [key: string]: unknown;
                     });
@@ -6221,11 +5827,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["RequestIdError"] & ({
-                        /**
-                         * @description What went wrong, for a program: a stable snake_case code from a closed set. A code never changes meaning once published; new codes may be added, so treat one you do not know as its HTTP status says.
-                         * @enum {string}
-                         */
-                        code: "internal_error";
+                        /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+                        code: "internal_error" | string;
                     } & {
                         [key: string]: unknown;
                     });
@@ -6240,11 +5843,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["RetryLaterError"] & ({
-                        /**
-                         * @description What went wrong, for a program: a stable snake_case code from a closed set. A code never changes meaning once published; new codes may be added, so treat one you do not know as its HTTP status says.
-                         * @enum {string}
-                         */
-                        code: "service_unavailable";
+                        /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+                        code: "service_unavailable" | string;
                     } & {
                         [key: string]: unknown;
                     });
@@ -6283,11 +5883,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & ({
-                        /**
-                         * @description What went wrong, for a program: a stable snake_case code from a closed set. A code never changes meaning once published; new codes may be added, so treat one you do not know as its HTTP status says.
-                         * @enum {string}
-                         */
-                        code: "invalid_key_fields" | "unknown_scope" | "key_body_not_object" | "invalid_json" | "bad_request";
+                        /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+                        code: ("invalid_key_fields" | "unknown_scope" | "key_body_not_object" | "invalid_json" | "bad_request") | string;
                     } & {
                         [key: string]: unknown;
                     });
@@ -6301,11 +5898,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & ({
-                        /**
-                         * @description What went wrong, for a program: a stable snake_case code from a closed set. A code never changes meaning once published; new codes may be added, so treat one you do not know as its HTTP status says.
-                         * @enum {string}
-                         */
-                        code: "missing_session_token" | "invalid_session_token";
+                        /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+                        code: ("missing_session_token" | "invalid_session_token") | string;
                     } & {
                         [key: string]: unknown;
                     });
@@ -6319,11 +5913,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["TierError"] & ({
-                        /**
-                         * @description What went wrong, for a program: a stable snake_case code from a closed set. A code never changes meaning once published; new codes may be added, so treat one you do not know as its HTTP status says.
-                         * @enum {string}
-                         */
-                        code: "subscription_required";
+                        /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+                        code: "subscription_required" | string;
                     } & {
                         [key: string]: unknown;
                     });
@@ -6337,11 +5928,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & ({
-                        /**
-                         * @description What went wrong, for a program: a stable snake_case code from a closed set. A code never changes meaning once published; new codes may be added, so treat one you do not know as its HTTP status says.
-                         * @enum {string}
-                         */
-                        code: "origin_not_allowed";
+                        /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+                        code: "origin_not_allowed" | string;
                     } & {
                         [key: string]: unknown;
                     });
@@ -6355,11 +5943,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["TooLargeError"] & ({
-                        /**
-                         * @description What went wrong, for a program: a stable snake_case code from a closed set. A code never changes meaning once published; new codes may be added, so treat one you do not know as its HTTP status says.
-                         * @enum {string}
-                         */
-                        code: "body_too_large";
+                        /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+                        code: "body_too_large" | string;
                     } & {
                         [key: string]: unknown;
                     });
@@ -6373,11 +5958,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & ({
-                        /**
-                         * @description What went wrong, for a program: a stable snake_case code from a closed set. A code never changes meaning once published; new codes may be added, so treat one you do not know as its HTTP status says.
-                         * @enum {string}
-                         */
-                        code: "unsupported_media_type";
+                        /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+                        code: "unsupported_media_type" | string;
                     } & {
                         [key: string]: unknown;
                     });
@@ -6393,11 +5975,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["MaybeRetryLaterError"] & ({
-                        /**
-                         * @description What went wrong, for a program: a stable snake_case code from a closed set. A code never changes meaning once published; new codes may be added, so treat one you do not know as its HTTP status says.
-                         * @enum {string}
-                         */
-                        code: "active_key_limit" | "locked_out";
+                        /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+                        code: ("active_key_limit" | "locked_out") | string;
                     } & {
                         [key: string]: unknown;
                     });
@@ -6411,11 +5990,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["RequestIdError"] & ({
-                        /**
-                         * @description What went wrong, for a program: a stable snake_case code from a closed set. A code never changes meaning once published; new codes may be added, so treat one you do not know as its HTTP status says.
-                         * @enum {string}
-                         */
-                        code: "internal_error";
+                        /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+                        code: "internal_error" | string;
                     } & {
                         [key: string]: unknown;
                     });
@@ -6430,11 +6006,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["RetryLaterError"] & ({
-                        /**
-                         * @description What went wrong, for a program: a stable snake_case code from a closed set. A code never changes meaning once published; new codes may be added, so treat one you do not know as its HTTP status says.
-                         * @enum {string}
-                         */
-                        code: "service_unavailable";
+                        /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+                        code: "service_unavailable" | string;
                     } & {
                         [key: string]: unknown;
                     });
@@ -6476,11 +6049,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & ({
-                        /**
-                         * @description What went wrong, for a program: a stable snake_case code from a closed set. A code never changes meaning once published; new codes may be added, so treat one you do not know as its HTTP status says.
-                         * @enum {string}
-                         */
-                        code: "invalid_expires_in_sec" | "invalid_json" | "bad_request";
+                        /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+                        code: ("invalid_expires_in_sec" | "invalid_json" | "bad_request") | string;
                     } & {
                         [key: string]: unknown;
                     });
@@ -6494,11 +6064,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & ({
-                        /**
-                         * @description What went wrong, for a program: a stable snake_case code from a closed set. A code never changes meaning once published; new codes may be added, so treat one you do not know as its HTTP status says.
-                         * @enum {string}
-                         */
-                        code: "missing_session_token" | "invalid_session_token";
+                        /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+                        code: ("missing_session_token" | "invalid_session_token") | string;
                     } & {
                         [key: string]: unknown;
                     });
@@ -6512,11 +6079,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["TierError"] & ({
-                        /**
-                         * @description What went wrong, for a program: a stable snake_case code from a closed set. A code never changes meaning once published; new codes may be added, so treat one you do not know as its HTTP status says.
-                         * @enum {string}
-                         */
-                        code: "subscription_required";
+                        /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+                        code: "subscription_required" | string;
                     } & {
                         [key: string]: unknown;
                     });
@@ -6530,11 +6094,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & ({
-                        /**
-                         * @description What went wrong, for a program: a stable snake_case code from a closed set. A code never changes meaning once published; new codes may be added, so treat one you do not know as its HTTP status says.
-                         * @enum {string}
-                         */
-                        code: "origin_not_allowed";
+                        /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+                        code: "origin_not_allowed" | string;
                     } & {
                         [key: string]: unknown;
                     });
@@ -6548,11 +6109,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & ({
-                        /**
-                         * @description What went wrong, for a program: a stable snake_case code from a closed set. A code never changes meaning once published; new codes may be added, so treat one you do not know as its HTTP status says.
-                         * @enum {string}
-                         */
-                        code: "api_key_not_found";
+                        /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+                        code: "api_key_not_found" | string;
                     } & {
                         [key: string]: unknown;
                     });
@@ -6566,11 +6124,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & ({
-                        /**
-                         * @description What went wrong, for a program: a stable snake_case code from a closed set. A code never changes meaning once published; new codes may be added, so treat one you do not know as its HTTP status says.
-                         * @enum {string}
-                         */
-                        code: "api_key_not_rollable";
+                        /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+                        code: "api_key_not_rollable" | string;
                     } & {
                         [key: string]: unknown;
                     });
@@ -6584,11 +6139,23 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["TooLargeError"] & ({
-                        /**
-                         * @description What went wrong, for a program: a stable snake_case code from a closed set. A code never changes meaning once published; new codes may be added, so treat one you do not know as its HTTP status says.
-                         * @enum {string}
-                         */
-                        code: "body_too_large";
+                        /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+                        code: "body_too_large" | string;
+                    } & {
+                        [key: string]: unknown;
+                    });
+                };
+            };
+            /** @description A path parameter is over 100 characters: refused before the route is reached, whatever else the request holds. */
+            414: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & ({
+                        /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+                        code: "url_too_long" | string;
                     } & {
                         [key: string]: unknown;
                     });
@@ -6602,11 +6169,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & ({
-                        /**
-                         * @description What went wrong, for a program: a stable snake_case code from a closed set. A code never changes meaning once published; new codes may be added, so treat one you do not know as its HTTP status says.
-                         * @enum {string}
-                         */
-                        code: "unsupported_media_type";
+                        /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+                        code: "unsupported_media_type" | string;
                     } & {
                         [key: string]: unknown;
                     });
@@ -6621,11 +6185,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["RetryLaterError"] & ({
-                        /**
-                         * @description What went wrong, for a program: a stable snake_case code from a closed set. A code never changes meaning once published; new codes may be added, so treat one you do not know as its HTTP status says.
-                         * @enum {string}
-                         */
-                        code: "locked_out";
+                        /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+                        code: "locked_out" | string;
                     } & {
                         [key: string]: unknown;
                     });
@@ -6639,11 +6200,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["RequestIdError"] & ({
-                        /**
-                         * @description What went wrong, for a program: a stable snake_case code from a closed set. A code never changes meaning once published; new codes may be added, so treat one you do not know as its HTTP status says.
-                         * @enum {string}
-                         */
-                        code: "internal_error";
+                        /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+                        code: "internal_error" | string;
                     } & {
                         [key: string]: unknown;
                     });
@@ -6658,11 +6216,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["RetryLaterError"] & ({
-                        /**
-                         * @description What went wrong, for a program: a stable snake_case code from a closed set. A code never changes meaning once published; new codes may be added, so treat one you do not know as its HTTP status says.
-                         * @enum {string}
-                         */
-                        code: "service_unavailable";
+                        /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+                        code: "service_unavailable" | string;
                     } & {
                         [key: string]: unknown;
                     });
@@ -6700,11 +6255,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & ({
-                        /**
-                         * @description What went wrong, for a program: a stable snake_case code from a closed set. A code never changes meaning once published; new codes may be added, so treat one you do not know as its HTTP status says.
-                         * @enum {string}
-                         */
-                        code: "invalid_json" | "bad_request";
+                        /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+                        code: ("invalid_json" | "bad_request") | string;
                     } & {
                         [key: string]: unknown;
                     });
@@ -6718,11 +6270,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & ({
-                        /**
-                         * @description What went wrong, for a program: a stable snake_case code from a closed set. A code never changes meaning once published; new codes may be added, so treat one you do not know as its HTTP status says.
-                         * @enum {string}
-                         */
-                        code: "missing_session_token" | "invalid_session_token";
+                        /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+                        code: ("missing_session_token" | "invalid_session_token") | string;
                     } & {
                         [key: string]: unknown;
                     });
@@ -6736,11 +6285,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["TierError"] & ({
-                        /**
-                         * @description What went wrong, for a program: a stable snake_case code from a closed set. A code never changes meaning once published; new codes may be added, so treat one you do not know as its HTTP status says.
-                         * @enum {string}
-                         */
-                        code: "subscription_required";
+                        /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+                        code: "subscription_required" | string;
                     } & {
                         [key: string]: unknown;
                     });
@@ -6754,11 +6300,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & ({
-                        /**
-                         * @description What went wrong, for a program: a stable snake_case code from a closed set. A code never changes meaning once published; new codes may be added, so treat one you do not know as its HTTP status says.
-                         * @enum {string}
-                         */
-                        code: "origin_not_allowed";
+                        /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+                        code: "origin_not_allowed" | string;
                     } & {
                         [key: string]: unknown;
                     });
@@ -6772,11 +6315,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & ({
-                        /**
-                         * @description What went wrong, for a program: a stable snake_case code from a closed set. A code never changes meaning once published; new codes may be added, so treat one you do not know as its HTTP status says.
-                         * @enum {string}
-                         */
-                        code: "api_key_not_found";
+                        /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+                        code: "api_key_not_found" | string;
                     } & {
                         [key: string]: unknown;
                     });
@@ -6790,11 +6330,23 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["TooLargeError"] & ({
-                        /**
-                         * @description What went wrong, for a program: a stable snake_case code from a closed set. A code never changes meaning once published; new codes may be added, so treat one you do not know as its HTTP status says.
-                         * @enum {string}
-                         */
-                        code: "body_too_large";
+                        /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+                        code: "body_too_large" | string;
+                    } & {
+                        [key: string]: unknown;
+                    });
+                };
+            };
+            /** @description A path parameter is over 100 characters: refused before the route is reached, whatever else the request holds. */
+            414: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & ({
+                        /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+                        code: "url_too_long" | string;
                     } & {
                         [key: string]: unknown;
                     });
@@ -6808,11 +6360,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & ({
-                        /**
-                         * @description What went wrong, for a program: a stable snake_case code from a closed set. A code never changes meaning once published; new codes may be added, so treat one you do not know as its HTTP status says.
-                         * @enum {string}
-                         */
-                        code: "unsupported_media_type";
+                        /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+                        code: "unsupported_media_type" | string;
                     } & {
                         [key: string]: unknown;
                     });
@@ -6827,11 +6376,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["RetryLaterError"] & ({
-                        /**
-                         * @description What went wrong, for a program: a stable snake_case code from a closed set. A code never changes meaning once published; new codes may be added, so treat one you do not know as its HTTP status says.
-                         * @enum {string}
-                         */
-                        code: "locked_out";
+                        /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+                        code: "locked_out" | string;
                     } & {
                         [key: string]: unknown;
                     });
@@ -6845,11 +6391,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["RequestIdError"] & ({
-                        /**
-                         * @description What went wrong, for a program: a stable snake_case code from a closed set. A code never changes meaning once published; new codes may be added, so treat one you do not know as its HTTP status says.
-                         * @enum {string}
-                         */
-                        code: "internal_error";
+                        /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+                        code: "internal_error" | string;
                     } & {
                         [key: string]: unknown;
                     });
@@ -6864,11 +6407,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["RetryLaterError"] & ({
-                        /**
-                         * @description What went wrong, for a program: a stable snake_case code from a closed set. A code never changes meaning once published; new codes may be added, so treat one you do not know as its HTTP status says.
-                         * @enum {string}
-                         */
-                        code: "service_unavailable";
+                        /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+                        code: "service_unavailable" | string;
                     } & {
                         [key: string]: unknown;
                     });
@@ -6910,11 +6450,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & ({
-                        /**
-                         * @description What went wrong, for a program: a stable snake_case code from a closed set. A code never changes meaning once published; new codes may be added, so treat one you do not know as its HTTP status says.
-                         * @enum {string}
-                         */
-                        code: "invalid_key_fields" | "key_change_not_object" | "invalid_json" | "bad_request";
+                        /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+                        code: ("invalid_key_fields" | "key_change_not_object" | "invalid_json" | "bad_request") | string;
                     } & {
                         [key: string]: unknown;
                     });
@@ -6928,11 +6465,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & ({
-                        /**
-                         * @description What went wrong, for a program: a stable snake_case code from a closed set. A code never changes meaning once published; new codes may be added, so treat one you do not know as its HTTP status says.
-                         * @enum {string}
-                         */
-                        code: "missing_session_token" | "invalid_session_token";
+                        /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+                        code: ("missing_session_token" | "invalid_session_token") | string;
                     } & {
                         [key: string]: unknown;
                     });
@@ -6946,11 +6480,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["TierError"] & ({
-                        /**
-                         * @description What went wrong, for a program: a stable snake_case code from a closed set. A code never changes meaning once published; new codes may be added, so treat one you do not know as its HTTP status says.
-                         * @enum {string}
-                         */
-                        code: "subscription_required";
+                        /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+                        code: "subscription_required" | string;
                     } & {
                         [key: string]: unknown;
                     });
@@ -6964,11 +6495,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & ({
-                        /**
-                         * @description What went wrong, for a program: a stable snake_case code from a closed set. A code never changes meaning once published; new codes may be added, so treat one you do not know as its HTTP status says.
-                         * @enum {string}
-                         */
-                        code: "origin_not_allowed";
+                        /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+                        code: "origin_not_allowed" | string;
                     } & {
                         [key: string]: unknown;
                     });
@@ -6982,11 +6510,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & ({
-                        /**
-                         * @description What went wrong, for a program: a stable snake_case code from a closed set. A code never changes meaning once published; new codes may be added, so treat one you do not know as its HTTP status says.
-                         * @enum {string}
-                         */
-                        code: "api_key_not_found";
+                        /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+                        code: "api_key_not_found" | string;
                     } & {
                         [key: string]: unknown;
                     });
@@ -7000,11 +6525,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & ({
-                        /**
-                         * @description What went wrong, for a program: a stable snake_case code from a closed set. A code never changes meaning once published; new codes may be added, so treat one you do not know as its HTTP status says.
-                         * @enum {string}
-                         */
-                        code: "api_key_ended";
+                        /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+                        code: "api_key_ended" | string;
                     } & {
                         [key: string]: unknown;
                     });
@@ -7018,11 +6540,23 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["TooLargeError"] & ({
-                        /**
-                         * @description What went wrong, for a program: a stable snake_case code from a closed set. A code never changes meaning once published; new codes may be added, so treat one you do not know as its HTTP status says.
-                         * @enum {string}
-                         */
-                        code: "body_too_large";
+                        /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+                        code: "body_too_large" | string;
+                    } & {
+                        [key: string]: unknown;
+                    });
+                };
+            };
+            /** @description A path parameter is over 100 characters: refused before the route is reached, whatever else the request holds. */
+            414: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & ({
+                        /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+                        code: "url_too_long" | string;
                     } & {
                         [key: string]: unknown;
                     });
@@ -7036,11 +6570,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & ({
-                        /**
-                         * @description What went wrong, for a program: a stable snake_case code from a closed set. A code never changes meaning once published; new codes may be added, so treat one you do not know as its HTTP status says.
-                         * @enum {string}
-                         */
-                        code: "unsupported_media_type";
+                        /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+                        code: "unsupported_media_type" | string;
                     } & {
                         [key: string]: unknown;
                     });
@@ -7055,11 +6586,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["RetryLaterError"] & ({
-                        /**
-                         * @description What went wrong, for a program: a stable snake_case code from a closed set. A code never changes meaning once published; new codes may be added, so treat one you do not know as its HTTP status says.
-                         * @enum {string}
-                         */
-                        code: "locked_out";
+                        /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+                        code: "locked_out" | string;
                     } & {
                         [key: string]: unknown;
                     });
@@ -7073,11 +6601,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["RequestIdError"] & ({
-                        /**
-                         * @description What went wrong, for a program: a stable snake_case code from a closed set. A code never changes meaning once published; new codes may be added, so treat one you do not know as its HTTP status says.
-                         * @enum {string}
-                         */
-                        code: "internal_error";
+                        /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+                        code: "internal_error" | string;
                     } & {
                         [key: string]: unknown;
                     });
@@ -7092,11 +6617,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["RetryLaterError"] & ({
-                        /**
-                         * @description What went wrong, for a program: a stable snake_case code from a closed set. A code never changes meaning once published; new codes may be added, so treat one you do not know as its HTTP status says.
-                         * @enum {string}
-                         */
-                        code: "service_unavailable";
+                        /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+                        code: "service_unavailable" | string;
                     } & {
                         [key: string]: unknown;
                     });
