@@ -86,6 +86,38 @@ describe('@bulk-import/client transport', () => {
     expect(followed).toBe(false);
   });
 
+  it('paces by the rate-limit headers: once an answer says the minute quota is used up, the next call waits for the next window', async () => {
+    let remaining = 2;
+    const base = await serve((_req, res) => {
+      remaining -= 1;
+      res.writeHead(200, { 'content-type': 'application/json', 'x-ratelimit-limit-minute': '2', 'x-ratelimit-remaining-minute': String(remaining) });
+      res.end(JSON.stringify({ id: 'account' }));
+    });
+    let clock = 1_000_000;
+    const waits: number[] = [];
+    const client = createClient({ baseUrl: base, apiKey: 'svc_live_0123abcd_0123456789abcdef0123456789abcdef', retry: { now: () => clock, sleep: async (ms) => void waits.push(ms) } });
+    await client.me();
+    clock += 10_000;
+    await client.me();
+    expect(waits).toEqual([]);
+    await client.me();
+    // note: the window opened with the first call and ends a minute later, plus a second's margin
+    expect(waits).toEqual([51_000]);
+  });
+
+  it('a server that ignores the page cursor is a ReplyError, not an endless list', async () => {
+    const base = await serve((_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ data: [{ id: 'i-1' }, { id: 'i-2' }], has_more: true }));
+    });
+    const seen: string[] = [];
+    const reading = (async () => {
+      for await (const found of clientOf(base).listImports()) seen.push(found.id);
+    })();
+    await expect(reading).rejects.toBeInstanceOf(ReplyError);
+    expect(seen).toEqual(['i-1', 'i-2', 'i-1', 'i-2']);
+  });
+
   it('an answer past maxReplyBytes is abandoned unread: a ReplyError', async () => {
     const base = await serve((_req, res) => {
       res.writeHead(201, { 'content-type': 'application/json' });

@@ -2,6 +2,7 @@ import type { AttemptClient } from './attempt-client.js';
 import type { AttemptResult } from './attempt-result.js';
 import { ApiError } from './errors/api-error.js';
 import { ReplyError } from './errors/reply-error.js';
+import type { RateLimitPacer } from './rate-limit-pacer.js';
 import type { RetryOptions } from './retry-options.js';
 import { sendWithRetries, type CallRules } from './send-with-retries.js';
 
@@ -9,6 +10,8 @@ import { sendWithRetries, type CallRules } from './send-with-retries.js';
 export interface ClientCore {
   attempts: AttemptClient;
   retry: RetryOptions;
+  /** one per client: its calls share the account's minute quota */
+  pacer: RateLimitPacer;
 }
 
 /** An answer of the status a call expects, its body a JSON object. */
@@ -32,7 +35,7 @@ export async function expectAnswer<Body>(
   expected: readonly number[],
   what: string,
 ): Promise<Answer<Body>> {
-  const reply = await sendWithRetries(send, core.retry, rules);
+  const reply = await sendWithRetries(send, core.retry, { ...rules, pacer: core.pacer });
   if (!expected.includes(reply.status)) throw new ApiError(reply.status, reply.body, reply.headers, what);
   if (reply.tooLarge) throw new ReplyError(reply.status, `${what}: the ${reply.status} is larger than the reply limit; it was not read`);
   if (typeof reply.body !== 'object' || reply.body === null) throw new ReplyError(reply.status, `${what}: the ${reply.status} is not a JSON object`);

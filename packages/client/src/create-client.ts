@@ -7,6 +7,7 @@ import { importRows, type ImportRowsOptions, type RowsDryRun, type RowsImported 
 import { importErrors, listImports, listRows, type ListRowsOptions } from './pages.js';
 import { cancelImport, getImport, me } from './reads.js';
 import { removeRows, type RemoveRowsOptions, type RowsRemoved } from './remove-rows.js';
+import { RateLimitPacer } from './rate-limit-pacer.js';
 import { DEFAULT_RETRY_OPTIONS, type RetryOptions } from './retry-options.js';
 import { watchImport, type WatchOptions } from './watch-import.js';
 
@@ -56,7 +57,8 @@ export function createClient(options: ClientOptions): BulkImportClient {
     ...(options.maxReplyBytes === undefined ? {} : { maxReplyBytes: options.maxReplyBytes }),
     ...(options.fetch === undefined ? {} : { fetch: options.fetch }),
   });
-  const core = { attempts, retry: { ...DEFAULT_RETRY_OPTIONS, ...options.retry } };
+  const retry = { ...DEFAULT_RETRY_OPTIONS, ...options.retry };
+  const core = { attempts, retry, pacer: new RateLimitPacer(retry.now) };
   return {
     attempts,
     me: () => me(core),

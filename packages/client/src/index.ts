@@ -23,6 +23,7 @@ export { sendWithRetries, type CallRules } from './send-with-retries.js';
 export { DEFAULT_RETRY_OPTIONS, type RetryEvent, type RetryOptions } from './retry-options.js';
 export { backoffMs, type BackoffSettings } from './backoff.js';
 export { retryAfterMs } from './retry-after.js';
+export { RateLimitPacer } from './rate-limit-pacer.js';
 export { MAX_REPLY_BYTES } from './reply-limit.js';
 export { fileImportQuery, type FileImportOptions, type MirrorOptions, type UpdateMode } from './file-import-query.js';
 

@@ -12,11 +12,13 @@ interface Page<Item> {
 /**
  * Every item of a cursor-paged list, fetched a page at a time as the caller iterates: one page
  * is held at once. `pathOf` gives a page's path after the cursor (undefined: the first page).
- * note: a page that says more follow but holds none would be followed for ever: ReplyError.
+ * note: a page that says more follow but holds none, or ends where the one before it ended (a
+ * server that ignores the cursor), would be followed for ever: ReplyError.
  */
 async function* itemsOf<Item, Cursor>(core: ClientCore, what: string, pathOf: (after: Cursor | undefined) => string, cursorOf: (item: Item) => Cursor): AsyncGenerator<Item, void, undefined> {
   let after: Cursor | undefined;
   for (;;) {
+    const previous = after;
     const path = pathOf(after);
     const { body } = await expectAnswer<Page<Item>>(core, () => core.attempts.get(path), { idempotent: true }, [200], what);
     if (!Array.isArray(body.data) || typeof body.has_more !== 'boolean') throw new ReplyError(200, `${what}: a page is not { data, has_more }`);
@@ -26,6 +28,7 @@ async function* itemsOf<Item, Cursor>(core: ClientCore, what: string, pathOf: (a
     }
     if (!body.has_more) return;
     if (body.data.length === 0) throw new ReplyError(200, `${what}: a page says more follow but holds none`);
+    if (after === previous) throw new ReplyError(200, `${what}: a page ends where the one before it ended`);
   }
 }
 

@@ -2,7 +2,7 @@ import type { BackoffSettings } from './backoff.js';
 
 /** What happened before a retry, for a log line or a progress bar. */
 export interface RetryEvent {
-  /** the attempt that failed, from 1 */
+  /** the attempt that failed, from 1; 0 for a wait before any attempt (the minute quota used up) */
   attempt: number;
   /** the wait before the next one, in milliseconds */
   delayMs: number;

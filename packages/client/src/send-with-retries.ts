@@ -3,6 +3,7 @@ import { backoffMs } from './backoff.js';
 import { NetworkError } from './errors/network-error.js';
 import { WaitTooLongError } from './errors/wait-too-long-error.js';
 import { retryAfterMs } from './retry-after.js';
+import type { RateLimitPacer } from './rate-limit-pacer.js';
 import type { RetryOptions } from './retry-options.js';
 
 /** What a call allows its retries. */
@@ -14,6 +15,8 @@ export interface CallRules {
   idempotent: boolean;
   /** no wait ends past it (options.now's clock); WaitTooLongError instead */
   deadline?: number;
+  /** the client's pacing by the rate-limit headers: observes every answer, and may wait before an attempt */
+  pacer?: RateLimitPacer;
 }
 
 // note: every 429 and 503 of this API wrote nothing (docs/errors.md#what-was-written): always retried.
@@ -21,16 +24,33 @@ const NOTHING_WRITTEN = new Set([429, 503]);
 const OUTCOME_UNKNOWN = new Set([500, 502, 504]);
 
 /**
+ * Waits for the next minute window when the last answer used up the account's minute quota.
+ * note: a wait past `maxWaitMs` or the deadline is not waited: the request is sent, and the 429
+ * it may get says how long, which the retry rules then judge.
+ */
+async function paceBefore(options: RetryOptions, rules: CallRules): Promise<void> {
+  const paced = rules.pacer?.delayBeforeNext() ?? 0;
+  if (paced <= 0 || paced > options.maxWaitMs) return;
+  if (rules.deadline !== undefined && options.now() + paced > rules.deadline) return;
+  options.onRetry?.({ attempt: 0, delayMs: paced, status: undefined, reason: 'the minute quota is used up: waiting for the next window' });
+  await options.sleep(paced);
+}
+
+/**
  * Sends (`send`, a fresh attempt each time) until the answer is final, and returns it, whatever
  * its status: a 429 or 503 is waited out (its `Retry-After`, at least the backoff; longer than
- * `maxWaitMs` is refused), a 5xx or a lost connection retried only when `idempotent`. Throws
+ * `maxWaitMs` is refused), a 5xx or a lost connection retried only when `idempotent`; with a
+ * `pacer`, an attempt that would meet a used-up minute quota first waits for the next window. Throws
  * NetworkError when no answer came, WaitTooLongError when a wait would pass a bound; the last
  * retryable answer is returned once the attempts are used up.
  */
 export async function sendWithRetries(send: () => Promise<AttemptResult>, options: RetryOptions, rules: CallRules): Promise<AttemptResponse> {
   let mayHaveArrived = false;
   for (let attempt = 1; ; attempt += 1) {
+    await paceBefore(options, rules);
+    const sentAt = options.now();
     const reply = await send();
+    if (reply.type === 'response') rules.pacer?.observe(sentAt, reply.headers);
     let delayMs = backoffMs(options, attempt, options.random);
     if (reply.type === 'network') {
       mayHaveArrived ||= reply.delivered;
