@@ -4,6 +4,7 @@ import { ApiError, createClient, WaitTooLongError, WatchDeadlineError, type Bulk
 import { startWorker, type RunningWorker } from '../../src/worker/worker.js';
 import { newPartner } from '../support/bulk-endpoint.js';
 import { startCliService, type CliService } from '../support/cli-service.js';
+import { documentValidator, pointer, requestValidator, type SentRequest } from '../support/openapi-validator.js';
 import type { TestAccount } from '../support/test-service.js';
 
 type Listing = RowInputs['listings'];
@@ -30,6 +31,34 @@ const inEuros = (externalId: string) => ({ ...listing(externalId), currency: 'EU
 const HEADER = 'external_id,title,description,price_cents,currency,category,material,photo_urls';
 const csvLine = (id: string, currency = 'USD') => `${id},Lamp ${id},A fine print,2500,${currency},home_decor,PLA,https://cdn.example.test/${id}.jpg`;
 
+const STREAMED = '(a streamed file)';
+
+/** One request the package sent and the answer it got, as a gateway in front of the service would see them. */
+interface Exchange {
+  request: SentRequest;
+  status: number;
+  contentType: string;
+  body: Promise<string>;
+}
+
+/**
+ * A fetch that records every exchange on its way through. note: a streamed body (a file) is
+ * recorded as a marker, not read: its bytes are the file's, which the file import's own tests check.
+ */
+function witnessFetch(exchanges: Exchange[]): typeof fetch {
+  return async (input, init) => {
+    const res = await fetch(input, init);
+    const url = new URL(input instanceof URL ? input.href : typeof input === 'string' ? input : input.url);
+    exchanges.push({
+      request: { method: init?.method ?? 'GET', url: `${url.pathname}${url.search}`, headers: { ...(init?.headers as Record<string, string>) }, body: typeof init?.body === 'string' ? init.body : init?.body ? STREAMED : undefined },
+      status: res.status,
+      contentType: res.headers.get('content-type') ?? '',
+      body: res.clone().text(),
+    });
+    return res;
+  };
+}
+
 /**
  * The partner path through @bulk-import/client against the real API (listening on a loopback
  * port) and the real worker: what the package's README promises, end to end.
@@ -37,6 +66,8 @@ const csvLine = (id: string, currency = 'USD') => `${id},Lamp ${id},A fine print
 describe('@bulk-import/client against the service', () => {
   let cli: CliService;
   let worker: RunningWorker | undefined;
+  const exchanges: Exchange[] = [];
+  const witness = witnessFetch(exchanges);
 
   beforeAll(async () => {
     // note: started without its worker, so that the cancel test finds its import still queued;
@@ -52,7 +83,7 @@ describe('@bulk-import/client against the service', () => {
   async function partnerClient(options: Partial<ClientOptions> = {}): Promise<{ client: BulkImportClient; account: TestAccount; sleeps: number[] }> {
     const { account, key } = await newPartner(cli.service);
     const sleeps: number[] = [];
-    const client = createClient({ baseUrl: cli.baseUrl, apiKey: key, retry: { sleep: async (ms) => void sleeps.push(ms) }, ...options });
+    const client = createClient({ baseUrl: cli.baseUrl, apiKey: key, fetch: witness, retry: { sleep: async (ms) => void sleeps.push(ms) }, ...options });
     return { client, account, sleeps };
   }
 
@@ -123,6 +154,7 @@ describe('@bulk-import/client against the service', () => {
     const client = createClient({
       baseUrl: cli.baseUrl,
       apiKey: key,
+      fetch: witness,
       retry: {
         maxWaitMs: 120_000,
         // note: the wait is recorded, and the imports in progress end during it, as they would.
@@ -149,7 +181,7 @@ describe('@bulk-import/client against the service', () => {
   it('refuses a 429 whose Retry-After is past maxWaitMs with a WaitTooLongError carrying the wait', async () => {
     const { account, key } = await newPartner(cli.service);
     await fillFileImportSlots(account);
-    const client = createClient({ baseUrl: cli.baseUrl, apiKey: key, retry: { maxWaitMs: 30_000, sleep: async () => {} } });
+    const client = createClient({ baseUrl: cli.baseUrl, apiKey: key, fetch: witness, retry: { maxWaitMs: 30_000, sleep: async () => {} } });
     const error = await client.importFile({ kind: 'listings', contentType: 'text/csv', body: () => Readable.from([`${HEADER}\n${csvLine('X-1')}\n`]) }).catch((caught: unknown) => caught);
     expect(error).toBeInstanceOf(WaitTooLongError);
     expect(error).toMatchObject({ status: 429, waitMs: 60_000, allowedMs: 30_000 });
@@ -178,7 +210,7 @@ describe('@bulk-import/client against the service', () => {
     let gets = 0;
     const countingFetch: typeof fetch = async (input, init) => {
       if (init?.method === 'GET') gets += 1;
-      return fetch(input, init);
+      return witness(input, init);
     };
     const { client } = await partnerClient({ fetch: countingFetch });
     const rows = ['L-1', 'L-2', 'L-3', 'L-4', 'L-5'].map(listing);
@@ -202,5 +234,28 @@ describe('@bulk-import/client against the service', () => {
     const gone = [];
     for await (const row of client.listRows('listings', { archived: true })) gone.push(row.external_id);
     expect({ active, gone }).toEqual({ active: ['A-2'], gone: ['A-1'] });
+  });
+  it('every request it sent that was answered 2xx passes the document\'s request validation, and every answer fits the document', async () => {
+    const doc: unknown = (await cli.service.request({ method: 'GET', url: '/v1/openapi.json' })).json();
+    const ajv = documentValidator(doc);
+    const requests = requestValidator(doc);
+    const problems: string[] = [];
+    for (const exchange of exchanges) {
+      const { method, url } = exchange.request;
+      const seen = `${method} ${url} -> ${exchange.status}`;
+      if (exchange.status >= 200 && exchange.status < 300) problems.push(...requests.problemsOf(exchange.request).map((problem) => `${seen}: request: ${problem}`));
+      const operation = requests.operationOf(method.toLowerCase(), new URL(url, 'http://x').pathname);
+      if (operation === undefined || !exchange.contentType.startsWith('application/json')) {
+        problems.push(`${seen}: no operation, or an answer that is not JSON (${exchange.contentType})`);
+        continue;
+      }
+      const where = pointer('paths', operation.template, method.toLowerCase(), 'responses', String(exchange.status), 'content', 'application/json', 'schema');
+      const validate = ajv.getSchema(`openapi${where}`);
+      if (validate === undefined) problems.push(`${seen}: status not documented`);
+      else if (!validate(JSON.parse(await exchange.body))) problems.push(`${seen}: answer: ${JSON.stringify(validate.errors).slice(0, 600)}`);
+    }
+    expect(exchanges.length).toBeGreaterThan(30);
+    expect(new Set(exchanges.map((exchange) => exchange.status))).toEqual(new Set([200, 201, 202, 400, 404, 429]));
+    expect(problems).toEqual([]);
   });
 });
