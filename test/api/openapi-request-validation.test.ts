@@ -207,6 +207,8 @@ describe('requests the service answers 2xx pass the document\'s request validati
       await accepted({ method: 'GET', url: `/v1/api/${kind}/${id}` });
     }
     await accepted({ method: 'GET', url: `/v1/api/listings?external_id=${externalId}` });
+    // note: the filter is trimmed before its 100 characters are counted
+    await accepted({ method: 'GET', url: `/v1/api/machines?external_id=${encodeURIComponent(`  ${'e'.repeat(100)} `)}` });
     await accepted({ method: 'GET', url: '/v1/api/me' });
     await accepted({ method: 'GET', url: '/v1/health', auth: 'none' });
   });
@@ -300,6 +302,8 @@ describe('the request validation refuses what breaks the document (it is not vac
     ['a key id that is not a UUID', { method: 'DELETE', url: '/v1/api/keys/not-a-key', headers: auth }, 'path parameter id'],
     ['a body sent where none is declared', { method: 'GET', url: '/v1/api/me', headers: json, body: '{}' }, 'declares none'],
     ['a key without its scopes', { method: 'POST', url: '/v1/api/keys', headers: json, body: '{"label":"x"}' }, 'body'],
+    ['a blank label', { method: 'POST', url: '/v1/api/keys', headers: json, body: JSON.stringify({ label: '   ', scopes: ['jobs:read'] }) }, 'body'],
+    ['an external_id filter of 101 characters once trimmed', { method: 'GET', url: `/v1/api/listings?external_id=%20${'e'.repeat(101)}`, headers: auth }, 'query parameter external_id'],
     ['a label of 81 characters once trimmed', { method: 'POST', url: '/v1/api/keys', headers: json, body: JSON.stringify({ label: ` ${'l'.repeat(81)} `, scopes: ['jobs:read'] }) }, 'body'],
     ['a roll of a grace over 7 days', { method: 'POST', url: `/v1/api/keys/${randomUUID()}/roll`, headers: json, body: '{"expires_in_sec":604801}' }, 'body'],
     ['a path the document does not have', { method: 'GET', url: '/v1/api/nothing', headers: auth }, 'no operation'],

@@ -358,6 +358,9 @@ describe('GET /v1/openapi.json', () => {
     const row = kind === 'listings' ? validListing() : validMachine();
     expect(validates(valid, { ...row, external_id: 'SKU-1' }).valid).toBe(true);
     expect(validates(valid, { ...row, external_id: 'x'.repeat(101) }).valid).toBe(false);
+    // the 100 characters are counted once trimmed, as the service counts them
+    expect(validates(valid, { ...row, external_id: ` ${'x'.repeat(100)}\t` }).valid).toBe(true);
+    expect(validates(valid, { ...row, external_id: ' \t ' }).valid).toBe(false);
   });
 
   it('declares a padded https URL valid, as the service trims it', () => {

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { fitsCodePoints } from '../rows/field-schemas.js';
+import { fitsCodePoints, trimmedTextPattern } from '../rows/field-schemas.js';
 import { CONTROL_CHARACTERS } from '../rows/control-characters.js';
 import { parseScope, SCOPES, toUnderscoreForm, type Scope } from './scopes.js';
 import type { ApiError } from '../errors/api-error.js';
@@ -24,9 +24,8 @@ const KeyLabelSchema = z
   .min(1, LABEL_TEXT)
   .refine((s) => fitsCodePoints(s, KEY_LABEL_MAX), `label: must be at most ${KEY_LABEL_MAX} characters`)
   .refine((s) => !CONTROL_CHARACTERS.test(s), 'label: must not contain control characters')
-  // note: the length is counted once trimmed: as a pattern, so that the document admits every
-  // label the service takes (padded ones included), not maxLength, which counts the padding.
-  .meta({ pattern: `^\\s*[\\s\\S]{0,${KEY_LABEL_MAX}}\\s*$`, description: `Trimmed, 1 to ${KEY_LABEL_MAX} characters (counted once trimmed).` });
+  // note: the length is counted once trimmed, so the document says it as a pattern
+  .meta({ pattern: trimmedTextPattern(KEY_LABEL_MAX), description: `Trimmed, 1 to ${KEY_LABEL_MAX} characters (counted once trimmed).` });
 
 /**
  * `expires_at`: when the key stops working, an ISO 8601 date and time with its zone, from 60 s to

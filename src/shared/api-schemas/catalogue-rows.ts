@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { API_ERRORS } from '../errors/api-errors.js';
 import type { ImportKind } from '../import/import-kinds.js';
 import { EXTERNAL_ID_MAX_LENGTH, normaliseExternalId } from '../rows/external-id.js';
+import { trimmedTextPattern } from '../rows/field-schemas.js';
 import { LISTING_CATEGORIES, type ListingRow } from '../rows/listing-row.js';
 import type { MachineRow } from '../rows/machine-row.js';
 import { IdParameterSchema } from './id-parameter.js';
@@ -114,8 +115,7 @@ const ExternalIdFilterSchema = z
     else ctx.issues.push({ code: 'custom', message: API_ERRORS.externalIdFilterMalformed.text, input: ctx.value });
   })
   .meta({
-    minLength: 1,
-    maxLength: EXTERNAL_ID_MAX_LENGTH,
+    pattern: trimmedTextPattern(EXTERNAL_ID_MAX_LENGTH),
     description: 'Only the row with this `external_id` (0 or 1 row), matched exactly once trimmed, as an import matches it.',
     examples: ['SKU-10442'],
   });

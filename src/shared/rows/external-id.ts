@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { fitsCodePoints, issueCode, NOT_UNICODE_MESSAGE } from './field-schemas.js';
+import { fitsCodePoints, issueCode, NOT_UNICODE_MESSAGE, trimmedTextPattern } from './field-schemas.js';
 import type { RowErrorCode } from './row-error-codes.js';
 import { CONTROL_CHARACTERS } from './control-characters.js';
 
@@ -38,10 +38,9 @@ export function externalId() {
       if (typeof id === 'string') ctx.value = id;
       else ctx.issues.push({ code: 'custom', message: id.problem, input: ctx.value, params: issueCode(id.code) });
     })
+    // note: the length is counted once trimmed, so the document says it as a pattern
     .meta({
-      minLength: 1,
-      maxLength: EXTERNAL_ID_MAX_LENGTH,
-      pattern: '\\S',
+      pattern: trimmedTextPattern(EXTERNAL_ID_MAX_LENGTH),
       description: `Your own id for this row (a SKU, an asset tag): 1 to ${EXTERNAL_ID_MAX_LENGTH} printable characters after trimming, unique per account and kind. A row whose \`external_id\` the account already has updates that row in place; a row without one is always created.`,
       examples: ['SKU-10442'],
     })

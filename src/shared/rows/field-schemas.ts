@@ -27,6 +27,15 @@ export function truncateCodePoints(value: string, max: number): string {
   return value.slice(0, units);
 }
 
+/**
+ * The JSON Schema pattern of a text that is 1 to `max` code points once trimmed, whatever
+ * whitespace pads it (`\s` is what String.prototype.trim removes). note: for the document, where
+ * `maxLength` would count the padding the service trims away and refuse a value it takes.
+ */
+export function trimmedTextPattern(max: number): string {
+  return `^\\s*\\S(?:[\\s\\S]{0,${max - 2}}\\S)?\\s*$`;
+}
+
 /** True when `value` has at most `max` code points; O(1) for the usual short string. */
 export function fitsCodePoints(value: string, max: number): boolean {
   // A string of at most `max` UTF-16 units has at most `max` code points; one of more than
