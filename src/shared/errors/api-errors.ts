@@ -91,7 +91,7 @@ export const API_ERRORS = {
 
 export type ApiErrorKind = keyof typeof API_ERRORS;
 
-/** The closed set of error codes. */
+/** The error codes the service sends today; the document lists them open, as codes may be added (docs/errors.md#codes). */
 export type ApiErrorCode = (typeof API_ERRORS)[ApiErrorKind]['code'];
 
 export const API_ERROR_CODES = Object.values(API_ERRORS).map((entry) => entry.code) as readonly ApiErrorCode[];

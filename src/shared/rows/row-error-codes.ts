@@ -1,8 +1,9 @@
 /**
  * The codes of a row error's `details` (docs/rows.md#row-error-codes), each with what it means,
  * in Markdown: the OpenAPI description and the table of docs/rows.md say it in these words.
- * note: a closed set, published in the OpenAPI document as an enum: a code is never renamed,
- * removed or given another meaning; a new kind of problem gets a new code.
+ * note: the set the service sends, published in the OpenAPI document as an open list (open-enum.ts):
+ * a code is never renamed, removed or given another meaning; a new kind of problem gets a new
+ * code, which clients must be ready for.
  */
 export const ROW_ERROR_CODE_MEANINGS = {
   not_an_object: 'the row is not a JSON object',
