@@ -384,7 +384,7 @@ export interface paths {
         post?: never;
         /**
          * Revoke a key
-         * @description Takes effect on the very next request; cannot be undone. Revoking a revoked key answers the same.
+         * @description Takes effect on the very next request; cannot be undone. Revoking a revoked key answers the same. A body is not needed, and ignored when sent.
          */
         delete: operations["revokeKey"];
         options?: never;
@@ -445,7 +445,7 @@ export interface components {
             allows_custom_orders?: boolean | null;
         };
         NewApiKeyInput: {
-            /** @description Trimmed, 1 to 80 characters. */
+            /** @description Trimmed, 1 to 80 characters (counted once trimmed). */
             label: string;
             /** @description One or more scopes, in colon or underscore form; duplicates are merged, an unknown scope is refused. */
             scopes: ("listings:write" | "listings:read" | "jobs:read" | "earnings:read" | "webhooks" | "listings_write" | "listings_read" | "jobs_read" | "earnings_read")[];
@@ -465,7 +465,7 @@ export interface components {
             expires_in_sec: number;
         } | null;
         ApiKeyChangeInput: {
-            /** @description Trimmed, 1 to 80 characters. */
+            /** @description Trimmed, 1 to 80 characters (counted once trimmed). */
             label?: string;
             allowed_ips?: string[] | null;
         };
@@ -1553,11 +1553,11 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        /** @description 1 to 500 machines, at most 1,048,576 bytes. A row that fails validation is skipped and reported in `errors`; the others are still created. */
+        /** @description 1 to 500 machines, at most 1,048,576 bytes. Refused as a whole (400) only when it is not an object holding the `machines` array, the array is empty or holds more than 500 rows, or no row is valid. Every row is checked on its own: a row that fails (see `MachineInput` for a valid one) is skipped and reported in `errors`; the others are still created. */
         requestBody: {
             content: {
                 "application/json": {
-                    machines: components["schemas"]["MachineInput"][];
+                    machines: (components["schemas"]["MachineInput"] | unknown)[];
                 };
             };
         };
@@ -1896,11 +1896,11 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        /** @description 1 to 200 listings, at most 2,097,152 bytes. A row that fails validation is skipped and reported in `errors`; the others are still created. */
+        /** @description 1 to 200 listings, at most 2,097,152 bytes. Refused as a whole (400) only when it is not an object holding the `listings` array, the array is empty or holds more than 200 rows, or no row is valid. Every row is checked on its own: a row that fails (see `ListingInput` for a valid one) is skipped and reported in `errors`; the others are still created. */
         requestBody: {
             content: {
                 "application/json": {
-                    listings: components["schemas"]["ListingInput"][];
+                    listings: (components["schemas"]["ListingInput"] | unknown)[];
                 };
             };
         };
@@ -2237,15 +2237,19 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        /** @description Exactly one of `external_ids` and `ids`: 1 to 1000 entries, each naming one row of the account, at most 1,048,576 bytes. An entry that is malformed, names no row of the account, or names the same row as an earlier entry is reported in `errors`; the others are done. */
+        /** @description Exactly one of `external_ids` and `ids`: 1 to 1000 entries, each naming one row of the account, at most 1,048,576 bytes. An entry that is malformed, names no row of the account, or names the same row as an earlier entry is reported in `errors`; the others are done (none done: 400 `no valid rows`). */
         requestBody: {
             content: {
                 "application/json": {
                     /** @description Your ids of the rows (`external_id`), as an import matches them (trimmed). */
-                    external_ids: string[];
+                    external_ids: unknown[];
+                    /** @description Not sent beside `external_ids`. */
+                    ids?: unknown;
                 } | {
                     /** @description Our ids of the rows (`id`). */
-                    ids: string[];
+                    ids: unknown[];
+                    /** @description Not sent beside `ids`. */
+                    external_ids?: unknown;
                 };
             };
         };
@@ -2567,15 +2571,19 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        /** @description Exactly one of `external_ids` and `ids`: 1 to 1000 entries, each naming one row of the account, at most 1,048,576 bytes. An entry that is malformed, names no row of the account, or names the same row as an earlier entry is reported in `errors`; the others are done. */
+        /** @description Exactly one of `external_ids` and `ids`: 1 to 1000 entries, each naming one row of the account, at most 1,048,576 bytes. An entry that is malformed, names no row of the account, or names the same row as an earlier entry is reported in `errors`; the others are done (none done: 400 `no valid rows`). */
         requestBody: {
             content: {
                 "application/json": {
                     /** @description Your ids of the rows (`external_id`), as an import matches them (trimmed). */
-                    external_ids: string[];
+                    external_ids: unknown[];
+                    /** @description Not sent beside `external_ids`. */
+                    ids?: unknown;
                 } | {
                     /** @description Our ids of the rows (`id`). */
-                    ids: string[];
+                    ids: unknown[];
+                    /** @description Not sent beside `ids`. */
+                    external_ids?: unknown;
                 };
             };
         };
@@ -2897,15 +2905,19 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        /** @description Exactly one of `external_ids` and `ids`: 1 to 1000 entries, each naming one row of the account, at most 1,048,576 bytes. An entry that is malformed, names no row of the account, or names the same row as an earlier entry is reported in `errors`; the others are done. */
+        /** @description Exactly one of `external_ids` and `ids`: 1 to 1000 entries, each naming one row of the account, at most 1,048,576 bytes. An entry that is malformed, names no row of the account, or names the same row as an earlier entry is reported in `errors`; the others are done (none done: 400 `no valid rows`). */
         requestBody: {
             content: {
                 "application/json": {
                     /** @description Your ids of the rows (`external_id`), as an import matches them (trimmed). */
-                    external_ids: string[];
+                    external_ids: unknown[];
+                    /** @description Not sent beside `external_ids`. */
+                    ids?: unknown;
                 } | {
                     /** @description Our ids of the rows (`id`). */
-                    ids: string[];
+                    ids: unknown[];
+                    /** @description Not sent beside `ids`. */
+                    external_ids?: unknown;
                 };
             };
         };
@@ -3227,15 +3239,19 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        /** @description Exactly one of `external_ids` and `ids`: 1 to 1000 entries, each naming one row of the account, at most 1,048,576 bytes. An entry that is malformed, names no row of the account, or names the same row as an earlier entry is reported in `errors`; the others are done. */
+        /** @description Exactly one of `external_ids` and `ids`: 1 to 1000 entries, each naming one row of the account, at most 1,048,576 bytes. An entry that is malformed, names no row of the account, or names the same row as an earlier entry is reported in `errors`; the others are done (none done: 400 `no valid rows`). */
         requestBody: {
             content: {
                 "application/json": {
                     /** @description Your ids of the rows (`external_id`), as an import matches them (trimmed). */
-                    external_ids: string[];
+                    external_ids: unknown[];
+                    /** @description Not sent beside `external_ids`. */
+                    ids?: unknown;
                 } | {
                     /** @description Our ids of the rows (`id`). */
-                    ids: string[];
+                    ids: unknown[];
+                    /** @description Not sent beside `ids`. */
+                    external_ids?: unknown;
                 };
             };
         };
@@ -4540,7 +4556,12 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: never;
+        /** @description Optional and ignored: leave it out, or send any JSON (`{}`, say). Sent, it must be `application/json`, JSON, and within the body limit. */
+        requestBody?: {
+            content: {
+                "application/json": unknown;
+            };
+        };
         responses: {
             /** @description The import, as `GET /v1/api/imports/{id}` reads it after the request. */
             200: {
@@ -4558,7 +4579,7 @@ export interface operations {
                     "application/json": components["schemas"]["Import"];
                 };
             };
-            /** @description The query has a parameter (the route takes none), or a body was sent that is not JSON. Nothing was cancelled. */
+            /** @description The query has a parameter (the route takes none), or a body was sent that is not JSON (the route ignores what a body holds, but reads it). Nothing was cancelled. */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -6025,7 +6046,7 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody: {
+        requestBody?: {
             content: {
                 "application/json": components["schemas"]["RollApiKeyInput"];
             };
@@ -6235,7 +6256,12 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: never;
+        /** @description Optional and ignored: leave it out, or send any JSON (`{}`, say). Sent, it must be `application/json`, JSON, and within the body limit. */
+        requestBody?: {
+            content: {
+                "application/json": unknown;
+            };
+        };
         responses: {
             /** @description Revoked. */
             200: {
@@ -6247,7 +6273,7 @@ export interface operations {
                     "application/json": components["schemas"]["RevokedApiKey"];
                 };
             };
-            /** @description A body was sent that is not JSON (the route takes none). Nothing was revoked. */
+            /** @description A body was sent that is not JSON (the route ignores what a body holds, but reads it). Nothing was revoked. */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
