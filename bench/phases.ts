@@ -21,8 +21,9 @@ import { percentile, round, type LoadResult } from './lib/stats.js';
  * API and the worker, at concurrency 1 (the steps the service publishes on a diagnostics channel,
  * written out by bench/lib/step-recorder.js, on the clock the processes share), next to the
  * floor's latency; then the CPU each process spends per import at concurrency 8, where the two
- * cores are the limit (the recorder's own writes, nine short lines per import, included), and
- * the same for the direct-insert service that `--only=direct` compares us with, plain and writing
+ * cores are the limit (the recorder's own writes, nine short lines per import, included), with
+ * the total of every process but the load generator per 1,000 rows, and the same for the
+ * direct-insert service that `--only=direct` compares us with, plain and writing
  * a record of each import with its rows; last, the CPU per request of `GET /v1/api/me` and of the
  * bare route at concurrency 32.
  */
@@ -36,7 +37,7 @@ function importsTo(baseUrl: string, bodies: readonly string[]) {
  * Runs `load` after a tenth of it as a warm-up, and prints the CPU each group of processes (and
  * this process, as `self`) spent per operation: ms for imports, µs for requests without rows.
  */
-async function measureCpu(title: string, load: LoadOptions, groups: Record<string, () => number[]>, self = 'load generator'): Promise<void> {
+async function measureCpu(title: string, load: LoadOptions, groups: Record<string, () => number[]>, self = 'load generator'): Promise<number> {
   await runLoad({ ...load, operations: Math.ceil(load.operations / 10) }); // warm-up
   let measured: LoadResult | undefined;
   const used = await cpuSplit({ ...groups, [self]: () => [process.pid] }, async () => {
@@ -47,6 +48,13 @@ async function measureCpu(title: string, load: LoadOptions, groups: Record<strin
   for (const [name, ms] of Object.entries(used)) {
     console.log(`${name.padEnd(16)} ${inMicroseconds ? `${round((ms * 1000) / load.operations)} µs` : `${round(ms / load.operations)} ms`}`);
   }
+  // note: the service's processes, PostgreSQL and Redis, not the load generator: what an operator
+  // pays for. Per 1,000 rows, so that a lever moving work from one process to another shows as
+  // what it is.
+  const service = Object.entries(used).reduce((sum, [name, ms]) => (name === self ? sum : sum + ms), 0);
+  const rows = load.operations * load.rowsPerOperation;
+  if (rows > 0) console.log(`${'all but the load'.padEnd(16)} ${round(service / load.operations)} ms an import, ${round((service * 1000) / rows)} ms per 1,000 rows`);
+  return rows > 0 ? (service * 1000) / rows : 0;
 }
 
 // note: 40 accounts of three keys, so that the /me requests stay under each account's per-minute quota.
@@ -113,7 +121,8 @@ try {
 
   const imports = 400;
   const ours = importsTo(stack.api.baseUrl, bodies);
-  await measureCpu(`c=8, ${imports} imports of 200 listings`, { concurrency: 8, operations: imports, rowsPerOperation: 200, run: ours.run }, {
+  const perThousandRows: Record<string, number> = {};
+  perThousandRows.ours = await measureCpu(`c=8, ${imports} imports of 200 listings`, { concurrency: 8, operations: imports, rowsPerOperation: 200, run: ours.run }, {
     api: () => [stack.api.child.pid!],
     worker: () => stack.workers.map((w) => w.child.pid!),
     redis: () => pidsNamed('redis-server'),
@@ -137,7 +146,7 @@ try {
     try {
       const theirs = importsTo(reference.baseUrl, bodies);
       const title = recordImports ? 'direct-insert service with import records' : 'direct-insert service';
-      await measureCpu(`${title} c=8, ${imports} imports`, { concurrency: 8, operations: imports, rowsPerOperation: 200, run: theirs.run }, {
+      perThousandRows[title] = await measureCpu(`${title} c=8, ${imports} imports`, { concurrency: 8, operations: imports, rowsPerOperation: 200, run: theirs.run }, {
         'direct service': () => [reference.child.pid!],
         postgres: () => pidsNamed('postgres'),
       });
@@ -145,6 +154,11 @@ try {
     } finally {
       await reference.stop();
     }
+  }
+
+  console.log('\nCPU per 1,000 rows at c=8, every process but the load generator (ours ÷ each reference):');
+  for (const [title, ms] of Object.entries(perThousandRows)) {
+    console.log(`${title.padEnd(44)} ${round(ms)} ms  (${round((perThousandRows.ours ?? 0) / ms)}x)`);
   }
 
   // GET /v1/api/me at c=32 beside the bare route (the third ratio), the same way: CPU per request.
