@@ -3,7 +3,7 @@ import { defineConfig } from 'vitest/config';
 
 /**
  * Test files whose subject a Redis Cluster or PgBouncer does not change (row rules, file readers,
- * documents, the partner CLI's own parts and its catalogue commands, address matching, log
+ * documents, the partner CLI, the OpenAPI document, address matching, log
  * formats, migrations, which run against PostgreSQL itself, a TLS Redis a test starts itself, and
  * the catalogue's query plans, PostgreSQL's own). note: the plain run covers them;
  * `npm run test:cluster` and `test:pgbouncer` leave them out so that CI's whole run stays within
@@ -13,14 +13,16 @@ const SAME_ON_EVERY_TOPOLOGY = [
   'test/docs/**',
   'test/shared/rows/**',
   'test/shared/import/file/**',
-  'test/cli/partner/{args,batcher,check-reply,count-records,hostile-server,loopback,printable,report,send-batch,settle-batch,summary}.test.ts',
-  // note: the partner CLI's catalogue commands: what they send and how they read the answers; the
-  // service's side of each is tested on every topology by the API's own tests
-  'test/cli/partner/{catalogue-list,merge,mirror,removal}.test.ts',
+  // note: the partner CLI: what it sends and how it reads the answers, through the client package;
+  // the service's side of each command is tested on every topology by the API's own tests, and
+  // the package's partner path (test/client/partner-path.test.ts) runs on every topology
+  'test/cli/partner/**',
   // note: their subject is the HTTP layer (hostile bytes, the framework's own errors, an
   // overloaded process's shedding); the imports they let through are the bulk tests', which run
   // on every topology
   'test/api/{framework-errors,hostile-input,load-shedding}.test.ts',
+  // note: the OpenAPI document: what it says, and that what the service answers and accepts fits it
+  'test/api/{openapi,openapi-refusals,openapi-request-validation}.test.ts',
   'test/shared/access/allowed-ips.test.ts',
   'test/shared/infra/{log-format,migrate,migration-key-lifecycle,redis-tls}.test.ts',
   'test/shared/repositories/catalogue-plans.test.ts',
