@@ -28,5 +28,6 @@ export { MAX_REPLY_BYTES } from './reply-limit.js';
 export { fileImportQuery, type FileImportOptions, type MirrorOptions, type UpdateMode } from './file-import-query.js';
 
 export { API_VERSION } from './generated/api-version.js';
+export { KNOWN_ERROR_CODES, KNOWN_ROW_ERROR_CODES, type KnownErrorCode, type KnownRowErrorCode } from './generated/known-codes.js';
 export { CLIENT_VERSION } from './client-version.js';
 export type { components, operations, paths } from './generated/openapi.js';

@@ -1,3 +1,5 @@
+import type { KnownErrorCode } from '../generated/known-codes.js';
+
 /**
  * The API answered, but not with what the call expects: a 4xx (the request was refused and
  * nothing of it written), a redirect (never followed: `headers.get('location')` says where), or a
@@ -6,7 +8,8 @@
  */
 export class ApiError extends Error {
   override readonly name = 'ApiError';
-  readonly code: string | undefined;
+  /** a code the document lists (KNOWN_ERROR_CODES), or one newer than this package: `(string & {})` keeps the known ones visible */
+  readonly code: KnownErrorCode | (string & {}) | undefined;
 
   constructor(
     readonly status: number,
