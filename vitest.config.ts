@@ -25,6 +25,10 @@ const SAME_ON_EVERY_TOPOLOGY = [
   'test/api/{openapi,openapi-refusals,openapi-request-validation}.test.ts',
   'test/shared/access/allowed-ips.test.ts',
   'test/shared/infra/{log-format,migrate,migration-key-lifecycle,redis-tls}.test.ts',
+  // note: the operator CLI's commands (the API's tests cover the same tables and keys on every
+  // topology) and the PostgreSQL socket factory's dialling of hosts (PostgreSQL itself, dead ports)
+  'test/cli/admin.test.ts',
+  'test/shared/infra/db-socket.test.ts',
   'test/shared/repositories/catalogue-plans.test.ts',
   // note: the client package's generated types, its packed files, the README's example and its
   // transport against hand-made servers; its partner path runs on every topology
