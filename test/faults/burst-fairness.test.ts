@@ -3,7 +3,7 @@ import { generateApiKey } from '../../src/shared/access/api-key.js';
 import { createAccount } from '../../src/shared/repositories/accounts.js';
 import { createKeyWithinCap } from '../../src/shared/repositories/api-keys.js';
 import { createFaultScenario, type FaultScenario } from '../support/fault-scenario.js';
-import { runFlood, statusCounts, twoMegabyteListings, type FloodReport } from '../support/flood.js';
+import { runFlood, statusCounts, type FloodReport } from '../support/flood.js';
 
 /**
  * One Global account sends 500 concurrent 2 MB listings imports at once (inside its quota) while
@@ -23,19 +23,6 @@ describe('one partner\'s burst of 500 concurrent 2 MB imports', () => {
     const bystander = await createAccount(scenario.sql, { displayName: 'Bystander', tier: 'enterprise', isOwner: true, hasCompletedOnboarding: true, avatarUrl: null });
     const key = generateApiKey();
     await createKeyWithinCap(scenario.sql, { accountId: bystander.id, label: 'bystander', scopes: ['listings:write'], keyPrefix: key.prefix, keyHash: key.hash });
-    // note: one large import first (the bystander's, so the flood's counts below are untouched),
-    // as a service that has been running has had: its preparing thread started. Run from
-    // TypeScript, as here, a thread compiles its modules through tsx on its first body, and in a
-    // fresh clone nothing of that is cached yet: the first flood there met the compilation too
-    // (API peaks of 414 and 419 MB, a bystander 503, health at 1.5-3.5 s, in two fresh-clone runs
-    // of this session, against 367-374 MB and every bystander 201 once warm). The built service
-    // loads compiled JavaScript.
-    const warmUp = await fetch(`${api.baseUrl}/v1/api/listings/bulk`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${key.fullKey}`, 'content-type': 'application/json' },
-      body: twoMegabyteListings(),
-    });
-    expect(warmUp.status).toBe(201);
     report = await runFlood({ baseUrl: api.baseUrl, floodKey: scenario.apiKey, bystanderKey: key.fullKey, concurrency: 500, bursts: 1, apiPid: api.child.pid, hangMs: 90_000 });
     const ms = (timed: { ms: number }[]) => timed.map((t) => Math.round(t.ms)).sort((a, b) => a - b);
     console.log(
