@@ -9,6 +9,7 @@ import { writeFile } from 'node:fs/promises';
 import { buildApp } from '../../../src/api/app.js';
 import { createApiDeps } from '../../../src/api/deps.js';
 import { loadConfig } from '../../../src/shared/infra/config.js';
+import { masterNodes } from '../../../src/shared/infra/redis.js';
 import { createLogger } from '../../../src/shared/infra/logger.js';
 import { renderClientTypes } from './render-client-types.js';
 
@@ -34,5 +35,10 @@ try {
     await app.close();
   }
 } finally {
+  // note: building the app creates its queues' keys under the prefix; they are this run's alone.
+  for (const node of masterNodes(deps.redis)) {
+    const keys = await node.keys(`${config.redisPrefix}:*`);
+    if (keys.length > 0) await node.del(...keys);
+  }
   await deps.close();
 }
