@@ -230,7 +230,7 @@ describe('GET /v1/openapi.json', () => {
     expect(checked).toBeGreaterThan(50);
   });
 
-  /** The open list of codes (src/shared/api-schemas/open-enum.ts): the known ones, and any string. */
+  /** The open list of codes (src/shared/rows/open-enum.ts): the known ones, and any string. */
   const openCodes = (known: readonly string[]) => ({ anyOf: [{ type: 'string', enum: known }, { type: 'string' }] });
 
   it('lists the code of every error response as the codes its examples show, from the catalogue, open to codes added later', () => {

@@ -8,7 +8,7 @@ import {
   TooLargeErrorSchema,
 } from '../../shared/api-schemas/error-body.js';
 import { RATE_LIMIT_HEADER_NAMES, type ResponseHeaderName } from '../../shared/api-schemas/headers.js';
-import { OPEN_ENUM } from '../../shared/api-schemas/open-enum.js';
+import { OPEN_ENUM } from '../../shared/rows/open-enum.js';
 import { ERROR_EXAMPLES, example, tooLargeExample } from './examples.js';
 import { apiErrors } from '../../shared/errors/api-errors.js';
 import { jsonResponse, type Examples, type JsonResponse } from './route-schema.js';

@@ -2,7 +2,7 @@ import type { SwaggerTransform, SwaggerTransformObject } from '@fastify/swagger'
 import { createJsonSchemaTransform, createJsonSchemaTransformObject } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { RATE_LIMIT_HEADER_NAMES, RESPONSE_HEADERS, type ResponseHeaderName } from '../../shared/api-schemas/headers.js';
-import { OPEN_ENUM } from '../../shared/api-schemas/open-enum.js';
+import { OPEN_ENUM } from '../../shared/rows/open-enum.js';
 import { isJsonResponse } from './route-schema.js';
 
 /** The partner API: every route under it is documented; operator endpoints and /docs are not. */

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { ImportResultSchema } from '../import/import-job.js';
 import { ImportIdSchema } from './import-id.js';
 import { API_ERROR_CODES } from '../errors/api-errors.js';
-import { OPEN_CODE_NOTE, OPEN_ENUM } from './open-enum.js';
+import { OPEN_CODE_NOTE, OPEN_ENUM } from '../rows/open-enum.js';
 
 /**
  * The error responses: `{error: "<text>", code: "<code>", ...fields}` (docs/errors.md#shape), one

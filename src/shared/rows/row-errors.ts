@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { ROW_ERROR_CODE_MEANINGS, ROW_ERROR_CODES } from './row-error-codes.js';
-import { OPEN_CODE_NOTE, OPEN_ENUM } from '../api-schemas/open-enum.js';
+import { OPEN_CODE_NOTE, OPEN_ENUM } from './open-enum.js';
 
 /**
  * The row errors of an import, as the API answers them, the job carries them and the import's
