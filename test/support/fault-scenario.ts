@@ -4,7 +4,7 @@ import { createAccount } from '../../src/shared/repositories/accounts.js';
 import { createKeyWithinCap } from '../../src/shared/repositories/api-keys.js';
 import { signSessionToken } from '../../src/shared/access/session-token.js';
 import { validListing } from './fixtures.js';
-import { startApi, startWorkerProcess, type ApiProcess, type ServiceProcess } from './processes.js';
+import { startApi, startWorkerProcess, type ApiProcess, type ServiceProcess, type SpawnOptions } from './processes.js';
 import { testRedisEnv } from './test-redis.js';
 import { createTestDatabase, testRedisPrefix, type TestDatabase } from './test-database.js';
 import { TEST_SESSION_SECRET } from './test-service.js';
@@ -17,8 +17,8 @@ export interface FaultScenario {
   sql: postgres.Sql;
   apiKey: string;
   accountId: string;
-  startApi(extraEnv?: Record<string, string>): Promise<ApiProcess>;
-  startWorker(extraEnv?: Record<string, string>): Promise<ServiceProcess>;
+  startApi(extraEnv?: Record<string, string>, options?: SpawnOptions): Promise<ApiProcess>;
+  startWorker(extraEnv?: Record<string, string>, options?: SpawnOptions): Promise<ServiceProcess>;
   postListings(baseUrl: string, rowCount: number, headers?: Record<string, string>): Promise<{ status: number; body: Record<string, unknown>; headers: Headers }>;
   countRows(): Promise<{ listings: number; imports: number }>;
   /** another Global account with a key of its own (and a session token for key management) */
@@ -59,13 +59,13 @@ export async function createFaultScenario(baseEnv: Record<string, string> = {}):
     sql,
     apiKey: key.fullKey,
     accountId: account.id,
-    async startApi(extraEnv = {}) {
-      const api = await startApi({ ...env, ...extraEnv });
+    async startApi(extraEnv = {}, options = {}) {
+      const api = await startApi({ ...env, ...extraEnv }, options);
       processes.push(api);
       return api;
     },
-    async startWorker(extraEnv = {}) {
-      const worker = await startWorkerProcess({ ...env, ...extraEnv });
+    async startWorker(extraEnv = {}, options = {}) {
+      const worker = await startWorkerProcess({ ...env, ...extraEnv }, options);
       processes.push(worker);
       return worker;
     },

@@ -23,6 +23,8 @@ export interface Timed {
   retryAfter: boolean;
   /** what failed, when status is 'error' */
   error?: string;
+  /** the error body's `code`, for a refusal (so a report says which 503 it was) */
+  code?: string;
 }
 
 export interface FloodReport {
@@ -78,8 +80,9 @@ export async function runFlood(options: FloodOptions): Promise<FloodReport> {
         // @ts-expect-error undici's dispatcher option on Node's fetch
         dispatcher: agent,
       });
-      await res.arrayBuffer();
-      return { status: res.status, ms: performance.now() - started, retryAfter: res.headers.has('retry-after') };
+      const text = await res.text();
+      const ms = performance.now() - started;
+      return { status: res.status, ms, retryAfter: res.headers.has('retry-after'), ...(res.status >= 400 ? { code: errorCode(text) } : {}) };
     } catch {
       return { status: 'error', ms: performance.now() - started, retryAfter: false };
     }
@@ -121,8 +124,21 @@ export async function runFlood(options: FloodOptions): Promise<FloodReport> {
 }
 
 /** Status counts, e.g. `201 x12, 429 x488`. */
+function errorCode(body: string): string {
+  try {
+    const code = (JSON.parse(body) as { code?: unknown }).code;
+    return typeof code === 'string' ? code : 'no code';
+  } catch {
+    return 'not JSON';
+  }
+}
+
+/** "201 x5, 503 overloaded x2": each status, with the error code where one was read. */
 export function statusCounts(timed: Timed[]): string {
   const counts = new Map<string, number>();
-  for (const t of timed) counts.set(String(t.status), (counts.get(String(t.status)) ?? 0) + 1);
+  for (const t of timed) {
+    const label = t.code === undefined ? String(t.status) : `${t.status} ${t.code}`;
+    counts.set(label, (counts.get(label) ?? 0) + 1);
+  }
   return [...counts].sort().map(([status, n]) => `${status} x${n}`).join(', ');
 }
