@@ -18,6 +18,7 @@ import { writeImport } from './write-import.js';
 import { writeRowRemoval } from './write-row-removal.js';
 import type { FaultHooks } from './fault-injection.js';
 import { failedForGood } from './final-failure.js';
+import { settleWithin } from './attempt-deadline.js';
 
 /**
  * SQLSTATE classes of errors the same rows would meet again: cardinality violations (one
@@ -61,7 +62,22 @@ function checkJob(raw: unknown): { data: ImportJob | RowRemovalJob; announced: n
  * add a job): the envelope is checked here, and the rows are checked by the table constraints
  * as they are inserted, so a forged or corrupted job fails and writes nothing.
  */
-export function createImportProcessor(sql: Sql, rowsStore: ImportRowsStore, log: Logger, faults: FaultHooks = {}, replies?: ImportReplySender) {
+export interface ImportProcessorOptions {
+  faults?: FaultHooks;
+  /** told of each job that ends, for the waiting API */
+  replies?: ImportReplySender;
+  /**
+   * how long one attempt's write may take before it is given up and retried (settleWithin);
+   * the worker passes IMPORT_TIMEOUT_MS, the API's own wait: an attempt still running then has
+   * lost its partner's answer anyway.
+   */
+  attemptTimeoutMs?: number;
+}
+
+const DEFAULT_ATTEMPT_TIMEOUT_MS = 60_000;
+
+export function createImportProcessor(sql: Sql, rowsStore: ImportRowsStore, log: Logger, options: ImportProcessorOptions = {}) {
+  const { faults = {}, replies, attemptTimeoutMs = DEFAULT_ATTEMPT_TIMEOUT_MS } = options;
   const forgetRows = (jobId: string, jobLog: Logger) =>
     rowsStore.delete(jobId).catch((err: unknown) => jobLog.warn({ err }, 'could not delete the rows of a finished import; they expire'));
   return async function processImport(job: Job<AnyImportJobData, AnyImportResult>): Promise<AnyImportResult> {
@@ -85,10 +101,11 @@ export function createImportProcessor(sql: Sql, rowsStore: ImportRowsStore, log:
     rowsJson.catch(() => undefined); // note: settled by writeImport, or moot once it has failed
     let result: AnyImportResult;
     try {
-      result =
+      const write =
         'action' in data
-          ? await writeRowRemoval(sql, { ...data, entriesJson: rowsJson, jobId }, faults)
-          : await writeImport(sql, { ...data, rowsJson, jobId }, faults);
+          ? writeRowRemoval(sql, { ...data, entriesJson: rowsJson, jobId }, faults)
+          : writeImport(sql, { ...data, rowsJson, jobId }, faults);
+      result = await settleWithin(write, attemptTimeoutMs, `the write of import ${jobId}`);
     } catch (error) {
       if (error instanceof ImportRowsGoneError) throw new UnrecoverableError('import job rows are gone; nothing was written');
       // A retry cannot bring a deleted account back, make bad rows good or write an import that

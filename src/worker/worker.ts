@@ -48,7 +48,7 @@ export async function startWorker(config: Config, log: Logger, options: WorkerOp
   const rowsStore = new ImportRowsStore(connection, config.redisPrefix);
   // note: the replies to the waiting API processes share that client too; they are never awaited.
   const replies = new ImportReplySender(connection, config.redisPrefix, log);
-  const processor = measureJobs(createImportProcessor(sql, rowsStore, log, faultHooks(config, log), replies), metrics);
+  const processor = measureJobs(createImportProcessor(sql, rowsStore, log, { faults: faultHooks(config, log), replies, attemptTimeoutMs: config.importTimeoutMs }), metrics);
   // note: before the worker takes jobs, so a port already in use stops the start cleanly.
   const metricsServer: MetricsServer | undefined =
     config.metricsPort === undefined ? undefined : await startMetricsServer(metrics.registry, config.host, config.metricsPort, log);

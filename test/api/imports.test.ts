@@ -310,7 +310,7 @@ describe('an import answered 503 or 504 (the import resource)', () => {
     const gate = commitGate();
     const connection = createRedis(service.config, 'blocking');
     const write = createImportProcessor(service.deps.sql, new ImportRowsStore(connection, service.config.redisPrefix), service.deps.log, {
-      beforeCommit: gate.beforeCommit,
+      faults: { beforeCommit: gate.beforeCommit },
     });
     const held = new Worker<ImportJobData, ImportResult>(IMPORT_QUEUE_NAME, write, { connection, prefix: service.config.redisPrefix });
     try {
