@@ -31,8 +31,8 @@ const SAME_ON_EVERY_TOPOLOGY = [
   'test/shared/infra/db-socket.test.ts',
   'test/shared/repositories/catalogue-plans.test.ts',
   // note: the client package's generated types, its packed files, the README's example and its
-  // transport against hand-made servers; its partner path runs on every topology
-  'test/client/{generated-drift,package-contents,readme-example,transport}.test.ts',
+  // transport against hand-made servers, the merge rows' types; its partner path runs on every topology
+  'test/client/{generated-drift,merge-row-types,package-contents,readme-example,transport}.test.ts',
 ];
 const topologyRun = Boolean(process.env.TEST_REDIS_CLUSTER || process.env.TEST_PGBOUNCER);
 

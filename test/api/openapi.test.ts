@@ -11,7 +11,8 @@ import { bearer, validListing, validMachine } from '../support/fixtures.js';
 import { redoclyLint } from '../support/redocly-lint.js';
 import { ROW_ERROR_CODE_MEANINGS, ROW_ERROR_CODES } from '../../src/shared/rows/row-error-codes.js';
 import { API_ERROR_CODES } from '../../src/shared/errors/api-errors.js';
-import { ROW_COMPONENTS, ROW_SCHEMA_EXTENSION } from '../../src/shared/api-schemas/bulk.js';
+import { MERGE_ROW_COMPONENTS, MERGE_ROW_SCHEMA_EXTENSION, ROW_COMPONENTS, ROW_SCHEMA_EXTENSION } from '../../src/shared/api-schemas/bulk.js';
+import { MERGE_RULES, validateMergeRow } from '../../src/shared/rows/merge-row.js';
 import { documentValidator } from '../support/openapi-validator.js';
 import { startTestService, type TestService } from '../support/test-service.js';
 
@@ -306,6 +307,25 @@ describe('GET /v1/openapi.json', () => {
     expect(validates(body, { [kind]: [valid, invalid] }).valid).toBe(true);
   });
 
+  it.each([
+    ['listings', 'an id and a price', { external_id: 'SKU-1', price_cents: 1_999 }, true],
+    ['listings', 'optional fields cleared and booleans defaulted with null', { external_id: 'SKU-1', color: null, tags: null, print_time_hours: null, is_available: null }, true],
+    ['listings', 'a whole row', { ...validListing(), external_id: 'SKU-1' }, true],
+    ['listings', 'no external_id', { price_cents: 1_999 }, false],
+    ['listings', 'a null external_id', { external_id: null, price_cents: 1_999 }, false],
+    ['listings', 'a blank external_id', { external_id: ' \t', price_cents: 1_999 }, false],
+    ['listings', 'a required field cleared', { external_id: 'SKU-1', title: null }, false],
+    ['listings', 'a price as a string', { external_id: 'SKU-1', price_cents: '19.99' }, false],
+    ['listings', 'a category of no list', { external_id: 'SKU-1', category: 'boats' }, false],
+    ['machines', 'a nickname cleared', { external_id: 'M-1', nickname: null, model_number: null }, true],
+    ['machines', 'a category of 81 characters', { external_id: 'M-1', category: 'c'.repeat(81) }, false],
+    ['machines', 'a boolean as a string', { external_id: 'M-1', is_skill_station: 'yes' }, false],
+  ] as const)('declares a %s merge row with %s as the service checks it', (kind, _what, row, valid) => {
+    expect(validates(pointer('components', 'schemas', MERGE_ROW_COMPONENTS[kind]), row).valid).toBe(valid);
+    const checked = kind === 'listings' ? validateMergeRow(MERGE_RULES.listings, row, 0) : validateMergeRow(MERGE_RULES.machines, row, 0);
+    expect('row' in checked).toBe(valid);
+  });
+
   it.each(['listings', 'machines'] as const)('points each row of the %s body at the component of a valid row, kept for generators', (kind) => {
     const body = doc.paths[`/v1/api/${kind}/bulk`]!.post!.requestBody!.content['application/json']!.schema as {
       properties: Record<string, { minItems: number; maxItems: number; items: { anyOf: object[] } & Record<string, unknown> }>;
@@ -316,6 +336,8 @@ describe('GET /v1/openapi.json', () => {
     expect(body.required).toEqual([kind]);
     expect(rows.items[ROW_SCHEMA_EXTENSION]).toBe(`#/components/schemas/${ROW_COMPONENTS[kind]}`);
     expect(rows.items.anyOf[0]).toEqual({ $ref: `#/components/schemas/${ROW_COMPONENTS[kind]}` });
+    expect(rows.items[MERGE_ROW_SCHEMA_EXTENSION]).toBe(`#/components/schemas/${MERGE_ROW_COMPONENTS[kind]}`);
+    expect(rows.items.anyOf[1]).toEqual({ $ref: `#/components/schemas/${MERGE_ROW_COMPONENTS[kind]}` });
     expect(ajv.getSchema(`openapi${pointer('components', 'schemas', ROW_COMPONENTS[kind])}`)).toBeDefined();
     const where = pointer('paths', `/v1/api/${kind}/bulk`, 'post', 'requestBody', 'content', 'application/json', 'schema');
     // what the service refuses as a whole, the document refuses

@@ -1,6 +1,6 @@
 import { Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ApiError, createClient, WaitTooLongError, WatchDeadlineError, type BulkImportClient, type ClientOptions, type RowInputs } from '@bulk-import/client';
+import { ApiError, createClient, WaitTooLongError, WatchDeadlineError, type BulkImportClient, type ClientOptions, type MergeRowInputs, type RowInputs } from '@bulk-import/client';
 import { startWorker, type RunningWorker } from '../../src/worker/worker.js';
 import { newPartner } from '../support/bulk-endpoint.js';
 import { startCliService, type CliService } from '../support/cli-service.js';
@@ -221,6 +221,22 @@ describe('@bulk-import/client against the service', () => {
     expect(seen.map((row) => row.id)).toEqual(seen.map((row) => row.id).sort());
     expect(seen.map((row) => row.externalId).sort()).toEqual(['L-1', 'L-2', 'L-3', 'L-4', 'L-5']);
     expect(gets).toBe(3);
+  });
+
+  it('merges rows typed as merge rows: only the fields sent change, null clears one, and a dry run of a merge writes nothing', async () => {
+    const { client } = await partnerClient();
+    const [first, second] = [{ ...listing('M-1'), color: 'teal' }, listing('M-2')];
+    await client.importRows('listings', [first, second]);
+    // note: typed by the package's MergeRowInputs: an external_id and the fields to change, no cast
+    const price: MergeRowInputs['listings'] = { external_id: 'M-1', price_cents: 4_242, color: null };
+    const dry = await client.importRows('listings', [{ external_id: 'M-2', title: 'Not written' }], { update: 'merge', dryRun: true });
+    expect(dry.body).toMatchObject({ dry_run: true, updated: 1, inserted: 0 });
+    const merged = await client.importRows('listings', [price, { external_id: 'M-3' }], { update: 'merge' });
+    expect(merged.body).toMatchObject({ inserted: 0, updated: 1, skipped: 1, errors: [{ index: 1 }] });
+    const stored = new Map<string | null, { title: string; price_cents: number; color: string | null }>();
+    for await (const row of client.listRows('listings')) stored.set(row.external_id, row);
+    expect(stored.get('M-1')).toMatchObject({ title: first.title, price_cents: 4_242, color: null });
+    expect(stored.get('M-2')).toMatchObject({ title: second.title });
   });
 
   it('archives rows by external_id: they leave the active list and are listed as archived', async () => {

@@ -7,6 +7,14 @@ export interface RowInputs {
   listings: Schemas['ListingInput'];
   machines: Schemas['MachineInput'];
 }
+/**
+ * A row of an import with `update=merge`, by kind: `external_id` and the fields to change, each
+ * by its own rule; `null` clears an optional field (the document's merge row schemas).
+ */
+export interface MergeRowInputs {
+  listings: Schemas['ListingMergeInput'];
+  machines: Schemas['MachineMergeInput'];
+}
 /** A row as the catalogue stores it and lists it back, by kind. */
 export interface StoredRows {
   listings: Schemas['StoredListing'];

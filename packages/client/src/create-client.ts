@@ -1,9 +1,9 @@
 
-import type { Account, ArchiveResult, DeleteResult, Import, ImportErrorRow, RemovalRequest, RowInputs, StoredRows } from './api-types.js';
+import type { Account, ArchiveResult, DeleteResult, Import, ImportErrorRow, MergeRowInputs, RemovalRequest, RowInputs, StoredRows } from './api-types.js';
 import { AttemptClient, type RowKind } from './attempt-client.js';
 import { CLIENT_VERSION } from './client-version.js';
 import { importFile, type FileAccepted, type FileImport } from './import-file.js';
-import { importRows, type ImportRowsOptions, type RowsDryRun, type RowsImported } from './import-rows.js';
+import { importRows, type ImportRowsOptions, type MergeRowsOptions, type ReplaceRowsOptions, type RowsDryRun, type RowsImported } from './import-rows.js';
 import { importErrors, listImports, listRows, type ListRowsOptions } from './pages.js';
 import { cancelImport, getImport, me } from './reads.js';
 import { removeRows, type RemoveRowsOptions, type RowsRemoved } from './remove-rows.js';
@@ -33,9 +33,15 @@ export interface BulkImportClient {
   /** the single-attempt layer under the helpers, for retry rules of your own */
   readonly attempts: AttemptClient;
   me(): Promise<Account>;
-  /** POST /v1/api/{kind}/bulk: 1 to 200 listings or 500 machines; the bad rows come back in `body.errors` */
-  importRows<K extends RowKind>(kind: K, rows: readonly RowInputs[K][], options?: ImportRowsOptions & { dryRun?: false }): Promise<RowsImported>;
-  importRows<K extends RowKind>(kind: K, rows: readonly RowInputs[K][], options: ImportRowsOptions & { dryRun: true }): Promise<RowsDryRun>;
+  /**
+   * POST /v1/api/{kind}/bulk: 1 to 200 listings or 500 machines; the bad rows come back in
+   * `body.errors`. Whole rows, or with `update: 'merge'` merge rows: `external_id` and the fields
+   * to change.
+   */
+  importRows<K extends RowKind>(kind: K, rows: readonly MergeRowInputs[K][], options: MergeRowsOptions & { dryRun?: false }): Promise<RowsImported>;
+  importRows<K extends RowKind>(kind: K, rows: readonly MergeRowInputs[K][], options: MergeRowsOptions & { dryRun: true }): Promise<RowsDryRun>;
+  importRows<K extends RowKind>(kind: K, rows: readonly RowInputs[K][], options?: ReplaceRowsOptions & { dryRun?: false }): Promise<RowsImported>;
+  importRows<K extends RowKind>(kind: K, rows: readonly RowInputs[K][], options: ReplaceRowsOptions & { dryRun: true }): Promise<RowsDryRun>;
   archiveRows(kind: RowKind, request: RemovalRequest, options?: RemoveRowsOptions): Promise<RowsRemoved<ArchiveResult>>;
   deleteRows(kind: RowKind, request: RemovalRequest, options?: RemoveRowsOptions): Promise<RowsRemoved<DeleteResult>>;
   importFile(file: FileImport): Promise<FileAccepted>;
@@ -62,7 +68,8 @@ export function createClient(options: ClientOptions): BulkImportClient {
   return {
     attempts,
     me: () => me(core),
-    importRows: ((kind: RowKind, rows: readonly RowInputs[RowKind][], rowOptions?: ImportRowsOptions) => importRows(core, kind, rows, rowOptions)) as BulkImportClient['importRows'],
+    importRows: ((kind: RowKind, rows: readonly (RowInputs[RowKind] | MergeRowInputs[RowKind])[], rowOptions?: ImportRowsOptions) =>
+      importRows(core, kind, rows, rowOptions)) as BulkImportClient['importRows'],
     archiveRows: (kind, request, removal) => removeRows<ArchiveResult>(core, kind, 'archive', request, removal),
     deleteRows: (kind, request, removal) => removeRows<DeleteResult>(core, kind, 'delete', request, removal),
     importFile: (file) => importFile(core, file),

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { BulkDryRunResult, BulkResult, RowInputs } from './api-types.js';
+import type { BulkDryRunResult, BulkResult, MergeRowInputs, RowInputs } from './api-types.js';
 import type { RowKind } from './attempt-client.js';
 import { expectAnswer, type ClientCore } from './client-core.js';
 import type { UpdateMode } from './file-import-query.js';
@@ -12,6 +12,11 @@ export interface ImportRowsOptions {
   /** the key of this logical import; default a fresh UUID. Give your own to retry across processes. */
   idempotencyKey?: string;
 }
+
+/** An import of whole rows (`update` `replace`, the server's default). */
+export type ReplaceRowsOptions = ImportRowsOptions & { update?: 'replace' };
+/** A merge (`update=merge`): its rows are MergeRowInputs, each changing only the fields it carries. */
+export type MergeRowsOptions = ImportRowsOptions & { update: 'merge' };
 
 /** An import's 201: its body, where the import is (`Location`), and whether it was replayed. */
 export interface RowsImported {
@@ -37,7 +42,12 @@ export interface RowsDryRun {
  * one's result instead of inserting again; a dry run carries none (the server refuses a key on
  * one: it writes nothing to deduplicate).
  */
-export async function importRows<K extends RowKind>(core: ClientCore, kind: K, rows: readonly RowInputs[K][], options: ImportRowsOptions = {}): Promise<RowsImported | RowsDryRun> {
+export async function importRows<K extends RowKind>(
+  core: ClientCore,
+  kind: K,
+  rows: readonly (RowInputs[K] | MergeRowInputs[K])[],
+  options: ImportRowsOptions = {},
+): Promise<RowsImported | RowsDryRun> {
   const body = JSON.stringify({ [kind]: rows });
   const what = `POST /v1/api/${kind}/bulk`;
   if (options.dryRun === true) {

@@ -3,12 +3,12 @@
  * the helpers; `AttemptClient` and `sendWithRetries` for a caller with retry rules of its own.
  */
 export { createClient, type BulkImportClient, type ClientOptions } from './create-client.js';
-export type { RowsImported, RowsDryRun, ImportRowsOptions } from './import-rows.js';
+export type { RowsImported, RowsDryRun, ImportRowsOptions, MergeRowsOptions, ReplaceRowsOptions } from './import-rows.js';
 export type { RowsRemoved, RemoveRowsOptions } from './remove-rows.js';
 export type { FileImport, FileAccepted } from './import-file.js';
 export type { WatchOptions } from './watch-import.js';
 export type { ListRowsOptions } from './pages.js';
-export type { Account, ArchiveResult, BulkDryRunResult, BulkResult, DeleteResult, Import, ImportErrorRow, RemovalRequest, RowInputs, StoredRows } from './api-types.js';
+export type { Account, ArchiveResult, BulkDryRunResult, BulkResult, DeleteResult, Import, ImportErrorRow, MergeRowInputs, RemovalRequest, RowInputs, StoredRows } from './api-types.js';
 
 export { ApiError } from './errors/api-error.js';
 export { NetworkError } from './errors/network-error.js';

@@ -2,6 +2,9 @@ import { z } from 'zod';
 import { IMPORT_KINDS, type ImportKind } from '../import/import-kinds.js';
 import { ImportResultSchema } from '../import/import-job.js';
 import { ImportIdSchema } from './import-id.js';
+import { externalIdString } from '../rows/external-id.js';
+import { ListingFieldsSchema } from '../rows/listing-row.js';
+import { MachineRowSchema } from '../rows/machine-row.js';
 
 /**
  * The component of the document that describes a valid row of each kind, by the name the
@@ -25,6 +28,38 @@ export const ROW_SCHEMAS = {
 } as const;
 
 /**
+ * The component of the document that describes a valid row of an import with `update=merge`:
+ * what a generated client types a merge's rows with.
+ */
+export const MERGE_ROW_COMPONENTS = { machines: 'MachineMergeInput', listings: 'ListingMergeInput' } as const satisfies Record<ImportKind, string>;
+
+/** The vendor extension by which a request's open row points at the component of a valid merge row. */
+export const MERGE_ROW_SCHEMA_EXTENSION = 'x-merge-row-schema';
+
+/**
+ * A merge row as the document shows it (docs/catalogue.md#merge): `external_id`, required, and
+ * any of the kind's other fields, each by its own rule. note: the document's account of what
+ * validateMergeRow (merge-row.ts) takes, from the same field rules: `null` clears an optional
+ * field and sets a boolean's default, and a required field is refused null. A merge row naming
+ * no row is created only when it is also a whole valid row, which the database decides.
+ */
+function mergeRowSchema(fields: typeof ListingFieldsSchema | typeof MachineRowSchema, id: string) {
+  return fields
+    .partial()
+    .extend({
+      external_id: externalIdString().meta({
+        description: 'Required with `update=merge`: names the row of the account to change (active or archived, which it restores). When the account has no row with it, the row is created, provided it carries every required field.',
+      }),
+    })
+    .meta({ id, description: 'A row of an import with `update=merge`: `external_id` and any of the other fields, each checked by its own rule; the fields it leaves out keep their values. `null` clears an optional field and sets a boolean to its default.' });
+}
+
+export const MERGE_ROW_SCHEMAS = {
+  machines: mergeRowSchema(MachineRowSchema, 'MachineMerge'),
+  listings: mergeRowSchema(ListingFieldsSchema, 'ListingMerge'),
+} as const;
+
+/**
  * The bulk request bodies (docs/endpoints.md#bulk-imports), as the service takes them.
  * note: what is refused as a whole is what checkImportBody refuses as a whole (not an object
  * holding the array, no rows, too many rows); each row is then checked on its own, and a failing
@@ -38,11 +73,13 @@ function bulkBodySchema<K extends ImportKind>(kind: K) {
   const row = z
     .union([
       ROW_SCHEMAS[kind],
+      MERGE_ROW_SCHEMAS[kind],
       z.unknown().meta({ description: `Any other value: a row that fails its checks (a wrong type, a missing field, a value out of its bounds, not even an object) is skipped and reported in \`errors\` by its index; the other rows are still written.` }),
     ])
     .meta({
-      description: `A row, checked on its own: a valid one is an object as \`${ROW_COMPONENTS[kind]}\` describes (with \`update=merge\`: \`external_id\` and any of its other fields, each by the same rule); any other is reported, not refused with the request.`,
+      description: `A row, checked on its own: a valid one is an object as \`${ROW_COMPONENTS[kind]}\` describes (with \`update=merge\`, as \`${MERGE_ROW_COMPONENTS[kind]}\` does); any other is reported, not refused with the request.`,
       [ROW_SCHEMA_EXTENSION]: rowComponentRef(kind),
+      [MERGE_ROW_SCHEMA_EXTENSION]: `#/components/schemas/${MERGE_ROW_COMPONENTS[kind]}`,
     });
   const rows = z.array(row).min(1).max(maxRows);
   return z.object({ [kind]: rows } as Record<K, typeof rows>).meta({

@@ -31,6 +31,14 @@ export function externalIdOf(row: unknown): string | undefined {
  * is always created.
  */
 export function externalId() {
+  return externalIdString()
+    .nullish()
+    .transform((id) => id ?? undefined)
+    .optional();
+}
+
+/** An external id that must be sent: the rule of externalId without its absence (a merge row's, merge-row.ts). */
+export function externalIdString() {
   return z
     .string({ error: 'must be a string' })
     .check((ctx) => {
@@ -43,8 +51,5 @@ export function externalId() {
       pattern: trimmedTextPattern(EXTERNAL_ID_MAX_LENGTH),
       description: `Your own id for this row (a SKU, an asset tag): 1 to ${EXTERNAL_ID_MAX_LENGTH} printable characters after trimming, unique per account and kind. A row whose \`external_id\` the account already has updates that row in place; a row without one is always created.`,
       examples: ['SKU-10442'],
-    })
-    .nullish()
-    .transform((id) => id ?? undefined)
-    .optional();
+    });
 }

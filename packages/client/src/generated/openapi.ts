@@ -444,6 +444,60 @@ export interface components {
             /** @description Default `false`. */
             allows_custom_orders?: boolean | null;
         };
+        /** @description A row of an import with `update=merge`: `external_id` and any of the other fields, each checked by its own rule; the fields it leaves out keep their values. `null` clears an optional field and sets a boolean to its default. */
+        MachineMergeInput: {
+            /**
+             * @description Required with `update=merge`: names the row of the account to change (active or archived, which it restores). When the account has no row with it, the row is created, provided it carries every required field.
+             * @example SKU-10442
+             */
+            external_id: string;
+            template_id?: string;
+            /** @description Any non-blank text of at most 80 characters. */
+            category?: string;
+            manufacturer?: string;
+            model?: string;
+            model_number?: string | null;
+            /** @description Stored up to 80 characters. */
+            nickname?: string | null;
+            /** @description At most 100 entries of at most 80 characters. */
+            capabilities?: string[] | null;
+            /** @description Default `false`. */
+            is_skill_station?: boolean | null;
+        };
+        /** @description A row of an import with `update=merge`: `external_id` and any of the other fields, each checked by its own rule; the fields it leaves out keep their values. `null` clears an optional field and sets a boolean to its default. */
+        ListingMergeInput: {
+            /**
+             * @description Required with `update=merge`: names the row of the account to change (active or archived, which it restores). When the account has no row with it, the row is created, provided it carries every required field.
+             * @example SKU-10442
+             */
+            external_id: string;
+            /** @description Trimmed; stored up to 120 characters (longer text is truncated). */
+            title?: string;
+            /** @description Trimmed; stored up to 2000 characters (longer text is truncated). */
+            description?: string;
+            /**
+             * @description Exactly `USD`; never defaulted.
+             * @constant
+             */
+            currency?: "USD";
+            /** @description Price in US cents: a JSON whole number, not a string. */
+            price_cents?: number;
+            /** @enum {string} */
+            category?: "miniatures" | "home_decor" | "cosplay" | "jewelry" | "gadgets" | "art" | "gifts" | "replacement" | "fashion" | "electronics" | "automotive" | "rc_drones" | "education" | "outdoor" | "other";
+            /** @description Trimmed; stored up to 80 characters. */
+            material?: string;
+            /** @description 1 to 100 absolute `https://` URLs with a host, each at most 2048 characters; every entry is checked, the first 8 are kept and the first is the thumbnail. */
+            photo_urls?: string[];
+            /** @description Stored up to 40 characters; blank or null is stored as null. */
+            color?: string | null;
+            /** @description At most 100 entries; the first 10 are kept, each at most 80 characters. */
+            tags?: string[] | null;
+            print_time_hours?: number | null;
+            /** @description Default `true`. */
+            is_available?: boolean | null;
+            /** @description Default `false`. */
+            allows_custom_orders?: boolean | null;
+        };
         NewApiKeyInput: {
             /** @description Trimmed, 1 to 80 characters (counted once trimmed). */
             label: string;
@@ -1557,7 +1611,7 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    machines: (components["schemas"]["MachineInput"] | unknown)[];
+                    machines: (components["schemas"]["MachineInput"] | components["schemas"]["MachineMergeInput"] | unknown)[];
                 };
             };
         };
@@ -1900,7 +1954,7 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    listings: (components["schemas"]["ListingInput"] | unknown)[];
+                    listings: (components["schemas"]["ListingInput"] | components["schemas"]["ListingMergeInput"] | unknown)[];
                 };
             };
         };
