@@ -293,6 +293,28 @@ describe('POST /v1/api/keys/{id}/roll', () => {
     expect(await listed(account, '?status=active&limit=100')).toHaveLength(20);
   });
 
+  it('never holds more than 21 keys: a roll at 21, of another key or of the new one, is 429 until the key in its grace period ends', async () => {
+    const account = await service.createAccount();
+    const keys: Created[] = [];
+    for (let i = 0; i < 20; i += 1) keys.push(await created(account, { label: `k${i}` }));
+    const first = await roll(account, keys[0]!.metadata.id);
+    expect(first.statusCode, first.body).toBe(201);
+    // note: rolling the new key again, or another key, would keep one more old key working
+    for (const id of [first.json<Rolled>().metadata.id, keys[1]!.metadata.id]) {
+      const refused = await roll(account, id);
+      expect([refused.statusCode, refused.json()]).toEqual([429, { error: 'Active key limit reached (21); revoke a key first', code: 'active_key_limit' }]);
+      expect(refused.headers['retry-after']).toBeUndefined();
+    }
+    expect(await listed(account, '?status=active&limit=100')).toHaveLength(21);
+    // A roll that ends its old key at once adds no key, so it is taken.
+    expect((await roll(account, keys[1]!.metadata.id, { expires_in_sec: 0 })).statusCode).toBe(201);
+    expect(await listed(account, '?status=active&limit=100')).toHaveLength(21);
+    // Once the key in its grace period is revoked, the next roll is taken.
+    expect((await service.request({ method: 'DELETE', url: `/v1/api/keys/${keys[0]!.metadata.id}`, headers: bearer(account.sessionToken) })).statusCode).toBe(200);
+    expect((await roll(account, keys[2]!.metadata.id)).statusCode).toBe(201);
+    expect(await listed(account, '?status=active&limit=100')).toHaveLength(21);
+  });
+
   it('keeps the cap under concurrent creates and rolls: 20 active after the rolled keys end', async () => {
     const account = await service.createAccount();
     const keys: Created[] = [];

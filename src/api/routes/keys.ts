@@ -22,6 +22,7 @@ import { sessionAccountOf } from '../authenticated.js';
 import {
   ACTIVE_KEY_CAP,
   KEY_PAGE_MAX,
+  ROLL_KEY_CAP,
   changeKey,
   createKeyWithinCap,
   listKeys,
@@ -143,7 +144,7 @@ const rollSchema = {
   ...common,
   operationId: 'rollKey',
   summary: 'Roll a key',
-  description: `A new key with the old one's label, scopes and allowed addresses, and no expiry; the old key keeps working for \`expires_in_sec\` (default a day, at most ${ROLL_GRACE_MAX_SEC} s: 7 days; 0 ends it at once, and never past its own \`expires_at\`), then is refused as expired on every replica. Allowed with ${ACTIVE_KEY_CAP} active keys: the account holds one more until the old key ends. Of several rolls of one key at once exactly one succeeds.`,
+  description: `A new key with the old one's label, scopes and allowed addresses, and no expiry; the old key keeps working for \`expires_in_sec\` (default a day, at most ${ROLL_GRACE_MAX_SEC} s: 7 days; 0 ends it at once, and never past its own \`expires_at\`), then is refused as expired on every replica. Allowed with ${ACTIVE_KEY_CAP} active keys: the account holds one more until the old key ends, and never more than ${ROLL_KEY_CAP} (429 \`active_key_limit\`). Of several rolls of one key at once exactly one succeeds.`,
   params: KeyIdParamsSchema,
   body: jsonBody(RollKeyRequestSchema, ROLL_KEY_BODY_EXAMPLES),
   response: {
@@ -158,6 +159,14 @@ const rollSchema = {
     414: urlTooLongResponse(),
     409: errorResponse('The key is revoked, expired or already rolled (also: another roll of it won the race).', { keyNotRollable: ERROR_EXAMPLES.keyNotRollable }),
     413: tooLargeResponse(ROLL_BODY_LIMIT_BYTES),
+    429: errorResponse(
+      `The account already holds ${ROLL_KEY_CAP} keys, one of them an earlier roll's old key still in its grace period: revoke that one (or wait for it to end), or roll with \`expires_in_sec\` 0. Or this IP is locked out after 20 failed authentications in 5 minutes.`,
+      { rollCap: example('Key limit of a roll reached', apiErrors.keyCap(ROLL_KEY_CAP).body), lockout: ERROR_EXAMPLES.lockout },
+      [...ALWAYS, 'Retry-After'],
+      MaybeRetryLaterErrorSchema,
+      // note: the cap is not waited out: only the lockout carries Retry-After.
+      ['Retry-After'],
+    ),
     415: unsupportedMediaTypeResponse(),
   },
 };
@@ -284,6 +293,7 @@ export async function keyRoutes(fastify: FastifyInstance, deps: ApiDeps): Promis
     });
     if (outcome === 'not-found') throw apiErrors.keyNotFound();
     if (outcome === 'not-rollable') throw apiErrors.keyNotRollable();
+    if (outcome === 'cap-reached') throw apiErrors.keyCap(ROLL_KEY_CAP);
     // note: as a revocation: every replica drops its cached keys, so the old key's new end
     // holds from the very next request wherever it lands.
     await deps.authVersion.bump();

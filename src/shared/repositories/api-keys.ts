@@ -4,6 +4,8 @@ import type { Scope } from '../access/scopes.js';
 import { compileAllowedIps, type AllowedIps } from '../access/allowed-ips.js';
 
 export const ACTIVE_KEY_CAP = 20;
+/** What a roll may bring an account to: the cap and the rolled key in its grace period (rollKey). */
+export const ROLL_KEY_CAP = ACTIVE_KEY_CAP + 1;
 /** The plain list (no query parameter): the 50 newest keys; also a page's size when `limit` is not given. */
 export const KEY_LIST_LIMIT = 50;
 /** The largest page `limit` asks for. */
@@ -144,10 +146,12 @@ export interface RolledKey {
 /**
  * Rolls one of the account's keys (docs/access.md#rolling-a-key): a new key with its label,
  * scopes and allowed addresses, and the old one ending at the earlier of its own end and now
- * plus `expiresInSec` (0: now). Not held to the cap: the account holds one key more until the
- * old one ends. note: the account row is locked as a create locks it, so the cap a concurrent
- * create counts sees the roll; the key's row is locked too, and `rolled_at` marks it, so of
- * concurrent rolls of one key exactly one finds it rollable.
+ * plus `expiresInSec` (0: now). Allowed at the cap: the account holds one key more until the old
+ * one ends, and no more than that. 'cap-reached' when it already holds that one more and the roll
+ * would keep the old key working: else rolling each new key again would keep any number of keys
+ * working for up to 7 days. note: the account row is locked as a create locks it, so the cap a
+ * concurrent create or roll counts sees the roll; the key's row is locked too, and `rolled_at`
+ * marks it, so of concurrent rolls of one key exactly one finds it rollable.
  */
 export async function rollKey(
   sql: Sql,
@@ -155,7 +159,7 @@ export async function rollKey(
   keyId: string,
   expiresInSec: number,
   next: { keyPrefix: string; keyHash: Buffer },
-): Promise<RolledKey | 'not-found' | 'not-rollable'> {
+): Promise<RolledKey | 'not-found' | 'not-rollable' | 'cap-reached'> {
   return sql.begin(async (tx) => {
     await tx`select 1 from accounts where id = ${accountId} for update`;
     const [old] = await tx<{ rollable: boolean; label: string; scopes: Scope[]; allowedIps: string[] | null }[]>`
@@ -163,6 +167,11 @@ export async function rollKey(
       from api_keys where id = ${keyId} and account_id = ${accountId} for update`;
     if (!old) return 'not-found' as const;
     if (!old.rollable) return 'not-rollable' as const;
+    if (expiresInSec > 0) {
+      const [{ active } = { active: 0 }] = await tx<{ active: number }[]>`
+        select count(*)::int as active from api_keys where account_id = ${accountId} and ${tx.unsafe(IS_ACTIVE_SQL)}`;
+      if (active >= ROLL_KEY_CAP) return 'cap-reached' as const;
+    }
     const [rolled] = await tx<ApiKeyRecord[]>`
       update api_keys
       set rolled_at = now(), expires_at = least(expires_at, now() + make_interval(secs => ${expiresInSec}))

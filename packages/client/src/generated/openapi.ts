@@ -363,7 +363,7 @@ export interface paths {
         put?: never;
         /**
          * Roll a key
-         * @description A new key with the old one's label, scopes and allowed addresses, and no expiry; the old key keeps working for `expires_in_sec` (default a day, at most 604800 s: 7 days; 0 ends it at once, and never past its own `expires_at`), then is refused as expired on every replica. Allowed with 20 active keys: the account holds one more until the old key ends. Of several rolls of one key at once exactly one succeeds.
+         * @description A new key with the old one's label, scopes and allowed addresses, and no expiry; the old key keeps working for `expires_in_sec` (default a day, at most 604800 s: 7 days; 0 ends it at once, and never past its own `expires_at`), then is refused as expired on every replica. Allowed with 20 active keys: the account holds one more until the old key ends, and never more than 21 (429 `active_key_limit`). Of several rolls of one key at once exactly one succeeds.
          */
         post: operations["rollKey"];
         delete?: never;
@@ -6251,17 +6251,18 @@ export interface operations {
                     });
                 };
             };
-            /** @description This IP is locked out after 20 failed authentications in 5 minutes; retry after `Retry-After` seconds. */
+            /** @description The account already holds 21 keys, one of them an earlier roll's old key still in its grace period: revoke that one (or wait for it to end), or roll with `expires_in_sec` 0. Or this IP is locked out after 20 failed authentications in 5 minutes. */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "Retry-After": components["headers"]["Retry-After"];
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["RetryLaterError"] & ({
+                    "application/json": components["schemas"]["MaybeRetryLaterError"] & ({
                         /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
-                        code: "locked_out" | string;
+                        code: ("active_key_limit" | "locked_out") | string;
                     } & {
                         [key: string]: unknown;
                     });
