@@ -5,9 +5,9 @@ import type { ImportJobData, ImportResult } from '../../src/shared/import/import
 import { IMPORT_JOB_OPTIONS } from '../../src/shared/import/import-queue.js';
 import { encodeImportRows } from '../../src/shared/import/rows-hand-over.js';
 import { ImportRowsStore } from '../../src/shared/import/rows-store.js';
-import { insertImportRecord } from '../../src/shared/repositories/imports.js';
 import { ListingRowSchema } from '../../src/shared/rows/listing-row.js';
 import { validListing } from '../support/fixtures.js';
+import { holdImports, waitForHeldImports } from '../support/hold-imports.js';
 import { startTestService, type TestService } from '../support/test-service.js';
 import { writtenByJob } from '../support/written-by-job.js';
 
@@ -16,8 +16,8 @@ const ATTEMPT_TIMEOUT_MS = 1_000;
 /**
  * A write that does not settle (as a statement stranded by a failover does) is given up after
  * IMPORT_TIMEOUT_MS and the job retried, and the rows are still written once. The write here is
- * held for real: another transaction holds the import's record, uncommitted, so the worker's
- * statement waits on PostgreSQL's lock.
+ * held for real: another transaction holds the `imports` table locked (holdImports), so the
+ * worker's statement waits on PostgreSQL's lock.
  */
 describe('an import whose write does not settle', () => {
   let service: TestService;
@@ -35,39 +35,24 @@ describe('an import whose write does not settle', () => {
     const data: ImportJobData = { kind: 'listings', accountId: account.id, requestId: randomUUID(), total: 3, errors: [], rowCount: 3 };
     const rows = Array.from({ length: 3 }, () => ListingRowSchema.parse(validListing()));
 
-    let release!: () => void;
-    const released = new Promise<void>((resolve) => (release = resolve));
-    let holding!: () => void;
-    const held = new Promise<void>((resolve) => (holding = resolve));
-    // note: rolled back at the end, so the record the worker waits on never becomes the import's.
-    const blocker = service.sql
-      .begin(async (tx) => {
-        await insertImportRecord(tx, { ...data, jobId, createdAt: undefined });
-        holding();
-        await released;
-        throw new Error('rolled back on purpose');
-      })
-      .catch((error: unknown) => error);
-    await held;
-
-    await new ImportRowsStore(service.deps.redis, service.config.redisPrefix).put(jobId, encodeImportRows(rows));
-    const job = (await service.deps.queue.add('listings', data, { ...IMPORT_JOB_OPTIONS, jobId })) as Job<ImportJobData, ImportResult>;
-
+    const held = await holdImports(service.sql);
+    let job: Job<ImportJobData, ImportResult>;
     try {
-      // The first attempt waits on the lock, is given up and is retried.
-      await expect
-        .poll(async () => (await service.deps.queue.getJob(jobId))?.failedReason ?? '', { timeout: ATTEMPT_TIMEOUT_MS * 5, interval: 50 })
-        .toMatch(/did not settle within 1000 ms; the attempt is given up and retried/);
+      await new ImportRowsStore(service.deps.redis, service.config.redisPrefix).put(jobId, encodeImportRows(rows));
+      job = (await service.deps.queue.add('listings', data, { ...IMPORT_JOB_OPTIONS, jobId })) as Job<ImportJobData, ImportResult>;
+      // The first attempt waits on the lock, is given up and retried: its statement still waits
+      // beside the retry's.
+      await waitForHeldImports(service.sql, 2);
       const afterGivingUp = (await service.deps.queue.getJob(jobId))!;
+      expect(afterGivingUp.failedReason).toMatch(/did not settle within 1000 ms; the attempt is given up and retried/);
       expect(afterGivingUp.attemptsMade).toBeGreaterThanOrEqual(1);
       expect(await writtenByJob(service.sql, jobId)).toEqual({ listings: 0, imports: 0 });
     } finally {
-      release();
+      await held.release();
     }
-    expect(String(await blocker)).toMatch(/rolled back on purpose/);
     await expect.poll(async () => job.getState(), { timeout: 10_000, interval: 50 }).toBe('completed');
     expect((await service.deps.queue.getJob(jobId))!.returnvalue).toEqual({ inserted: 3, skipped: 0, errors: [] });
-    // The abandoned statement went on once the lock was free, and so did a retry: one wrote, the other found the record.
+    // The abandoned statement went on once the lock was free, and so did the retry: one wrote, the other found the record.
     expect(await writtenByJob(service.sql, jobId)).toEqual({ listings: 3, imports: 1 });
   });
 });
