@@ -59,6 +59,12 @@ async function created(account: TestAccount, extra: object = {}): Promise<Create
   expect(res.statusCode, res.body).toBe(201);
   return res.json<Created>();
 }
+/** `count` keys of the account, labelled k0, k1, ... */
+async function keysOf(account: TestAccount, count: number): Promise<Created[]> {
+  const keys: Created[] = [];
+  for (let i = 0; i < count; i += 1) keys.push(await created(account, { label: `k${i}` }));
+  return keys;
+}
 function roll(account: TestAccount, id: string, payload?: object) {
   return service.request({ method: 'POST', url: `/v1/api/keys/${id}/roll`, headers: bearer(account.sessionToken), ...(payload === undefined ? {} : { payload }) });
 }
@@ -155,8 +161,7 @@ describe('an expired key', () => {
 
   it('does not count toward the 20 active keys', async () => {
     const account = await service.createAccount();
-    const keys: Created[] = [];
-    for (let i = 0; i < 20; i += 1) keys.push(await created(account, { label: `k${i}` }));
+    const keys = await keysOf(account, 20);
     expect((await create(account, { label: 'one more', scopes: ['listings:write'] })).statusCode).toBe(429);
     await service.sql`update api_keys set expires_at = now() - interval '1 second' where id = ${keys[0]!.metadata.id}`;
     expect((await create(account, { label: 'one more', scopes: ['listings:write'] })).statusCode).toBe(201);
@@ -281,8 +286,7 @@ describe('POST /v1/api/keys/{id}/roll', () => {
 
   it('rolls at the 20-key cap (the account then holds 21 until the old key ends), and a create is still refused', async () => {
     const account = await service.createAccount();
-    const keys: Created[] = [];
-    for (let i = 0; i < 20; i += 1) keys.push(await created(account, { label: `k${i}` }));
+    const keys = await keysOf(account, 20);
     const res = await roll(account, keys[0]!.metadata.id);
     expect(res.statusCode, res.body).toBe(201);
     expect(await listed(account, '?status=active&limit=100')).toHaveLength(21);
@@ -295,8 +299,7 @@ describe('POST /v1/api/keys/{id}/roll', () => {
 
   it('never holds more than 21 keys: a roll at 21, of another key or of the new one, is 429 until the key in its grace period ends', async () => {
     const account = await service.createAccount();
-    const keys: Created[] = [];
-    for (let i = 0; i < 20; i += 1) keys.push(await created(account, { label: `k${i}` }));
+    const keys = await keysOf(account, 20);
     const first = await roll(account, keys[0]!.metadata.id);
     expect(first.statusCode, first.body).toBe(201);
     // note: rolling the new key again, or another key, would keep one more old key working
@@ -317,8 +320,7 @@ describe('POST /v1/api/keys/{id}/roll', () => {
 
   it('keeps the cap under concurrent creates and rolls: 20 active after the rolled keys end', async () => {
     const account = await service.createAccount();
-    const keys: Created[] = [];
-    for (let i = 0; i < 15; i += 1) keys.push(await created(account, { label: `k${i}` }));
+    const keys = await keysOf(account, 15);
     const rolls = keys.slice(0, 5).map((k) => roll(account, k.metadata.id, { expires_in_sec: 0 }));
     const creates = Array.from({ length: 10 }, (_, i) => create(account, { label: `c${i}`, scopes: ['listings:write'] }));
     const [rolled, made] = await Promise.all([Promise.all(rolls), Promise.all(creates)]);
