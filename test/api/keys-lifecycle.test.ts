@@ -318,6 +318,15 @@ describe('POST /v1/api/keys/{id}/roll', () => {
     expect(await listed(account, '?status=active&limit=100')).toHaveLength(21);
   });
 
+  it('gives one 201 of 5 concurrent rolls of different keys at the cap, the others 429: 21 keys, not 25', async () => {
+    const account = await service.createAccount();
+    const keys = await keysOf(account, 20);
+    const replies = await Promise.all(keys.slice(0, 5).map((key) => roll(account, key.metadata.id)));
+    expect(replies.map((r) => r.statusCode).sort()).toEqual([201, 429, 429, 429, 429]);
+    expect(replies.find((r) => r.statusCode === 429)!.json()).toEqual({ error: 'Active key limit reached (21); revoke a key first', code: 'active_key_limit' });
+    expect(await listed(account, '?status=active&limit=100')).toHaveLength(21);
+  });
+
   it('keeps the cap under concurrent creates and rolls: 20 active after the rolled keys end', async () => {
     const account = await service.createAccount();
     const keys = await keysOf(account, 15);
