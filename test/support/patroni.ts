@@ -31,6 +31,23 @@ export interface PatroniCluster {
   stop(): Promise<void>;
 }
 
+/** The last lines a child process wrote, stdout and stderr together, for a failure's report. */
+class OutputTail {
+  private lines: string[] = [];
+  constructor(readonly name: string, child: ChildProcess, private readonly keep = 40) {
+    const take = (chunk: Buffer) => {
+      this.lines.push(...chunk.toString('utf8').split('\n').filter(Boolean));
+      if (this.lines.length > this.keep) this.lines.splice(0, this.lines.length - this.keep);
+    };
+    child.stdout?.on('data', take);
+    child.stderr?.on('data', take);
+    child.once('exit', (code, signal) => this.lines.push(`(exited: ${signal ?? code})`));
+  }
+  report(): string {
+    return `--- ${this.name}, its last ${this.lines.length} lines:\n${this.lines.join('\n')}`;
+  }
+}
+
 /** Patroni's loop and its leader lease, in seconds: a dead leader's lease runs out within TTL_SEC. */
 export const TTL_SEC = 10;
 const LOOP_WAIT_SEC = 2;
@@ -49,12 +66,39 @@ export async function startPatroniCluster(): Promise<PatroniCluster> {
   if (user) chownSync(dir, user.uid, user.gid);
   const children: ChildProcess[] = [];
   const nodes: PatroniNode[] = [];
+  const tails: OutputTail[] = [];
+  // note: a start that fails says why in the test's own error: what each process wrote last and
+  // what each node's REST API answered last.
+  const lastAnswers = new Map<string, string>();
+  const untilOrExplain = (what: string, probe: () => Promise<boolean>, timeoutMs: number) =>
+    until(what, probe, timeoutMs, () =>
+      [
+        ...tails.map((tail) => tail.report()),
+        ...nodes.map((node) => `--- ${node.name} GET /patroni last answered: ${lastAnswers.get(node.name) ?? '(nothing)'}`),
+      ].join('\n'),
+    );
+  const roleOf = async (node: PatroniNode) => {
+    const answer = await patroniState(node);
+    lastAnswers.set(node.name, answer.raw);
+    return answer.role;
+  };
 
+  // note: Patroni runs in a process group of its own, so that stopping it also stops the initdb or
+  // pg_basebackup it may be running; PostgreSQL itself leaves that group (Patroni detaches it),
+  // so pg_ctl stops it after.
   const stopChild = async (child: ChildProcess, signal: NodeJS.Signals) => {
     if (child.exitCode !== null || child.signalCode !== null) return;
     const exited = once(child, 'exit');
-    child.kill(signal);
-    const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+    const send = (sig: NodeJS.Signals) => {
+      try {
+        if (child.pid !== undefined && nodes.some((node) => node.child === child)) process.kill(-child.pid, sig);
+        else child.kill(sig);
+      } catch {
+        child.kill(sig);
+      }
+    };
+    send(signal);
+    const timer = setTimeout(() => send('SIGKILL'), 10_000);
     await exited;
     clearTimeout(timer);
   };
@@ -68,7 +112,7 @@ export async function startPatroniCluster(): Promise<PatroniCluster> {
     await Promise.all(nodes.map((node) => stopChild(node.child, 'SIGKILL')));
     for (const node of nodes) pgCtlStop(node.dataDir);
     await Promise.all(children.map((child) => stopChild(child, 'SIGTERM')));
-    rmSync(dir, { recursive: true, force: true });
+    rmSync(dir, { recursive: true, force: true, maxRetries: 5 });
   };
 
   try {
@@ -84,10 +128,11 @@ export async function startPatroniCluster(): Promise<PatroniCluster> {
         '--listen-peer-urls', `http://127.0.0.1:${etcdPeer}`, '--initial-advertise-peer-urls', `http://127.0.0.1:${etcdPeer}`,
         '--initial-cluster', `test=http://127.0.0.1:${etcdPeer}`,
       ],
-      { stdio: 'ignore', ...asPostgres },
+      { stdio: ['ignore', 'pipe', 'pipe'], ...asPostgres },
     );
     children.push(etcd);
-    await until('etcd answers', async () => (await fetch(`http://127.0.0.1:${etcdClient}/health`)).ok, 20_000);
+    tails.push(new OutputTail('etcd', etcd));
+    await untilOrExplain('etcd answers', async () => (await fetch(`http://127.0.0.1:${etcdClient}/health`)).ok, 20_000);
 
     const startNode = async (name: string): Promise<PatroniNode> => {
       const [port, restPort] = [await freePort(), await freePort()];
@@ -95,9 +140,8 @@ export async function startPatroniCluster(): Promise<PatroniCluster> {
       const config = join(dir, `${name}.yml`);
       writeFileSync(config, patroniConfig({ name, port, restPort, etcdClient, dataDir, bin, socketDir: dir }));
       if (user) chownSync(config, user.uid, user.gid);
-      const child = spawn('/usr/bin/patroni', [config], { stdio: ['ignore', 'ignore', 'pipe'], ...asPostgres });
-      let stderr = '';
-      child.stderr?.on('data', (chunk: Buffer) => (stderr = (stderr + chunk.toString()).slice(-4_000)));
+      const child = spawn('/usr/bin/patroni', [config], { stdio: ['ignore', 'pipe', 'pipe'], detached: true, ...asPostgres });
+      tails.push(new OutputTail(`patroni ${name}`, child));
       const node: PatroniNode = {
         name,
         port,
@@ -107,25 +151,25 @@ export async function startPatroniCluster(): Promise<PatroniCluster> {
         url: (database = 'postgres') => `postgres://postgres@127.0.0.1:${port}/${database}`,
       };
       nodes.push(node);
-      child.once('exit', (code) => {
-        if (code !== null && code !== 0) console.warn(`patroni ${name} exited ${code}: ${stderr}`);
-      });
       return node;
     };
 
     const first = await startNode('node1');
-    await until('node1 leads', async () => (await role(first)) === 'primary', 60_000);
-    await startNode('node2');
-    await until('node2 streams synchronously', async () => (await syncStandby(first)) === 'node2', 60_000);
+    await untilOrExplain('node1 leads', async () => (await roleOf(first)) === 'primary', 60_000);
+    const second = await startNode('node2');
+    await untilOrExplain('node2 streams synchronously', async () => {
+      await roleOf(second);
+      return (await syncStandby(first)) === 'node2';
+    }, 60_000);
 
     return {
       nodes,
       async waitForLeader({ except, timeoutMs = 60_000 } = {}) {
         let leader: PatroniNode | undefined;
-        await until('a new leader', async () => {
+        await untilOrExplain('a new leader', async () => {
           for (const node of nodes) {
             if (node === except) continue;
-            if ((await role(node)) === 'primary') leader = node;
+            if ((await roleOf(node)) === 'primary') leader = node;
           }
           return leader !== undefined;
         }, timeoutMs);
@@ -138,20 +182,23 @@ export async function startPatroniCluster(): Promise<PatroniCluster> {
       stop,
     };
   } catch (error) {
-    await stop();
+    // note: the start's own error is the one to see; a failing clean-up only adds to it.
+    await stop().catch((stopError: unknown) => console.warn(`Patroni cluster clean-up after a failed start: ${String(stopError)}`));
     throw error;
   }
 }
 
-/** What the node's REST API says it is: `primary`, `replica`, or undefined when it does not answer or is not running. */
-async function role(node: PatroniNode): Promise<string | undefined> {
+/** `GET /patroni` on the node: its role when it runs, and what it answered (or why nothing), cut short. */
+async function patroniState(node: PatroniNode): Promise<{ role: string | undefined; raw: string }> {
   try {
     const res = await fetch(`http://127.0.0.1:${node.restPort}/patroni`, { signal: AbortSignal.timeout(1_000) });
-    const body = (await res.json()) as { role?: string; state?: string };
+    const raw = (await res.text()).slice(0, 2_000);
+    const body = JSON.parse(raw) as { role?: string; state?: string };
     // note: Patroni before 3.0.? says master where later ones say primary.
-    return body.state === 'running' ? (body.role === 'master' ? 'primary' : body.role) : undefined;
-  } catch {
-    return undefined;
+    const running = body.state === 'running' ? (body.role === 'master' ? 'primary' : body.role) : undefined;
+    return { role: running, raw: `${res.status} ${raw}` };
+  } catch (error) {
+    return { role: undefined, raw: `no answer: ${(error as Error).message}` };
   }
 }
 
@@ -166,20 +213,20 @@ async function syncStandby(node: PatroniNode): Promise<string | undefined> {
   }
 }
 
-async function until(what: string, probe: () => Promise<boolean>, timeoutMs: number): Promise<void> {
+async function until(what: string, probe: () => Promise<boolean>, timeoutMs: number, explain?: () => string): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (let i = 0; i < 1_000 && Date.now() < deadline; i += 1) {
     if (await probe().catch(() => false)) return;
     await new Promise((resolve) => setTimeout(resolve, 200));
   }
-  throw new Error(`${what}: not within ${timeoutMs} ms`);
+  throw new Error(`${what}: not within ${timeoutMs} ms${explain ? `\n${explain()}` : ''}`);
 }
 
 function patroniConfig(o: { name: string; port: number; restPort: number; etcdClient: number; dataDir: string; bin: string; socketDir: string }): string {
   return `scope: bulk-import-test
 name: ${o.name}
 log:
-  level: WARNING
+  level: INFO
 restapi:
   listen: 127.0.0.1:${o.restPort}
   connect_address: 127.0.0.1:${o.restPort}
