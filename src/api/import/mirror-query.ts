@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { API_ERRORS, apiErrors } from '../../shared/errors/api-errors.js';
 import type { MirrorRemoval } from '../../shared/repositories/mirror-removal.js';
+import { MaxRemovalSchema } from '../../shared/api-schemas/max-removal.js';
 
 /**
  * A file import's mirror parameters (docs/catalogue.md#mirror): `mode`, `missing` and
@@ -23,12 +24,9 @@ export const MirrorQueryShape = {
     .enum(['archive', 'delete'], { error: API_ERRORS.missingMalformed.text })
     .optional()
     .meta({ description: 'With `mode=mirror`: what happens to the rows the file leaves out, `archive` (the default) or `delete`.' }),
-  max_removal: z
-    .string()
-    .regex(/^(100|[1-9]?\d)$/, { error: API_ERRORS.maxRemovalMalformed.text })
-    .optional()
+  max_removal: MaxRemovalSchema.optional()
     .meta({
-      description: `With \`mode=mirror\`: the guard, a percentage from 0 to 100 (default ${DEFAULT_MAX_REMOVAL_PERCENT}). When the rows to remove are more than this share of the account's active rows of the kind that have an \`external_id\`, nothing is removed (the removal reads \`held\`) and the import still completes.`,
+      description: `With \`mode=mirror\`: the guard, a percentage from 0 to 100 (default ${DEFAULT_MAX_REMOVAL_PERCENT}). When the rows to remove are more than this share of the catalogue the file replaces (the account's active rows of the kind that have an \`external_id\`, counted when the upload began), nothing is removed (the removal reads \`held\`) and the import still completes.`,
     }),
 };
 
@@ -40,10 +38,10 @@ export const MIRROR_QUERY_REFUSALS: Record<string, () => ReturnType<typeof apiEr
 };
 
 /** The mirror a file import's query asks for, or undefined; ApiError for a removal parameter without a mirror. */
-export function mirrorOf(query: { mode?: 'upsert' | 'mirror'; missing?: 'archive' | 'delete'; max_removal?: string }): MirrorRemoval | undefined {
+export function mirrorOf(query: { mode?: 'upsert' | 'mirror'; missing?: 'archive' | 'delete'; max_removal?: number }): MirrorRemoval | undefined {
   if (query.mode !== 'mirror') {
     if (query.missing !== undefined || query.max_removal !== undefined) throw apiErrors.removalWithoutMirror();
     return undefined;
   }
-  return { missing: query.missing ?? 'archive', maxPercent: query.max_removal === undefined ? DEFAULT_MAX_REMOVAL_PERCENT : Number(query.max_removal) };
+  return { missing: query.missing ?? 'archive', maxPercent: query.max_removal ?? DEFAULT_MAX_REMOVAL_PERCENT };
 }

@@ -5,6 +5,7 @@ import { RetryLaterErrorSchema } from '../../shared/api-schemas/error-body.js';
 import { ImportErrorListSchema, ImportIdParamsSchema, ImportListSchema, ImportSchema } from '../../shared/api-schemas/imports.js';
 import { IdParameterSchema } from '../../shared/api-schemas/id-parameter.js';
 import { pageLimitSchema } from '../../shared/api-schemas/page-limit.js';
+import { wholeNumberParameter } from '../../shared/api-schemas/whole-number.js';
 import type { ApiError } from '../../shared/errors/api-error.js';
 import { apiErrors } from '../../shared/errors/api-errors.js';
 import { IMPORTS_PATH } from '../../shared/import/import-location.js';
@@ -59,10 +60,7 @@ const ListQuerySchema = z.object({
 
 const ErrorsQuerySchema = z.object({
   limit: pageLimitSchema(ERRORS_MAX, 100),
-  starting_after: z.coerce
-    .number()
-    .int()
-    .min(0)
+  starting_after: wholeNumberParameter(z.number().int().min(0))
     .optional()
     .meta({ description: 'A row index: the page starts after it (the last `index` of the previous page).' }),
 });

@@ -1,5 +1,6 @@
 import type { MirrorOptions, UpdateMode } from './import-options.js';
 import { UsageError } from './usage-error.js';
+import { MaxRemovalSchema } from '../../shared/api-schemas/max-removal.js';
 
 /** The import command's options for a merge and a mirror (docs/partner-cli.md#merge-and-mirror), as parseArgs takes them. */
 export const IMPORT_OPTIONS = {
@@ -9,8 +10,6 @@ export const IMPORT_OPTIONS = {
   'max-removal': { type: 'string' },
 } as const;
 
-/** The server's own rule for `max_removal` (src/api/import/mirror-query.ts): a whole percentage. */
-const MAX_REMOVAL = /^(100|[1-9]?\d)$/;
 
 /**
  * `--merge` and `--mirror [--missing archive|delete] [--max-removal N]`; UsageError for a
@@ -30,10 +29,12 @@ export function importOptionsOf(
   if (!background) throw new UsageError('--mirror needs --background: a mirror is one file import of the whole catalogue, whose left-out rows only the server can tell');
   const { missing } = values;
   if (missing !== undefined && missing !== 'archive' && missing !== 'delete') throw new UsageError(`--missing must be archive or delete (got ${JSON.stringify(missing)})`);
-  const maxRemoval = values['max-removal'];
-  if (maxRemoval !== undefined && !MAX_REMOVAL.test(maxRemoval)) throw new UsageError(`--max-removal must be a whole number from 0 to 100 (got ${JSON.stringify(maxRemoval)})`);
+  // note: the server's own rule (MaxRemovalSchema), so that the CLI refuses exactly what the server would
+  const given = values['max-removal'];
+  const maxRemoval = given === undefined ? undefined : MaxRemovalSchema.safeParse(given);
+  if (maxRemoval?.success === false) throw new UsageError(`--max-removal must be a whole number from 0 to 100 (got ${JSON.stringify(given)})`);
   return {
     update,
-    mirror: { ...(missing === undefined ? {} : { missing }), ...(maxRemoval === undefined ? {} : { maxRemoval: Number(maxRemoval) }) },
+    mirror: { ...(missing === undefined ? {} : { missing }), ...(maxRemoval === undefined ? {} : { maxRemoval: maxRemoval.data }) },
   };
 }

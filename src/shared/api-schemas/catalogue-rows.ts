@@ -121,16 +121,23 @@ const ExternalIdFilterSchema = z
   });
 
 /**
- * `updated_since=`: an ISO 8601 date and time with its zone (`Z` or an offset), year 0001 on.
- * note: read as a Date, to the millisecond (a finer fraction is dropped, which can only add rows
- * changed within that millisecond, never leave one out); handed to PostgreSQL as such, whatever
- * offset was sent.
+ * The instants `updated_since` may name, in UTC: years 0001 to 9999. note: a time written with an
+ * offset can leave them (`0001-01-01T00:00:00+14:00` is in year 0 in UTC, `9999-12-31T23:59:59-14:00`
+ * in year 10000), and PostgreSQL refuses such a time as it is handed over (22008, 22009).
+ */
+const UPDATED_SINCE_MIN_MS = Date.parse('0001-01-01T00:00:00.000Z');
+const UPDATED_SINCE_MAX_MS = Date.parse('9999-12-31T23:59:59.999Z');
+
+/**
+ * `updated_since=`: an ISO 8601 date and time with its zone (`Z` or an offset), within years 0001
+ * to 9999 once in UTC. note: read as a Date, to the millisecond (a finer fraction is dropped,
+ * which can only add rows changed within that millisecond, never leave one out); handed to
+ * PostgreSQL as such, whatever offset was sent.
  */
 const UpdatedSinceSchema = z.iso
   .datetime({ offset: true, error: API_ERRORS.updatedSinceMalformed.text })
-  .refine((value) => !value.startsWith('0000'), API_ERRORS.updatedSinceMalformed.text)
   .transform((value) => new Date(value))
-  .refine((date) => !Number.isNaN(date.getTime()), API_ERRORS.updatedSinceMalformed.text)
+  .refine((date) => date.getTime() >= UPDATED_SINCE_MIN_MS && date.getTime() <= UPDATED_SINCE_MAX_MS, API_ERRORS.updatedSinceMalformed.text)
   .meta({
     description:
       'Only rows created, changed, archived or restored at or after this time: an ISO 8601 date and time with a zone (`Z` or `+02:00`), read to the millisecond. To sync, send the time your previous run started, a little earlier rather than later.',

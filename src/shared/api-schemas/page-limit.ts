@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { API_ERRORS } from '../errors/api-errors.js';
+import { wholeNumberParameter } from './whole-number.js';
 
 /**
  * A list's `limit` query parameter: a whole number from 1 to `max`, `fallback` when absent
@@ -7,11 +8,7 @@ import { API_ERRORS } from '../errors/api-errors.js';
  * range is refused 400 `invalid_limit` by the route (apiErrors.pageLimitMalformed).
  */
 export function pageLimitSchema(max: number, fallback: number, what?: string) {
-  return z.coerce
-    .number({ error: API_ERRORS.pageLimitMalformed.text(max) })
-    .int()
-    .min(1)
-    .max(max)
-    .default(fallback)
-    .meta({ description: `How many ${what === undefined ? '' : `${what} `}to return: 1 to ${max}, ${fallback} by default.` });
+  return wholeNumberParameter(z.number({ error: API_ERRORS.pageLimitMalformed.text(max) }).int().min(1).max(max).default(fallback)).meta({
+    description: `How many ${what === undefined ? '' : `${what} `}to return: 1 to ${max}, ${fallback} by default.`,
+  });
 }
