@@ -381,6 +381,17 @@ describe('POST /v1/api/keys/{id}/roll', () => {
     expect(await listed(account)).toHaveLength(1);
   });
 
+  it.each(['null', '[]', '"60"', '60', 'true'])('answers the JSON body %s, which is no object, with 400 and rolls nothing', async (body) => {
+    const account = await service.createAccount();
+    const old = await created(account);
+    const res = await service.request({
+      method: 'POST', url: `/v1/api/keys/${old.metadata.id}/roll`, headers: { ...bearer(account.sessionToken), 'content-type': 'application/json' }, payload: body,
+    });
+    expect(res.statusCode, res.body).toBe(400);
+    expect(res.json()).toEqual({ error: 'Body must be empty or an object whose expires_in_sec is a whole number from 0 to 604800', code: 'invalid_expires_in_sec' });
+    expect(await listed(account)).toHaveLength(1);
+  });
+
   it('takes expires_in_sec 604800 (7 days)', async () => {
     const account = await service.createAccount();
     const old = await created(account);

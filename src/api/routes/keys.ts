@@ -286,6 +286,9 @@ export async function keyRoutes(fastify: FastifyInstance, deps: ApiDeps): Promis
   });
 
   app.post('/v1/api/keys/:id/roll', { schema: rollSchema, schemaErrorFormatter: refuseRollBody, onRequest, bodyLimit: ROLL_BODY_LIMIT_BYTES }, async (request, reply) => {
+    // note: a request without a body has no Content-Type to parse by; one with the JSON body
+    // `null` has, and `null` is no object.
+    if (request.body === null && request.headers['content-type'] !== undefined) throw apiErrors.rollBodyMalformed();
     const generated = generateApiKey();
     const outcome = await rollKey(sql, sessionAccountOf(request).id, request.params.id, request.body?.expires_in_sec ?? ROLL_GRACE_DEFAULT_SEC, {
       keyPrefix: generated.prefix,

@@ -105,7 +105,7 @@ export const RollKeyRequestSchema = z
     },
   )
   // note: the body may be left out altogether (the default grace period), which the framework
-  // hands over as null; the handler reads it so.
+  // hands over as null, as it hands over the JSON body `null`: the route tells them apart.
   .nullish()
   .meta({ id: 'RollApiKey' });
 
