@@ -130,6 +130,10 @@ describe('cross-cutting behaviour (default configuration)', () => {
       { name: 'angle brackets', id: '<script>alert(1)</script>' },
       { name: 'spaces', id: 'abc 123' },
       { name: 'quotes and braces', id: '{"x":"y"}' },
+      { name: 'the shape of an API key', id: `svc_live_${'a'.repeat(8)}_${'b'.repeat(32)}` },
+      { name: 'the shape of an API key in capitals', id: `SVC_LIVE_${'A'.repeat(8)}_${'B'.repeat(32)}` },
+      { name: 'the shape of a session token', id: 'eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJhIn0.c2lnbmF0dXJl' },
+      { name: 'a key within it', id: `trace-svc_live_${'a'.repeat(8)}_${'b'.repeat(32)}-1` },
     ])('replaces an incoming id with $name by a generated one', async ({ id }) => {
       const res = await service.request({ method: 'GET', url: '/v1/health', headers: { 'x-request-id': id } });
       expect(res.statusCode).toBe(200);

@@ -2,6 +2,7 @@ import { createRequire } from 'node:module';
 import { pino, type DestinationStream, type Logger } from 'pino';
 import type { PrettyOptions, prettyFactory } from 'pino-pretty';
 import { echoedText } from '../errors/echoed-text.js';
+import { withoutSecrets } from '../access/secret-shapes.js';
 import type { Config } from './config.js';
 
 /**
@@ -197,14 +198,16 @@ function loadPrettyFormatter(): ((line: string) => string) | undefined {
 }
 
 /**
- * Pretty lines to `destination` (stdout by default). note: pino still writes each line as JSON,
- * redacted and serialized as above, and pino-pretty only re-reads that line, so a pretty line
- * holds nothing the JSON line would not. Synchronous, as pino's own stdout is: nothing is lost
- * when a process exits right after logging.
+ * Every line as it is written, pretty (`format`) or not, to `destination` (stdout by default),
+ * with whatever in it is shaped like an API key or a session token taken out (secret-shapes.ts):
+ * in any field, whoever put it there (a path, a request id, an error's text, a caller's value).
+ * note: pino writes each line as JSON, redacted and serialized as above, and pino-pretty only
+ * re-reads that line, so a pretty line holds nothing the JSON line would not. Synchronous, as
+ * pino's own stdout is: nothing is lost when a process exits right after logging.
  */
-function prettyDestination(format: (line: string) => string, destination?: DestinationStream): DestinationStream {
+function scrubbedDestination(format: ((line: string) => string) | undefined, destination?: DestinationStream): DestinationStream {
   const out = destination ?? pino.destination({ dest: 1, sync: true });
-  return { write: (line: string) => void out.write(format(line)) };
+  return { write: (line: string) => void out.write(format === undefined ? withoutSecrets(line) : format(withoutSecrets(line))) };
 }
 
 /**
@@ -229,8 +232,8 @@ export function createLogger(
   const format: LogFormat = config.logFormat ?? 'auto';
   const wantsPretty = format === 'pretty' || (format === 'auto' && destination === undefined && process.stdout.isTTY === true);
   const pretty = wantsPretty ? loadPrettyFormatter() : undefined;
-  if (pretty !== undefined) return pino(options, prettyDestination(pretty, destination));
-  const log = destination === undefined ? pino(options) : pino(options, destination);
+  const log = pino(options, scrubbedDestination(pretty, destination));
+  if (pretty !== undefined) return log;
   if (format === 'pretty') {
     log.warn('LOG_FORMAT=pretty needs the pino-pretty package, a devDependency (not installed here: the production image has none); writing JSON lines');
   }

@@ -202,3 +202,37 @@ describe.skipIf(!redisServerAvailable())('createLogger: errors in log lines', ()
     expect(JSON.parse(refusedLine!)).toMatchObject({ err: { code: 'ECONNREFUSED', syscall: 'connect', port: 1 } });
   });
 });
+
+describe('createLogger: secrets by their shape, in any field', () => {
+  const KEY = `svc_live_${randomBytes(4).toString('hex')}_${randomBytes(16).toString('hex')}`;
+  const TOKEN = `eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIke3JhbmRvbX0ifQ.${randomBytes(16).toString('base64url')}`;
+  const linesOf = (write: (log: Logger) => void, format: 'json' | 'pretty' = 'json') => {
+    const lines: string[] = [];
+    write(createLogger({ logLevel: 'info', logFormat: format }, 'test', { write: (line: string) => void lines.push(line) }));
+    expect(lines).toHaveLength(1);
+    return lines[0]!;
+  };
+
+  it.each<[string, (log: Logger) => void]>([
+    ['a path', (log) => log.info({ url: `/v1/api/listings/${KEY}` }, 'request completed')],
+    ['a path with its underscores percent-encoded', (log) => log.info({ url: `/v1/api/listings/${KEY.replaceAll('_', '%5F')}` }, 'request completed')],
+    ['a key in capitals', (log) => log.info({ requestId: KEY.toUpperCase() }, 'request completed')],
+    ['a session token', (log) => log.info({ url: `/v1/api/keys/${TOKEN}` }, 'request completed')],
+    ['a child logger\'s bindings', (log) => log.child({ requestId: KEY }).info('request completed')],
+    ['the message', (log) => log.warn(`refused ${KEY} and ${TOKEN}`)],
+    ['an error\'s message', (log) => log.error({ err: new Error(`bad key ${KEY}`) }, 'failed')],
+  ])('takes out what is shaped like a key or a token in %s', (_where, write) => {
+    for (const format of ['json', 'pretty'] as const) {
+      const line = linesOf(write, format);
+      for (const secret of [KEY, KEY.toUpperCase(), KEY.replaceAll('_', '%5F'), TOKEN]) expect(line).not.toContain(secret);
+      expect(line).toContain('[redacted]');
+    }
+  });
+
+  it('leaves a line without one as it is: a key prefix and a UUID are no secret', () => {
+    const line = linesOf((log) => log.info({ keyPrefix: KEY.slice(9, 17), requestId: '0b6f1c52-0c1e-4b1e-9a55-7a4f3f0b7c11' }, 'request completed'));
+    expect(line).toContain(KEY.slice(9, 17));
+    expect(line).toContain('0b6f1c52-0c1e-4b1e-9a55-7a4f3f0b7c11');
+    expect(line).not.toContain('[redacted]');
+  });
+});
