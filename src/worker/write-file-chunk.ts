@@ -106,8 +106,8 @@ async function completeFileImport(tx: TransactionSql, importId: string, hooks: H
   if (await hasStagedChunks(tx, importId)) return { state: 'busy' };
   // note: a mirror's removal reads what the file claimed, so it comes before the staging is dropped
   if (record.removal?.state === 'pending') {
-    const { missing, maxPercent } = record.removal;
-    const outcome = await removeRowsLeftOut(tx, { importId, accountId: record.accountId, kind: record.kind, removal: { missing, maxPercent }, since: record.createdAt });
+    const { missing, maxPercent, base } = record.removal;
+    const outcome = await removeRowsLeftOut(tx, { importId, accountId: record.accountId, kind: record.kind, removal: { missing, maxPercent }, since: record.uploadBeganAt, base });
     await recordRemoval(tx, importId, missing, outcome);
   }
   await recordFileImportCompleted(tx, importId);

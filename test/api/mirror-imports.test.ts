@@ -110,6 +110,13 @@ describe('POST /v1/api/imports?mode=mirror (a file that mirrors the catalogue)',
     expect((await archivedIds(account)).length).toBe(8);
   });
 
+  it('counts the catalogue the file replaces, never the file\'s own new rows: 100 rows and a file of 900 new ids is held', async () => {
+    const { account, key } = await catalogue('N', 100);
+    const held = await mirror(key, '', ndjson(ids('NEW', 900).map((id) => validListing({ external_id: id }))));
+    expect(held).toMatchObject({ state: 'completed', removal: { state: 'held', rows: 100 }, rows: { inserted: 900, archived: 0 } });
+    expect(await archivedIds(account)).toEqual([]);
+  });
+
   it('holds the removal when a line could not be read, however small the removal', async () => {
     const { account, key } = await catalogue('D', 20);
     const held = await mirror(key, '&max_removal=100', ndjson(ids('D', 19).map((id) => validListing({ external_id: id }))) + '{"external_id": "D-19", broken\n');

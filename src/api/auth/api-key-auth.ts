@@ -16,23 +16,9 @@ import type { KeyCache } from './key-cache.js';
 import type { KeyUseRecorder } from './key-use-recorder.js';
 import { requireApiTier } from './account-access.js';
 import { apiErrors } from '../../shared/errors/api-errors.js';
-import { isAllowedFrom } from '../../shared/access/allowed-ips.js';
+import { keyRefusal, keyRefusalError } from '../../shared/access/key-refusal.js';
 
 const LAST_USED_RESOLUTION_MS = 60_000;
-
-/** Why a recognised key is refused before its account is looked at (docs/access.md#key-lifecycle). */
-type KeyRefusal = 'expired' | 'address';
-
-/**
- * Whether `key`, recognised, may be used now from `ip`: its end (a time it carries, so a cached
- * key ends on the dot on every replica) and its allowed addresses. note: on every request, so
- * no allocation unless the key has allowed addresses (then the client address is parsed once).
- */
-function refusalOf(key: AuthenticatedKey, ip: string): KeyRefusal | undefined {
-  if (key.expiresAtMs !== null && Date.now() >= key.expiresAtMs) return 'expired';
-  if (key.allowedIps !== null && !isAllowedFrom(key.allowedIps, ip)) return 'address';
-  return undefined;
-}
 
 /** The `X-RateLimit-*` headers and, with the same numbers, the IETF `RateLimit-Policy` and `RateLimit` fields. */
 function setQuotaHeaders(reply: FastifyReply, quota: QuotaDecision): void {
@@ -115,10 +101,10 @@ export function apiKeyAuth(deps: ApiKeyAuthDeps): onRequestAsyncHookHandler {
    * team asks which key was used from where.
    */
   async function admitKey(request: FastifyRequest, ip: string, key: AuthenticatedKey): Promise<AuthenticatedKey> {
-    const refusal = refusalOf(key, ip);
+    const refusal = keyRefusal(key, ip);
     if (refusal === undefined) return key;
     request.apiKey = key;
-    return fail(ip, refusal === 'expired' ? apiErrors.apiKeyExpired() : apiErrors.ipNotAllowed());
+    return fail(ip, keyRefusalError(refusal));
   }
 
   /** Steps 1-2: the IP's lockout, then the key: from the cache while its auth version holds. */
@@ -132,7 +118,7 @@ export function apiKeyAuth(deps: ApiKeyAuthDeps): onRequestAsyncHookHandler {
     const cacheKey = hashApiKeyBase64(token);
     const cached = keyCache.get(cacheKey);
     if (!cached) return { key: await admitKey(request, ip, await loadKey(ip, cacheKey, await gate(ip))) };
-    if (refusalOf(cached.key, ip) !== undefined) {
+    if (keyRefusal(cached.key, ip) !== undefined) {
       // note: no quota is counted for a key the cache says is refused; the refusal stands only
       // while the auth version holds (a PATCH may have allowed this address since).
       const version = await gate(ip);

@@ -3,6 +3,7 @@ import type { IncomingMessage } from 'node:http';
 import { setTimeout as delay } from 'node:timers/promises';
 import type { FastifyBaseLogger } from 'fastify';
 import postgres from 'postgres';
+import { keyRefusal, keyRefusalError } from '../../shared/access/key-refusal.js';
 import { hasApiAccess } from '../../shared/access/tiers.js';
 import { apiErrors } from '../../shared/errors/api-errors.js';
 import { IMPORT_KINDS, type ImportKind } from '../../shared/import/import-kinds.js';
@@ -11,8 +12,8 @@ import type { Account } from '../../shared/repositories/accounts.js';
 import {
   countFileImportsInProgress,
   dropUpload,
-  keyStillActive,
   lockAccountFileImports,
+  lockUploadKey,
   recordUploadAccepted,
   recordUploadStarted,
 } from '../../shared/repositories/file-uploads.js';
@@ -35,7 +36,8 @@ import type { UploadsInProgress } from './uploads-in-progress.js';
  * 2. stage: each batch of checked rows as it is read (file-upload.ts), in transactions that span
  *    the batches that come one after another and end when the client goes quiet
  *    (staging-transactions.ts);
- * 3. accept: under the account's lock, the key still active, the Idempotency-Key, the cap again,
+ * 3. accept: under the account's lock, the key still working (keyRefusal: not revoked, not ended,
+ *    the client's address allowed, as every request's authentication decides), the Idempotency-Key, the cap again,
  *    the day quota, then the import `queued`: the one commit after which the file is kept.
  *
  * A refusal at any step, or a client that goes away, drops the upload with what it staged; an
@@ -59,6 +61,8 @@ export interface FileUploadDeps {
 export interface FileUpload {
   account: Account;
   keyId: string;
+  /** the client's address (clientIp), which the key must still allow when the file is accepted */
+  clientIp: string;
   kind: ImportKind;
   /** the rows merge into the rows they name (docs/catalogue.md#merge) */
   merge: boolean;
@@ -193,7 +197,10 @@ async function acceptUpload(
   let replayOf: string | undefined;
   try {
     const accepted = await deps.uploadSql.begin(async (tx): Promise<ImportView | undefined> => {
-      if (!(await keyStillActive(tx, upload.keyId))) throw apiErrors.apiKeyInvalid();
+      // note: the key as it stands now, by the rule every request is authenticated by: a key
+      // revoked, ended or moved to other addresses while its file arrived gets no import.
+      const refusal = keyRefusal(await lockUploadKey(tx, upload.keyId), upload.clientIp);
+      if (refusal !== undefined) throw keyRefusalError(refusal);
       await lockAccountFileImports(tx, account.id);
       if (upload.idempotencyKey !== undefined) {
         const claim = await claimIdempotencyKey(tx, { accountId: account.id, key: upload.idempotencyKey, requestHash: file.hash, jobId: importId });

@@ -10,6 +10,7 @@ import { IMPORTS_PATH, importLocation } from '../../shared/import/import-locatio
 import type { ApiDeps } from '../deps.js';
 import { apiKeyAuth } from '../auth/api-key-auth.js';
 import { authenticatedKey } from '../authenticated.js';
+import { clientIp } from '../client-ip.js';
 import { UploadAbortedError, type FileFormat } from '../import/file-upload.js';
 import { atFileImportCap, uploadFileImport, type FileUploadDeps } from '../import/file-upload-steps.js';
 import { addJobAfterUpload } from '../import/file-import-job.js';
@@ -181,6 +182,7 @@ export async function fileImportRoutes(fastify: FastifyInstance, deps: ApiDeps):
       const outcome = await uploadFileImport(uploadDeps, {
         account,
         keyId,
+        clientIp: clientIp(request),
         kind,
         merge: request.query.update === 'merge',
         mirror,

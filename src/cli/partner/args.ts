@@ -44,9 +44,9 @@ ${REQUEST_OPTIONS_USAGE}
                          leaves out
   --max-removal N        with --mirror: the guard, a whole percentage from 0 to 100 (the server's
                          default: 10). When the rows to remove are more than N% of the account's
-                         active rows of the kind with an external_id, or a line of the file cannot
-                         be read, nothing is removed (the removal is held); the file's rows are
-                         still written. 100 turns the percentage off
+                         active rows of the kind with an external_id when the upload began, or a
+                         line of the file cannot be read, nothing is removed (the removal is
+                         held); the file's rows are still written. 100 turns the percentage off
   --dry-run              validate every row locally; send nothing
   --dry-run=server       send every batch as a server dry run (?dry_run=true): the server checks
                          it as an import, external_id matching included, and writes nothing;

@@ -40,7 +40,7 @@ export function heldNotice(importId: string, removal: MirrorRemoval, heldBy: Hel
   const why =
     heldBy.by === 'unreadable_line'
       ? `${location} ${heldBy.location} of the file could not be read (not a JSON object, or a CSV record whose cell count differs from the header's), so the server could not know every external_id the file holds`
-      : `the ${removal.rows} rows are more than the guard's ${removal.max_removal}% of the account's active rows of that kind with an external_id`;
+      : `the ${removal.rows} rows are more than the guard's ${removal.max_removal}% of the account's active rows of that kind with an external_id when the upload began`;
   return (
     `import ${importId}: the mirror did not take effect: nothing was removed (${removal.rows} rows would have been ${verb}) because ${why}. ` +
     `The rows of the file are written. Look into it, then send the file again${heldBy.by === 'max_removal' ? ' (with a larger --max-removal if the catalogue really shrank)' : ''}`

@@ -27,7 +27,7 @@ export const ImportSchema = z
     removal: z
       .object({
         missing: z.enum(['archive', 'delete']).meta({ description: 'What is done to the rows the file left out.' }),
-        max_removal: z.number().int().min(0).max(100).meta({ description: 'The guard: the most rows removed, in percent of the account\'s active rows of that kind with an `external_id`.' }),
+        max_removal: z.number().int().min(0).max(100).meta({ description: 'The guard: the most rows removed, in percent of the catalogue the file replaces (the account\'s active rows of that kind with an `external_id` when the upload began).' }),
         state: z.enum(['pending', 'done', 'held', 'skipped']).meta({
           description: '`pending` until the file is written, then `done`, `held` (the guard held it) or `skipped` (the import was cancelled or failed: nothing removed).',
         }),

@@ -21,10 +21,13 @@ export interface FileImportRecord {
   received: number;
   /** its rows merge into the rows they name (docs/catalogue.md#merge) */
   merge: boolean;
-  /** when its upload began */
-  createdAt: Date;
-  /** a mirror's removal (docs/catalogue.md#mirror), undefined for every other import */
-  removal: (MirrorRemoval & { state: 'pending' | 'done' | 'held' | 'skipped' }) | undefined;
+  /** when its upload began (its request arrived), never moved by later steps: a mirror's cut-off (decisions K.6) */
+  uploadBeganAt: Date;
+  /**
+   * a mirror's removal (docs/catalogue.md#mirror), with its guard's base (the catalogue its file
+   * replaces, null for an import recorded before it was kept); undefined for every other import
+   */
+  removal: (MirrorRemoval & { state: 'pending' | 'done' | 'held' | 'skipped'; base: number | null }) | undefined;
 }
 
 /**
@@ -35,11 +38,12 @@ export interface FileImportRecord {
 export async function findFileImportRecord(sql: Sql | TransactionSql, importId: string): Promise<FileImportRecord | undefined> {
   const [record] = await sql<(Omit<FileImportRecord, 'removal'> & RemovalColumns)[]>`
     select account_id as "accountId", kind, state, coalesce(processed, skipped)::int as processed, coalesce(received, 0)::int as received, merge,
-           created_at as "createdAt", removal_missing as missing, removal_max_percent as "maxPercent", removal_state as "removalState"
+           coalesce(upload_began_at, created_at) as "uploadBeganAt",
+           removal_missing as missing, removal_max_percent as "maxPercent", removal_state as "removalState", removal_base as base
     from imports where job_id = ${importId} and source = 'file'`;
   if (!record) return undefined;
-  const { missing, maxPercent, removalState, ...rest } = record;
-  return { ...rest, removal: removalState === null ? undefined : { missing: missing!, maxPercent: maxPercent!, state: removalState } };
+  const { missing, maxPercent, removalState, base, ...rest } = record;
+  return { ...rest, removal: removalState === null ? undefined : { missing: missing!, maxPercent: maxPercent!, state: removalState, base } };
 }
 
 /**
@@ -64,6 +68,7 @@ export async function recordChunkWritten(tx: TransactionSql, importId: string, w
 }
 
 interface RemovalColumns {
+  base: number | null;
   missing: MirrorRemoval['missing'] | null;
   maxPercent: number | null;
   removalState: NonNullable<FileImportRecord['removal']>['state'] | null;

@@ -1,5 +1,7 @@
 import type { Sql, TransactionSql } from '../infra/db.js';
-import type { MirrorRemoval } from './mirror-removal.js';
+import { compileAllowedIps } from '../access/allowed-ips.js';
+import type { KeyLimits } from '../access/key-refusal.js';
+import { replacedCatalogueCount, type MirrorRemoval } from './mirror-removal.js';
 import type { ImportKind } from '../import/import-kinds.js';
 import { IMPORT_VIEW_COLUMNS, type ImportView } from './import-lookups.js';
 
@@ -36,17 +38,22 @@ export async function countFileImportsInProgress(sql: Sql | TransactionSql, inpu
   return row!.n;
 }
 
-/** Records an upload that has just begun: `uploading`, its counts 0. */
+/**
+ * Records an upload that has just begun: `uploading`, its counts 0, and when it began
+ * (`upload_began_at`, never moved). A mirror also counts the catalogue its file replaces, its
+ * guard's base (decisions K.6): the account's active rows of the kind with an external_id, now.
+ */
 export async function recordUploadStarted(
   tx: TransactionSql,
   input: { importId: string; accountId: string; kind: ImportKind; merge: boolean; mirror: MirrorRemoval | undefined; requestId: string },
 ): Promise<void> {
   const { mirror } = input;
+  const removalBase = mirror ? tx`(${replacedCatalogueCount(tx, input.accountId, input.kind)})` : null;
   await tx`
-    insert into imports (job_id, account_id, kind, request_id, received, inserted, skipped, errors, state, source, merge, created_at, upload_seen_at,
-                         mode, removal_missing, removal_max_percent, removal_state, removal_rows)
-    values (${input.importId}, ${input.accountId}, ${input.kind}, ${input.requestId}, 0, 0, 0, '[]', 'uploading', 'file', ${input.merge}, clock_timestamp(), clock_timestamp(),
-            ${mirror ? 'mirror' : 'upsert'}, ${mirror?.missing ?? null}, ${mirror?.maxPercent ?? null}, ${mirror ? 'pending' : null}, ${mirror ? 0 : null})`;
+    insert into imports (job_id, account_id, kind, request_id, received, inserted, skipped, errors, state, source, merge, created_at, upload_seen_at, upload_began_at,
+                         mode, removal_missing, removal_max_percent, removal_state, removal_rows, removal_base)
+    values (${input.importId}, ${input.accountId}, ${input.kind}, ${input.requestId}, 0, 0, 0, '[]', 'uploading', 'file', ${input.merge}, clock_timestamp(), clock_timestamp(), clock_timestamp(),
+            ${mirror ? 'mirror' : 'upsert'}, ${mirror?.missing ?? null}, ${mirror?.maxPercent ?? null}, ${mirror ? 'pending' : null}, ${mirror ? 0 : null}, ${removalBase})`;
 }
 
 /** Says that these uploads are still being received (by the process that calls it). */
@@ -55,10 +62,17 @@ export async function touchUploads(sql: Sql, importIds: readonly string[]): Prom
   await sql`update imports set upload_seen_at = clock_timestamp() where job_id = any(${importIds}::text[]) and state = 'uploading'`;
 }
 
-/** Whether the key the upload was made with still works (not revoked); locks it against a revoke until commit. */
-export async function keyStillActive(tx: TransactionSql, keyId: string): Promise<boolean> {
-  const [key] = await tx`select 1 from api_keys where id = ${keyId} and not is_revoked for share`;
-  return key !== undefined;
+/**
+ * The key the upload was made with, as it stands now: whether it is revoked, its end and its
+ * addresses (undefined when it is gone), for keyRefusal. note: `for share` holds a revoke, a
+ * roll or a change of addresses until the acceptance commits, so none of them lands between the
+ * check and the commit.
+ */
+export async function lockUploadKey(tx: TransactionSql, keyId: string): Promise<(KeyLimits & { isRevoked: boolean }) | undefined> {
+  const [key] = await tx<{ isRevoked: boolean; expiresAt: Date | null; allowedIps: string[] | null }[]>`
+    select is_revoked as "isRevoked", expires_at as "expiresAt", allowed_ips as "allowedIps" from api_keys where id = ${keyId} for share`;
+  if (!key) return undefined;
+  return { isRevoked: key.isRevoked, expiresAtMs: key.expiresAt === null ? null : key.expiresAt.getTime(), allowedIps: compileAllowedIps(key.allowedIps) };
 }
 
 /**

@@ -1,5 +1,6 @@
 import type { TransactionSql } from '../infra/db.js';
 import type { ImportKind } from '../import/import-kinds.js';
+import type { Fragment } from './imports.js';
 
 /**
  * The statements of a mirror's removal (docs/catalogue.md#mirror): once its file is written, the
@@ -20,6 +21,15 @@ export interface RemovalOutcome {
   rows: number;
 }
 
+/**
+ * The catalogue a mirror's file replaces, as a statement counting it: the account's active rows
+ * of the kind that have an external_id (decisions K.6), counted as the upload begins and kept as
+ * the guard's base, so that rows the file itself inserts or restores never count toward it.
+ */
+export function replacedCatalogueCount(tx: TransactionSql, accountId: string, kind: ImportKind): Fragment {
+  return tx`select count(*)::int from ${tx(kind)} as t where t.account_id = ${accountId} and t.external_id is not null and t.archived_at is null`;
+}
+
 /** Records the ids the failed lines of a mirror's file carried: their rows keep their place. */
 export async function recordSeenExternalIds(tx: TransactionSql, importId: string, externalIds: readonly string[]): Promise<void> {
   if (externalIds.length === 0) return;
@@ -30,26 +40,29 @@ export async function recordSeenExternalIds(tx: TransactionSql, importId: string
 }
 
 /**
- * Removes the rows the mirror's file left out, or holds the removal: when they are more than
- * `maxPercent` percent of the account's active rows of the kind that have an external_id, or when
- * a line of the file could not be read well enough to know its id (not a JSON object, or a CSV
- * record whose cell count differs from the header's). Rows without an external_id are never
- * touched. A row is left out when no line carried its id, valid or not, and nothing wrote it
- * since the upload began: a row another import created, changed or restored meanwhile is newer
- * than the file, and stays.
+ * Removes the rows the mirror's file left out, or holds the removal (decisions K.6): when they are
+ * more than `maxPercent` percent of the catalogue the file replaces (`base`: the account's active
+ * rows of the kind with an external_id as the upload began; `max_removal=100` turns the
+ * percentage off), or when a line of the file could not be read well enough to know its id (not
+ * a JSON object, or a CSV record whose cell count differs from the header's). Rows without an
+ * external_id are never touched. A row is left out when no line carried its id, valid or not,
+ * and nothing wrote it since the upload began (`since`): a row another import created, changed or
+ * restored meanwhile is newer than the file, and stays; an upsert that changed nothing left its
+ * `updated_at` as it was (imports.ts), so it does not make a row newer.
  *
  * note: one statement. The rows left out are found once, by anti joins against the ids the file
  * claimed and the ids its failed lines carried (a count with a correlated subquery per row probed
  * the staged ids a million times: 6 s for a million rows), then counted, then removed in the same
  * statement when the guard lets it. The removal reads each row again as it locks it (the time
  * condition is the update's or delete's own), so a row another import writes meanwhile waits for
- * it and then stays.
+ * it and then stays. An import recorded before the base was kept (migration 0018) has none: its
+ * guard counts the active rows now, as it did.
  */
 export async function removeRowsLeftOut(
   tx: TransactionSql,
-  input: { importId: string; accountId: string; kind: ImportKind; removal: MirrorRemoval; since: Date },
+  input: { importId: string; accountId: string; kind: ImportKind; removal: MirrorRemoval; since: Date; base: number | null },
 ): Promise<RemovalOutcome> {
-  const { importId, accountId, kind, removal, since } = input;
+  const { importId, accountId, kind, removal, since, base } = input;
   const archiving = removal.missing === 'archive';
   const [outcome] = await tx<{ leftOut: number; held: boolean; removed: number }[]>`
     with left_out as materialized (
@@ -61,11 +74,11 @@ export async function removeRowsLeftOut(
         and not exists (select from import_file_seen_ids as s where s.job_id = ${importId} and s.external_id = t.external_id)),
     guard as (
       select (select count(*) from left_out)::int as left_out,
-             (select count(*) from ${tx(kind)} as t where t.account_id = ${accountId} and t.external_id is not null and t.archived_at is null)::int as active,
+             ${base === null ? tx`(${replacedCatalogueCount(tx, accountId, kind)})` : tx`${base}::int`} as base,
              exists (
                select from import_file_errors as e
                where e.job_id = ${importId} and e.error->'details'->0->>'code' = 'not_an_object') as unreadable),
-    allowed as (select from guard where not guard.unreadable and guard.left_out * 100 <= guard.active * ${removal.maxPercent}),
+    allowed as (select from guard where not guard.unreadable and (${removal.maxPercent}::int = 100 or guard.left_out * 100 <= guard.base * ${removal.maxPercent})),
     removed as (${
       archiving
         ? tx`

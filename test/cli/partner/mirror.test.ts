@@ -66,7 +66,7 @@ describe('bulk-import --background --mirror', () => {
     expect(result.code, result.stderr).toBe(1);
     expect(result.stdout).toMatch(/^listings: 5 rows read, 0 inserted, 0 updated, 5 unchanged, 0 failed, import [\w-]+ completed, removal held: 5 would have been archived, nothing removed, [\d.]+ s\n$/);
     expect(result.stderr).toMatch(
-      /^note: import [\w-]+: the mirror did not take effect: nothing was removed \(5 rows would have been archived\) because the 5 rows are more than the guard's 10% of the account's active rows of that kind with an external_id\. The rows of the file are written\. Look into it, then send the file again \(with a larger --max-removal if the catalogue really shrank\)$/m,
+      /^note: import [\w-]+: the mirror did not take effect: nothing was removed \(5 rows would have been archived\) because the 5 rows are more than the guard's 10% of the account's active rows of that kind with an external_id when the upload began\. The rows of the file are written\. Look into it, then send the file again \(with a larger --max-removal if the catalogue really shrank\)$/m,
     );
     expect(await archivedOf(account)).toEqual([]);
 
