@@ -1,4 +1,4 @@
-import { createHash, type Hash } from 'node:crypto';
+import type { Hash } from 'node:crypto';
 import { Transform, type Readable, type TransformCallback } from 'node:stream';
 import type { IncomingMessage } from 'node:http';
 import type { ApiError } from '../../shared/errors/api-error.js';
@@ -17,6 +17,7 @@ import { externalIdOf } from '../../shared/rows/external-id.js';
 import type { MirrorRemoval } from '../../shared/repositories/mirror-removal.js';
 import { MERGE_RULES, validateMergeRow } from '../../shared/rows/merge-row.js';
 import type { ListingRow } from '../../shared/rows/listing-row.js';
+import { startRequestHash } from './request-hash.js';
 
 /** A merge row's check, typed as a whole row's: what is staged is the row's JSON either way. */
 function mergeRowCheck(kind: ImportKind) {
@@ -191,8 +192,7 @@ export async function receiveFile(input: {
   const { kind, format, body, maxBytes, stage, merge = false, mirror } = input;
   const { rowSchema } = IMPORT_KINDS[kind];
   const check = merge ? mergeRowCheck(kind) : (value: unknown, index: number) => validateRow(rowSchema, value, index);
-  // note: a merge is not a replace: the same file under one Idempotency-Key is two requests
-  const hash = createHash('sha256').update(`file:${kind}${merge ? '?update=merge' : ''}${mirror === undefined ? '' : `&mirror=${JSON.stringify(mirror)}`}\n`);
+  const hash = startRequestHash({ route: 'file', kind, merge, mirror });
   const metered = new MeteredBytes(maxBytes, hash);
   // note: the first failure of the bytes' way in (too large, the client gone) is what the reading
   // meets as the end of its input; it is told apart from the readers' own refusals below.

@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import type { ImportKind } from '../../shared/import/import-kinds.js';
 import { checkImportBody } from './check-import-body.js';
 import { parseGuardedJson } from './guarded-json.js';
@@ -8,6 +7,7 @@ import type { MachineRow } from '../../shared/rows/machine-row.js';
 import type { MergeRow } from '../../shared/rows/merge-row.js';
 import type { RowError } from '../../shared/rows/row-errors.js';
 import { isImportRefusal, type ImportRefusal } from './import-refusal.js';
+import { requestHash } from './request-hash.js';
 
 /** A bulk body made ready for the queue: what the import needs, without the body itself. */
 export interface PreparedImport {
@@ -24,7 +24,7 @@ export interface PreparedImport {
    * goes, where bytes cost a conversion first and a copy into the command's buffer after.
    */
   rows: string;
-  /** requestHash of the body, when asked for (an Idempotency-Key compares it) */
+  /** requestHash of the request, when asked for (an Idempotency-Key compares it) */
   hash?: Uint8Array;
 }
 
@@ -36,14 +36,6 @@ export interface PreparedImport {
 export type PrepareOutcome = PreparedImport | ImportRefusal;
 
 const strictUtf8 = new TextDecoder('utf-8', { fatal: true });
-
-/**
- * Same endpoint and the same body bytes give the same hash (what an Idempotency-Key compares).
- * note: `endpoint` names what the request does with its body: a merge is not a replace.
- */
-export function requestHash(endpoint: string, rawBody: Uint8Array): Buffer {
-  return createHash('sha256').update(endpoint).update('\n').update(rawBody).digest();
-}
 
 /**
  * Reads a bulk request's body as the JSON parser of every other route does (strict UTF-8, then
@@ -62,7 +54,7 @@ export function prepareImport(kind: ImportKind, bytes: Uint8Array, withHash: boo
   const checked = checkImportBody(kind, parsed, { merge });
   if (isImportRefusal(checked)) return checked;
   const { total, rows, errors, matchExternalIds } = checked;
-  const hash = withHash ? requestHash(merge ? `${kind}?update=merge` : kind, bytes) : undefined;
+  const hash = withHash ? requestHash({ route: 'bulk', kind, merge }, bytes) : undefined;
   // note: checkImportBody gives merge rows exactly when asked to merge
   const encoded = merge ? encodeMergeRows(rows as MergeRow<ListingRow | MachineRow>[]) : encodeImportRows(rows as (ListingRow | MachineRow)[]);
   return { total, errors, rowCount: rows.length, matchExternalIds, merge, rows: encoded, ...(hash ? { hash } : {}) };

@@ -16,7 +16,7 @@ import {
   type RemovalBodyRefusal,
 } from '../../shared/rows/removal-entries.js';
 import { parseGuardedJson } from './guarded-json.js';
-import { requestHash } from './prepare-import.js';
+import { requestHash } from './request-hash.js';
 
 const strictUtf8 = new TextDecoder('utf-8', { fatal: true });
 
@@ -94,6 +94,5 @@ export async function readRowRemoval(
     createdAt: Date.now(),
     rows: new RowsHandOver(encodeRemovalEntries(entries)),
   };
-  // note: the endpoint is part of the hash, so a key used on another endpoint is 422 (docs/endpoints.md#idempotency-key).
-  return { newImport, ...(key === undefined ? {} : { idempotency: { key, hash: requestHash(`${kind}/bulk-${action}`, bytes) } }) };
+  return { newImport, ...(key === undefined ? {} : { idempotency: { key, hash: requestHash({ route: `bulk-${action}`, kind }, bytes) } }) };
 }

@@ -3,7 +3,8 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { ApiError } from '../../../src/shared/errors/api-error.js';
 import { PREPARE_THREAD_NICENESS } from '../../../src/api/import/prepare-thread.js';
 import { ImportPreparer, DEFAULT_MAX_QUEUE, INLINE_BELOW_BYTES } from '../../../src/api/import/import-preparer.js';
-import { prepareImport, requestHash, type PrepareOutcome, type PreparedImport } from '../../../src/api/import/prepare-import.js';
+import { prepareImport, type PrepareOutcome, type PreparedImport } from '../../../src/api/import/prepare-import.js';
+import { requestHash } from '../../../src/api/import/request-hash.js';
 import { isImportRefusal } from '../../../src/api/import/import-refusal.js';
 import { validListing, validMachine } from '../../support/fixtures.js';
 
@@ -76,7 +77,7 @@ describe('ImportPreparer (bulk bodies read off the event loop)', () => {
     assertOk(outcome);
     const rows = JSON.parse(outcome.rows) as object[];
     expect(outcome).toMatchObject({ total: rows.length + 1, rowCount: rows.length, errors: [{ index: 0, reason: expect.stringContaining('price_cents') }] });
-    expect(Buffer.from(outcome.hash!)).toEqual(requestHash('listings', large));
+    expect(Buffer.from(outcome.hash!)).toEqual(requestHash({ route: 'bulk', kind: 'listings', merge: false }, large));
     const unhashed = await threaded.prepare('listings', Buffer.from(large), false);
     assertOk(unhashed);
     expect(unhashed.hash).toBeUndefined();
