@@ -7,7 +7,7 @@ import { keyRefusal, keyRefusalError } from '../../shared/access/key-refusal.js'
 import { hasApiAccess } from '../../shared/access/tiers.js';
 import { apiErrors } from '../../shared/errors/api-errors.js';
 import { IMPORT_KINDS, type ImportKind } from '../../shared/import/import-kinds.js';
-import type { Sql, TransactionSql } from '../../shared/infra/db.js';
+import { beginTellingCommit, CommitFailedError, type Sql, type TransactionSql } from '../../shared/infra/db.js';
 import type { Account } from '../../shared/repositories/accounts.js';
 import {
   countFileImportsInProgress,
@@ -17,7 +17,8 @@ import {
   recordUploadAccepted,
   recordUploadStarted,
 } from '../../shared/repositories/file-uploads.js';
-import { claimIdempotencyKey, isIdempotencyKeyClaimed } from '../../shared/repositories/idempotency-keys.js';
+import { isIdempotencyKeyClaimed } from '../../shared/repositories/idempotency-keys.js';
+import { claimIdempotencyKeyFor } from './idempotency.js';
 import { recordFileRowErrors, stageFileRows } from '../../shared/repositories/import-files.js';
 import { recordSeenExternalIds, type MirrorRemoval } from '../../shared/repositories/mirror-removal.js';
 import { findImport, type ImportView } from '../../shared/repositories/import-lookups.js';
@@ -36,9 +37,10 @@ import type { UploadsInProgress } from './uploads-in-progress.js';
  * 2. stage: each batch of checked rows as it is read (file-upload.ts), in transactions that span
  *    the batches that come one after another and end when the client goes quiet
  *    (staging-transactions.ts);
- * 3. accept: under the account's lock, the key still working (keyRefusal: not revoked, not ended,
- *    the client's address allowed, as every request's authentication decides), the Idempotency-Key, the cap again,
- *    the day quota, then the import `queued`: the one commit after which the file is kept.
+ * 3. accept (acceptInTransaction): under the account's lock, the key still working (keyRefusal:
+ *    not revoked, not ended, the client's address allowed, as every request's authentication
+ *    decides), the Idempotency-Key, the cap again, the import `queued`, the day quota: the one
+ *    commit after which the file is kept.
  *
  * A refusal at any step, or a client that goes away, drops the upload with what it staged; an
  * API process that dies mid-upload leaves it to the workers' sweep. Nothing of an upload is seen
@@ -127,17 +129,19 @@ export async function uploadFileImport(deps: FileUploadDeps, upload: FileUpload)
 }
 
 /**
- * Whether the account already holds the cap's number of file imports, unless the request's
- * Idempotency-Key names an earlier upload: that retry replays its own import, cap or not (it is
- * told once its file has been read and compared).
+ * Whether the account already holds the cap's number of file imports (ACCOUNT_MAX_FILE_IMPORTS):
+ * uploading, queued or running, `except` the upload itself (at its acceptance). Unless the
+ * request's Idempotency-Key (`replayKey`) names an earlier upload: that retry replays its own
+ * import, cap or not (it is told once its file has been read and compared). note: the one
+ * count of the cap, before the body is read (the route), as the upload opens and as it is accepted.
  */
 export async function atFileImportCap(
   sql: Sql | TransactionSql,
   config: FileUploadDeps['config'],
-  input: { accountId: string; idempotencyKey: string | undefined },
+  input: { accountId: string; replayKey?: string | undefined; except?: string },
 ): Promise<boolean> {
-  if (input.idempotencyKey !== undefined && (await isIdempotencyKeyClaimed(sql, { accountId: input.accountId, key: input.idempotencyKey }))) return false;
-  const inProgress = await countFileImportsInProgress(sql, { accountId: input.accountId });
+  if (input.replayKey !== undefined && (await isIdempotencyKeyClaimed(sql, { accountId: input.accountId, key: input.replayKey }))) return false;
+  const inProgress = await countFileImportsInProgress(sql, { accountId: input.accountId, ...(input.except === undefined ? {} : { except: input.except }) });
   return inProgress >= config.accountMaxFileImports;
 }
 
@@ -145,7 +149,7 @@ async function openUpload(deps: FileUploadDeps, upload: FileUpload, importId: st
   const { account } = upload;
   const opened = await deps.uploadSql.begin(async (tx) => {
     await lockAccountFileImports(tx, account.id);
-    if (await atFileImportCap(tx, deps.config, { accountId: account.id, idempotencyKey: upload.idempotencyKey })) return false;
+    if (await atFileImportCap(tx, deps.config, { accountId: account.id, replayKey: upload.idempotencyKey })) return false;
     await recordUploadStarted(tx, { importId, accountId: account.id, kind: upload.kind, merge: upload.merge, mirror: upload.mirror, requestId: upload.requestId });
     return true;
   });
@@ -185,63 +189,73 @@ function rolledBack(error: unknown): boolean {
   return error instanceof postgres.PostgresError && error.severity !== 'FATAL' && error.severity !== 'PANIC' && !/^(08|57)/.test(error.code);
 }
 
+/** What an acceptance's transaction decided: the upload accepted, with the day charge it took, or an earlier upload's import to replay. */
+type Acceptance = { type: 'accepted'; import: ImportView; charge: DayCharge | undefined } | { type: 'replayed'; importId: string };
+
+/**
+ * Step 3, the acceptance's transaction: under the account's lock, the key (keyRefusal: the rule
+ * every request is authenticated by, so a key revoked, ended or moved to other addresses while
+ * its file arrived gets no import), the Idempotency-Key, the cap again, the import `queued`, and
+ * last the day quota, so that a refusal before it charges nothing.
+ */
+async function acceptInTransaction(
+  tx: TransactionSql,
+  deps: FileUploadDeps,
+  upload: FileUpload,
+  importId: string,
+  file: { received: number; failed: number; hash: Buffer },
+): Promise<Acceptance> {
+  const { account } = upload;
+  const refusal = keyRefusal(await lockUploadKey(tx, upload.keyId), upload.clientIp);
+  if (refusal !== undefined) throw keyRefusalError(refusal);
+  await lockAccountFileImports(tx, account.id);
+  if (upload.idempotencyKey !== undefined) {
+    const claim = await claimIdempotencyKeyFor(tx, { accountId: account.id, key: upload.idempotencyKey, hash: file.hash, importId });
+    if (claim.type === 'earlier') return { type: 'replayed', importId: claim.importId };
+  }
+  if (await atFileImportCap(tx, deps.config, { accountId: account.id, except: importId })) {
+    deps.refused('file-imports');
+    throw apiErrors.tooManyFileImports();
+  }
+  const view = await recordUploadAccepted(tx, { importId, received: file.received, failed: file.failed });
+  if (!view) throw new Error(`the upload ${importId} was dropped before it was accepted`);
+  // note: the request itself counted once in both windows; the file counts as the bulk requests
+  // it replaces in the day window.
+  const points = Math.ceil(file.received / IMPORT_KINDS[upload.kind].maxRows) - 1;
+  if (!hasApiAccess(account.subscriptionTier) || points <= 0) return { type: 'accepted', import: view, charge: undefined };
+  const charge = await deps.quota.chargeDay(account.id, account.subscriptionTier, points);
+  if (!charge.ok) {
+    deps.refused('per-day');
+    throw apiErrors.rateLimited('per-day', charge.retryAfterSec);
+  }
+  return { type: 'accepted', import: view, charge: charge.charge };
+}
+
 async function acceptUpload(
   deps: FileUploadDeps,
   upload: FileUpload,
   importId: string,
   file: { received: number; failed: number; hash: Buffer },
 ): Promise<FileUploadOutcome> {
-  const { account } = upload;
-  let charged: DayCharge | undefined;
-  let committing = false;
-  let replayOf: string | undefined;
+  let acceptance: Acceptance;
   try {
-    const accepted = await deps.uploadSql.begin(async (tx): Promise<ImportView | undefined> => {
-      // note: the key as it stands now, by the rule every request is authenticated by: a key
-      // revoked, ended or moved to other addresses while its file arrived gets no import.
-      const refusal = keyRefusal(await lockUploadKey(tx, upload.keyId), upload.clientIp);
-      if (refusal !== undefined) throw keyRefusalError(refusal);
-      await lockAccountFileImports(tx, account.id);
-      if (upload.idempotencyKey !== undefined) {
-        const claim = await claimIdempotencyKey(tx, { accountId: account.id, key: upload.idempotencyKey, requestHash: file.hash, jobId: importId });
-        if (!claim.claimed && !claim.requestHash.equals(file.hash)) throw apiErrors.idempotencyKeyReused();
-        if (!claim.claimed) {
-          replayOf = claim.jobId;
-          return undefined;
-        }
-      }
-      const inProgress = await countFileImportsInProgress(tx, { accountId: account.id, except: importId });
-      if (inProgress >= deps.config.accountMaxFileImports) {
-        deps.refused('file-imports');
-        throw apiErrors.tooManyFileImports();
-      }
-      const view = await recordUploadAccepted(tx, { importId, received: file.received, failed: file.failed });
-      if (!view) throw new Error(`the upload ${importId} was dropped before it was accepted`);
-      // note: the request itself counted once in both windows; the file counts as the bulk requests
-      // it replaces in the day window. Last, so that a refusal above charges nothing.
-      const points = Math.ceil(file.received / IMPORT_KINDS[upload.kind].maxRows) - 1;
-      if (hasApiAccess(account.subscriptionTier) && points > 0) {
-        const charge = await deps.quota.chargeDay(account.id, account.subscriptionTier, points);
-        if (!charge.ok) {
-          deps.refused('per-day');
-          throw apiErrors.rateLimited('per-day', charge.retryAfterSec);
-        }
-        charged = charge.charge;
-      }
-      committing = true;
-      return view;
-    });
-    if (accepted) return { type: 'accepted', import: accepted };
+    acceptance = await beginTellingCommit(deps.uploadSql, (tx) => acceptInTransaction(tx, deps, upload, importId, file));
   } catch (error) {
-    // note: an error after the last statement is the COMMIT's. When the connection went with it,
-    // the file may be kept, and its charge stands; otherwise the transaction rolled back (so did
-    // a COMMIT PostgreSQL answered with an error), and nothing of it counts.
-    if (committing && !rolledBack(error)) throw new AcceptanceOutcomeUnknown(`the acceptance of ${importId} may have committed`, { cause: error });
-    if (charged !== undefined) deps.quota.refundDay(charged);
-    throw error;
+    // note: an error before the COMMIT rolled everything back, the charge being the last step;
+    // a COMMIT that PostgreSQL answered with an error rolled back too, and its charge is given
+    // back; a COMMIT whose answer was lost with its connection may have kept the file, and its
+    // charge stands.
+    if (!(error instanceof CommitFailedError)) throw error;
+    const decided = error.value as Acceptance;
+    if (decided.type === 'accepted') {
+      if (!rolledBack(error.cause)) throw new AcceptanceOutcomeUnknown(`the acceptance of ${importId} may have committed`, { cause: error.cause });
+      if (decided.charge !== undefined) deps.quota.refundDay(decided.charge);
+    }
+    throw error.cause;
   }
-  const earlier = await findImport(deps.sql, account.id, replayOf!);
-  if (!earlier) throw new Error(`the import ${replayOf} an Idempotency-Key names cannot be read`);
+  if (acceptance.type === 'accepted') return { type: 'accepted', import: acceptance.import };
+  const earlier = await findImport(deps.sql, upload.account.id, acceptance.importId);
+  if (!earlier) throw new Error(`the import ${acceptance.importId} an Idempotency-Key names cannot be read`);
   return { type: 'replayed', import: earlier };
 }
 

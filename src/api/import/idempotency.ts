@@ -3,7 +3,7 @@ import type { AnyNewImport } from '../../shared/import/import-queue.js';
 import type { AnyImportResult } from '../../shared/import/row-removal-job.js';
 import { claimIdempotencyKey, releaseIdempotencyKey } from '../../shared/repositories/idempotency-keys.js';
 import { findImportRecord } from '../../shared/repositories/import-records.js';
-import type { Sql } from '../../shared/infra/db.js';
+import type { Sql, TransactionSql } from '../../shared/infra/db.js';
 import { IdempotencyKeyReusedError, ImportNotWrittenError, ImportOutcomeUnknownError } from './import-errors.js';
 import type { ImportRunner } from './import-runner.js';
 
@@ -15,6 +15,26 @@ async function asOutcomeUnknown<T>(requestId: string, importId: string, step: ()
     if (error instanceof ImportNotWrittenError || error instanceof ImportOutcomeUnknownError) throw error;
     throw new ImportOutcomeUnknownError(requestId, importId, Promise.resolve(), { cause: error });
   }
+}
+
+/** What a request's claim of its Idempotency-Key found: the key is this request's, or an earlier request's with the same body. */
+export type KeyClaim = { type: 'claimed'; importId: string } | { type: 'earlier'; importId: string };
+
+/**
+ * Claims `key` for the request whose hash is `hash`, as the import `importId`; or finds the
+ * earlier request that claimed it with the same hash, whose import is the answer. A claim with
+ * another hash is the key reused for another request: IdempotencyKeyReusedError (422). note: the
+ * one rule of a claim, for bulk requests (here, on the pool) and for files (in their acceptance's
+ * transaction).
+ */
+export async function claimIdempotencyKeyFor(
+  sql: Sql | TransactionSql,
+  input: { accountId: string; key: string; hash: Buffer; importId: string },
+): Promise<KeyClaim> {
+  const claim = await claimIdempotencyKey(sql, { accountId: input.accountId, key: input.key, requestHash: input.hash, jobId: input.importId });
+  if (claim.claimed) return { type: 'claimed', importId: claim.jobId };
+  if (!claim.requestHash.equals(input.hash)) throw new IdempotencyKeyReusedError();
+  return { type: 'earlier', importId: claim.jobId };
 }
 
 /** Claims in a row that may find an earlier failed import before this request gives up. */
@@ -48,10 +68,9 @@ export async function runIdempotentImport(
     }
   };
   for (let attempt = 1; attempt <= CLAIM_ATTEMPTS; attempt += 1) {
-    const claim = await claimIdempotencyKey(sql, { accountId, key, requestHash: hash, jobId: randomUUID() });
-    const importId = claim.jobId;
-    if (claim.claimed) return { importId, result: await releasingOnFailure(importId, () => runner.run(data, importId)), replayed: false };
-    if (!claim.requestHash.equals(hash)) throw new IdempotencyKeyReusedError();
+    const claim = await claimIdempotencyKeyFor(sql, { accountId, key, hash, importId: randomUUID() });
+    const { importId } = claim;
+    if (claim.type === 'claimed') return { importId, result: await releasingOnFailure(importId, () => runner.run(data, importId)), replayed: false };
     // An earlier request holds the key: its recorded result, or its job's, is what we answer.
     // note: that request's job may be writing right now, so an error here (the database or Redis
     // away) leaves the import's outcome unknown: never the 503 that says nothing was written.

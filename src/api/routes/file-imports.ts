@@ -77,7 +77,7 @@ function refuseBeforeReading(deps: ApiDeps): onRequestAsyncHookHandler {
     if (Number.isFinite(declared) && declared > deps.config.fileImportMaxBytes) throw apiErrors.bodyTooLarge(deps.config.fileImportMaxBytes);
     const idempotencyKey = request.headers['idempotency-key'];
     const accountId = authenticatedKey(request).account.id;
-    if (await atFileImportCap(deps.uploadSql, deps.config, { accountId, idempotencyKey: typeof idempotencyKey === 'string' ? idempotencyKey : undefined })) {
+    if (await atFileImportCap(deps.uploadSql, deps.config, { accountId, replayKey: typeof idempotencyKey === 'string' ? idempotencyKey : undefined })) {
       deps.metrics.rateLimited.inc({ window: 'file-imports' });
       throw apiErrors.tooManyFileImports();
     }

@@ -112,6 +112,37 @@ function refusingOnceLost(tx: TransactionSql, lostError: () => unknown): Transac
 }
 
 /**
+ * A transaction whose work finished but whose COMMIT failed: `value` is what the work returned,
+ * `cause` the COMMIT's error (which may or may not have rolled it back: a lost connection leaves
+ * it unknown).
+ */
+export class CommitFailedError extends Error {
+  override name = 'CommitFailedError';
+  constructor(readonly value: unknown, options: { cause: unknown }) {
+    super('the transaction\'s work finished, but its COMMIT failed', options);
+  }
+}
+
+/**
+ * `sql.begin(work)`, telling a failure of its COMMIT (CommitFailedError, with what the work
+ * decided) from a failure of the work itself (thrown as it is), for a caller that must answer
+ * the two differently.
+ */
+export async function beginTellingCommit<T>(sql: Sql, work: (tx: TransactionSql) => Promise<T>): Promise<T> {
+  let finished: { value: T } | undefined;
+  try {
+    return (await sql.begin(async (tx) => {
+      const value = await work(tx);
+      finished = { value };
+      return value;
+    })) as T;
+  } catch (error) {
+    if (finished !== undefined) throw new CommitFailedError(finished.value, { cause: error });
+    throw error;
+  }
+}
+
+/**
  * note: postgres.js takes lists of hosts and ports and a socket factory, though its Options type
  * declares one host, one port and no factory.
  */
