@@ -31,3 +31,12 @@ export class ImportAbandonedError extends Error {
 export class MergeRaceError extends Error {
   override name = 'MergeRaceError';
 }
+
+/**
+ * Rolls a merge back (MergeRaceError) when some of its whole rows met a row another import
+ * created meanwhile with the id it would have created (`raced`); the next attempt merges them.
+ * note: the one rule for a bulk merge and a file's merge chunk alike.
+ */
+export function refuseMergeRace(importId: string, raced: number): void {
+  if (raced > 0) throw new MergeRaceError(`import ${importId}: ${raced} rows were created by another import meanwhile`);
+}

@@ -12,7 +12,7 @@ import {
 import { findImportingAccount, writeRows, type RowsWritten } from '../shared/repositories/imports.js';
 import { mergeChunkRows, mergeFailureError } from '../shared/repositories/merge-rows.js';
 import { recordRemoval, removeRowsLeftOut } from '../shared/repositories/mirror-removal.js';
-import { MergeRaceError } from './write-errors.js';
+import { refuseMergeRace } from './write-errors.js';
 
 /** What one call of writeFileChunk did. */
 export type ChunkOutcome =
@@ -87,7 +87,7 @@ export async function writeFileChunk(sql: Sql, importId: string, hooks: Hooks = 
  */
 async function mergeChunk(tx: TransactionSql, chunk: Parameters<typeof mergeChunkRows>[1]): Promise<RowsWritten & { failed: number }> {
   const merged = await mergeChunkRows(tx, chunk);
-  if (merged.raced > 0) throw new MergeRaceError(`import ${chunk.importId}: ${merged.raced} rows were created by another import meanwhile`);
+  refuseMergeRace(chunk.importId, merged.raced);
   await recordFileRowErrors(tx, chunk.importId, merged.failed.map(mergeFailureError));
   return { sent: merged.sent, inserted: merged.inserted, updated: merged.updated, failed: merged.failed.length };
 }

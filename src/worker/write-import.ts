@@ -12,7 +12,7 @@ import {
 } from '../shared/repositories/imports.js';
 import { mergeFailureError, recordMergeErrors, recordMergeWithRows } from '../shared/repositories/merge-rows.js';
 import type { RowError } from '../shared/rows/row-errors.js';
-import { AccountGoneError, ImportAbandonedError, ImportRowCountError, ImportRowsGoneError, MergeRaceError } from './write-errors.js';
+import { AccountGoneError, ImportAbandonedError, ImportRowCountError, ImportRowsGoneError, refuseMergeRace } from './write-errors.js';
 
 /** An import job as the worker writes it; the write fails unless exactly `rowCount` rows are inserted. */
 export interface ImportWrite extends Omit<ImportJob, 'matchExternalIds' | 'dryRun' | 'merge'>, Partial<Pick<ImportJob, 'matchExternalIds' | 'dryRun' | 'merge'>> {
@@ -112,7 +112,7 @@ async function writeMerge(sql: Sql, statement: Parameters<typeof recordMergeWith
     outcome = await sql.begin(async (tx) => {
       const written = await recordMergeWithRows(tx, statement);
       if (!written.recorded) return { written, errors: input.errors };
-      if (written.raced > 0) throw new MergeRaceError(`import ${input.jobId}: ${written.raced} rows were created by another import meanwhile`);
+      refuseMergeRace(input.jobId, written.raced);
       const errors = [...input.errors, ...written.failed.map(mergeFailureError)].sort((a, b) => a.index - b.index);
       if (written.failed.length > 0) await recordMergeErrors(tx, input.jobId, errors);
       await hooks.beforeCommit?.();

@@ -247,6 +247,15 @@ const refuseChangeBody = refusalsByPart({
 /** note: the key is looked up first: an unknown id is 404 whatever the body. */
 const refuseRollBody = refusalsByPart({ params: () => apiErrors.keyNotFound(), body: () => apiErrors.rollBodyMalformed() });
 
+/**
+ * A change that authentication checks (a revocation, a roll's new end, new allowed addresses)
+ * holds from the very next request on every replica: after its commit and before the reply, the
+ * auth version is bumped, and every replica drops its cached keys (key-cache.ts).
+ */
+async function takeEffectOnEveryReplica(deps: Pick<ApiDeps, 'authVersion'>): Promise<void> {
+  await deps.authVersion.bump();
+}
+
 /** Key management with the session token (docs/endpoints.md#key-management, docs/access.md#api-keys). */
 export async function keyRoutes(fastify: FastifyInstance, deps: ApiDeps): Promise<void> {
   const app = fastify.withTypeProvider<ZodTypeProvider>();
@@ -297,9 +306,8 @@ export async function keyRoutes(fastify: FastifyInstance, deps: ApiDeps): Promis
     if (outcome === 'not-found') throw apiErrors.keyNotFound();
     if (outcome === 'not-rollable') throw apiErrors.keyNotRollable();
     if (outcome === 'cap-reached') throw apiErrors.keyCap(ROLL_KEY_CAP);
-    // note: as a revocation: every replica drops its cached keys, so the old key's new end
-    // holds from the very next request wherever it lands.
-    await deps.authVersion.bump();
+    // the old key's new end
+    await takeEffectOnEveryReplica(deps);
     const { created, rolled } = outcome;
     return reply.code(201).send({
       ...createdKey(generated.fullKey, created),
@@ -316,19 +324,16 @@ export async function keyRoutes(fastify: FastifyInstance, deps: ApiDeps): Promis
     });
     if (changed === 'not-found') throw apiErrors.keyNotFound();
     if (changed === 'ended') throw apiErrors.keyEnded();
-    // note: as a revocation, when the addresses changed: every replica drops its cached keys, so
-    // the new list holds from the very next request wherever it lands. A label is not checked
-    // on requests, and its change leaves the caches be.
-    if (allowedIps !== undefined) await deps.authVersion.bump();
+    // the new addresses; note: a label is not checked on requests, and its change leaves the caches be
+    if (allowedIps !== undefined) await takeEffectOnEveryReplica(deps);
     return listedKey(changed);
   });
 
   app.delete('/v1/api/keys/:id', { schema: revokeSchema, schemaErrorFormatter: refuseKeyId, onRequest }, async (request) => {
     const revoked = await revokeKey(sql, sessionAccountOf(request).id, request.params.id);
     if (!revoked) throw apiErrors.keyNotFound();
-    // note: after the commit, before the reply: every replica drops its cached keys, so the
-    // revoked key fails on the very next request wherever it lands.
-    await deps.authVersion.bump();
+    // the revocation
+    await takeEffectOnEveryReplica(deps);
     return { revoked: { id: revoked.id, key_prefix: revoked.keyPrefix, is_revoked: true } };
   });
 }
