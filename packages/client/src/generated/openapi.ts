@@ -1134,7 +1134,7 @@ export interface components {
                  * @enum {string}
                  */
                 missing: "archive" | "delete";
-                /** @description The guard: the most rows removed, in percent of the account's active rows of that kind with an `external_id`. */
+                /** @description The guard: the most rows removed, in percent of the catalogue the file replaces (the account's active rows of that kind with an `external_id` when the upload began). */
                 max_removal: number;
                 /**
                  * @description `pending` until the file is written, then `done`, `held` (the guard held it) or `skipped` (the import was cancelled or failed: nothing removed).
@@ -3821,8 +3821,8 @@ export interface operations {
                 mode?: "upsert" | "mirror";
                 /** @description With `mode=mirror`: what happens to the rows the file leaves out, `archive` (the default) or `delete`. */
                 missing?: "archive" | "delete";
-                /** @description With `mode=mirror`: the guard, a percentage from 0 to 100 (default 10). When the rows to remove are more than this share of the account's active rows of the kind that have an `external_id`, nothing is removed (the removal reads `held`) and the import still completes. */
-                max_removal?: string;
+                /** @description With `mode=mirror`: the guard, a percentage from 0 to 100 (default 10). When the rows to remove are more than this share of the catalogue the file replaces (the account's active rows of the kind that have an `external_id`, counted when the upload began), nothing is removed (the removal reads `held`) and the import still completes. */
+                max_removal?: number;
             };
             header?: {
                 /**
