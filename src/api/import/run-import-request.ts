@@ -2,9 +2,10 @@ import { randomUUID } from 'node:crypto';
 import type { FastifyRequest } from 'fastify';
 import type { AnyNewImport } from '../../shared/import/import-queue.js';
 import type { AnyImportResult } from '../../shared/import/row-removal-job.js';
-import type { ApiDeps } from '../deps.js';
+import type { Sql } from '../../shared/infra/db.js';
 import { runIdempotentImport } from './idempotency.js';
 import { ImportOutcomeUnknownError } from './import-errors.js';
+import type { ImportRunner } from './import-runner.js';
 
 /** What a request's import came to: its id, its result, and whether it replays an earlier request's. */
 export interface ImportRequestOutcome {
@@ -19,7 +20,7 @@ export interface ImportRequestOutcome {
  * replays. Throws what the runner throws.
  */
 export async function runImportOf(
-  deps: Pick<ApiDeps, 'sql' | 'importRunner'>,
+  deps: { sql: Sql; importRunner: ImportRunner },
   newImport: AnyNewImport,
   idempotency: { key: string; hash: Buffer } | undefined,
 ): Promise<ImportRequestOutcome> {

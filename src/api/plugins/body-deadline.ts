@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { IMPORTS_PATH } from '../../shared/import/import-location.js';
+import { IMPORTS_PATH } from '../../shared/import-location.js';
 import { refuseLateBody } from './framework-errors.js';
 
 export interface BodyDeadlines {

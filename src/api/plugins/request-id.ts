@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { RawRequestDefaultExpression } from 'fastify';
-import { holdsSecretShape } from '../../shared/access/secret-shapes.js';
+import { holdsSecretShape } from '../../shared/errors/secret-shapes.js';
 
 const SANE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 

@@ -1,7 +1,7 @@
 import { LogController, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { redactedUrl, type Logger } from '../../shared/infra/logger.js';
 import { echoedText } from '../../shared/errors/echoed-text.js';
-import { IMPORTS_PATH } from '../../shared/import/import-location.js';
+import { IMPORTS_PATH } from '../../shared/import-location.js';
 import { clientIp } from '../client-ip.js';
 import { BOARD_PATH } from './admin-paths.js';
 

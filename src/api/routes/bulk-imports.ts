@@ -11,7 +11,7 @@ import type { ImportPreparer } from '../import/import-preparer.js';
 import type { ApiDeps } from '../deps.js';
 import { importRefusalError } from '../import/import-error-replies.js';
 import { isImportRefusal } from '../import/import-refusal.js';
-import { importLocation } from '../../shared/import/import-location.js';
+import { importLocation } from '../../shared/import-location.js';
 import { holdingInFlightSlot, runImportOf } from '../import/run-import-request.js';
 import { BulkQuerySchema, bulkQueryRefusal, isDryRun } from '../import/bulk-query.js';
 import { bulkBadRequestExamples, bulkBodyExamples, bulkResultExamples, ERROR_EXAMPLES } from '../openapi/examples.js';

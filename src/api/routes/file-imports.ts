@@ -6,7 +6,7 @@ import { IdempotencyHeadersSchema } from '../../shared/api-schemas/headers.js';
 import { ImportSchema } from '../../shared/api-schemas/imports.js';
 import { API_ERRORS, apiErrors } from '../../shared/errors/api-errors.js';
 import { IMPORT_KIND_NAMES, type ImportKind } from '../../shared/import/import-kinds.js';
-import { IMPORTS_PATH, importLocation } from '../../shared/import/import-location.js';
+import { IMPORTS_PATH, importLocation } from '../../shared/import-location.js';
 import type { ApiDeps } from '../deps.js';
 import { apiKeyAuth } from '../auth/api-key-auth.js';
 import { authenticatedKey } from '../authenticated.js';

@@ -8,7 +8,7 @@ import { pageLimitSchema } from '../../shared/api-schemas/page-limit.js';
 import { wholeNumberParameter } from '../../shared/api-schemas/whole-number.js';
 import type { ApiError } from '../../shared/errors/api-error.js';
 import { apiErrors } from '../../shared/errors/api-errors.js';
-import { IMPORTS_PATH } from '../../shared/import/import-location.js';
+import { IMPORTS_PATH } from '../../shared/import-location.js';
 import { cancelFileImport } from '../../shared/repositories/import-files.js';
 import { findImport, listImportErrors, listImports } from '../../shared/repositories/import-lookups.js';
 import type { Scope } from '../../shared/access/scopes.js';

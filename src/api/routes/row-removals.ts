@@ -12,7 +12,7 @@ import { BulkRequestErrorSchema, RequestIdErrorSchema, RetryLaterErrorSchema } f
 import { IdempotencyHeadersSchema } from '../../shared/api-schemas/headers.js';
 import { apiErrors } from '../../shared/errors/api-errors.js';
 import { IMPORT_KIND_NAMES, type ImportKind } from '../../shared/import/import-kinds.js';
-import { importLocation } from '../../shared/import/import-location.js';
+import { importLocation } from '../../shared/import-location.js';
 import type { AnyImportResult, RowRemovalAction } from '../../shared/import/row-removal-job.js';
 import { markImportStep } from '../../shared/import/import-steps.js';
 import type { ApiDeps } from '../deps.js';

@@ -1,7 +1,7 @@
 import { ApiError, retryAfterHeaders } from './api-error.js';
 import type { RowError } from '../rows/row-errors.js';
 import { echoedText } from './echoed-text.js';
-import { importLocation } from '../import/import-location.js';
+import { importLocation } from '../import-location.js';
 
 /**
  * Every error the API answers, in one table: its status, its code and its text (docs/errors.md

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { IMPORT_KIND_NAMES } from './import-kinds.js';
 import { ImportResultSchema, type ImportJobData } from './import-job.js';
 import { RowErrorSchema } from '../rows/row-errors.js';
+import { ENTRY_FORMS, type RemovalEntry } from '../rows/removal-entries.js';
 
 /**
  * The imports that archive or delete the rows a request names (docs/catalogue.md#archive-and-delete):
@@ -13,9 +14,7 @@ export const IMPORT_ACTIONS = ['upsert', 'archive', 'delete'] as const;
 export type ImportAction = (typeof IMPORT_ACTIONS)[number];
 export type RowRemovalAction = Exclude<ImportAction, 'upsert'>;
 
-/** How a request names its rows: `external_ids` (the partner's ids) or `ids` (ours). */
-export const ENTRY_FORMS = ['external_id', 'id'] as const;
-export type EntryForm = (typeof ENTRY_FORMS)[number];
+export { ENTRY_FORMS, type EntryForm, type RemovalEntry } from '../rows/removal-entries.js';
 
 /**
  * An archive's or delete's job, as the API adds it to the import queue. Its entries, the ones the
@@ -61,12 +60,6 @@ export function actionOf(data: AnyImportJobData): ImportAction {
 export function isRowRemovalJobData(data: unknown): boolean {
   const action = typeof data === 'object' && data !== null ? (data as { action?: unknown }).action : undefined;
   return action === 'archive' || action === 'delete';
-}
-
-/** One entry the worker resolves: its index in the request and the id it names the row by. */
-export interface RemovalEntry {
-  index: number;
-  key: string;
 }
 
 /** The entries as they travel to the worker (see RowRemovalJobDataSchema). */

@@ -2,7 +2,7 @@ import { createRequire } from 'node:module';
 import { pino, type DestinationStream, type Logger } from 'pino';
 import type { PrettyOptions, prettyFactory } from 'pino-pretty';
 import { echoedText } from '../errors/echoed-text.js';
-import { withoutSecrets } from '../access/secret-shapes.js';
+import { withoutSecrets } from '../errors/secret-shapes.js';
 import type { Config } from './config.js';
 
 /**

@@ -1,4 +1,3 @@
-import type { EntryForm, RemovalEntry } from '../import/row-removal-job.js';
 import { normaliseExternalId } from './external-id.js';
 import type { RowError, RowErrorDetail } from './row-errors.js';
 import { reasonOf } from './validate-rows.js';
@@ -8,6 +7,16 @@ import { reasonOf } from './validate-rows.js';
  * [...]}` or `{ids: [...]}`, each naming one row. The rules here are the API's and the partner
  * CLI's; whether an entry names a row of the account is the database's to say.
  */
+
+/** How a request names its rows: `external_ids` (the partner's ids) or `ids` (ours). */
+export const ENTRY_FORMS = ['external_id', 'id'] as const;
+export type EntryForm = (typeof ENTRY_FORMS)[number];
+
+/** One entry the worker resolves: its index in the request and the id it names the row by. */
+export interface RemovalEntry {
+  index: number;
+  key: string;
+}
 
 /** Entries a request may send. */
 export const MAX_REMOVAL_ENTRIES = 1_000;
