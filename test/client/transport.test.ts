@@ -54,6 +54,21 @@ describe('@bulk-import/client transport', () => {
     expect(keys[0]).toMatch(/^[0-9a-f-]{36}$/);
   });
 
+  it('a 500 followed by connections never made is a NetworkError whose outcome is unknown: the 500 came from a server that read the request', async () => {
+    let answered = 0;
+    const base = await serve((req, res) => {
+      answered += 1;
+      req.resume();
+      res.writeHead(500, { 'content-type': 'application/json', connection: 'close' });
+      res.end(JSON.stringify({ error: 'Internal server error' }));
+      servers[0]!.close();
+    });
+    const error = await clientOf(base).importRows('machines', [ROW]).catch((caught: unknown) => caught);
+    expect(answered).toBe(1);
+    expect(error).toBeInstanceOf(NetworkError);
+    expect(error).toMatchObject({ outcome: 'unknown', attempts: 5 });
+  });
+
   it('a 503 is waited out (Retry-After) and sent again with the same key; the User-Agent is the package\'s', async () => {
     const seen: { key: string | undefined; agent: string | undefined }[] = [];
     const base = await serve((req, res) => {

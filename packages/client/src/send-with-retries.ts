@@ -59,6 +59,9 @@ export async function sendWithRetries(send: () => Promise<AttemptResult>, option
       }
     } else {
       const { status } = reply;
+      // note: an answer whose outcome is unknown came from a server that read the request, so a
+      // NetworkError later in the call cannot say it was never delivered.
+      mayHaveArrived ||= OUTCOME_UNKNOWN.has(status);
       const retryable = NOTHING_WRITTEN.has(status) || (rules.idempotent && OUTCOME_UNKNOWN.has(status));
       if (!retryable || attempt >= options.maxAttempts) return reply;
       const asked = retryAfterMs(reply.headers, options.now());

@@ -1,8 +1,9 @@
 /**
  * No answer came, after the retries the call allows. `outcome` says what became of the request:
- * `not-delivered` when no connection was ever made (nothing can have been written: sending it
- * again is safe even without an Idempotency-Key); `unknown` when the server may have read it (a
- * timeout, a dropped connection): send it again only with the same Idempotency-Key.
+ * `not-delivered` when no attempt reached the server (no connection was ever made, and no earlier
+ * attempt was answered 500, 502 or 504), so nothing can have been written: sending it again is
+ * safe even without an Idempotency-Key; `unknown` when the server may have read it (a timeout, a
+ * dropped connection, an earlier 5xx): send it again only with the same Idempotency-Key.
  */
 export class NetworkError extends Error {
   override readonly name = 'NetworkError';
