@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { BULK_BODY_SCHEMAS, BulkDryRunResponseSchema, BulkResponseSchema } from '../../shared/api-schemas/bulk.js';
-import { BulkRequestErrorSchema, RequestIdErrorSchema, RetryLaterErrorSchema } from '../../shared/api-schemas/error-body.js';
+import { BulkRequestErrorSchema } from '../../shared/api-schemas/error-body.js';
 import { IdempotencyHeadersSchema } from '../../shared/api-schemas/headers.js';
 import { IMPORT_KINDS, IMPORT_KIND_NAMES, type ImportKind } from '../../shared/import/import-kinds.js';
 import { RowsHandOver } from '../../shared/import/rows-hand-over.js';
@@ -11,30 +11,15 @@ import type { ImportPreparer } from '../import/import-preparer.js';
 import type { ApiDeps } from '../deps.js';
 import { importRefusalError } from '../import/import-error-replies.js';
 import { isImportRefusal } from '../import/import-refusal.js';
-import { importLocation } from '../../shared/import-location.js';
 import { holdingInFlightSlot, runImportOf } from '../import/run-import-request.js';
 import { BulkQuerySchema, bulkQueryRefusal, isDryRun } from '../import/bulk-query.js';
-import { bulkBadRequestExamples, bulkBodyExamples, bulkResultExamples, ERROR_EXAMPLES } from '../openapi/examples.js';
+import { bulkBadRequestExamples, bulkBodyExamples, bulkResultExamples } from '../openapi/examples.js';
 import { bulkDryRunExamples, bulkSyncBodyExamples, bulkSyncResultExamples, DRY_RUN_BAD_REQUEST_EXAMPLES } from '../openapi/sync-examples.js';
-import {
-  apiKeyAuthErrors,
-  AUTHENTICATED,
-  errorResponse,
-  internalErrorResponse,
-  tooLargeResponse,
-  unsupportedMediaTypeResponse,
-} from '../openapi/responses.js';
+import { AUTHENTICATED, errorResponse } from '../openapi/responses.js';
 import { jsonBody, jsonResponse } from '../openapi/route-schema.js';
-import { refusalsByPart, refuseUnknownQueryParameters, validateAllButBody } from '../route-validation.js';
 import { takeRawBody } from '../plugins/json-body.js';
 import { authenticatedKey } from '../authenticated.js';
-import { apiErrors } from '../../shared/errors/api-errors.js';
-import { apiKeyAuth } from '../auth/api-key-auth.js';
-import { holdInFlightSlot } from '../limits/in-flight-cap.js';
-import { shedWhenOverloaded } from '../plugins/load-shedding.js';
-
-const { workersUnavailable, importFailed, storeUnavailable, overloaded, stillRunning, idempotencyConflict, rateMinute, rateDay, lockout, tooManyConcurrent } =
-  ERROR_EXAMPLES;
+import { importRouteOptions, importRouteResponses, replyWithImport } from './import-route.js';
 
 function bulkSchema(kind: ImportKind) {
   const { maxRows, bodyLimitBytes } = IMPORT_KINDS[kind];
@@ -64,35 +49,7 @@ function bulkSchema(kind: ImportKind) {
         AUTHENTICATED,
         BulkRequestErrorSchema,
       ),
-      ...apiKeyAuthErrors({ scoped: true }),
-      429: errorResponse(
-        'The account\'s per-minute or per-day limit is reached, or it already has `ACCOUNT_MAX_IN_FLIGHT` imports in flight (10 by default, across all replicas), or this IP is locked out after 20 failed authentications in 5 minutes. Nothing was done; retry after `Retry-After` seconds.',
-        { rateMinute, rateDay, tooManyConcurrent, lockout },
-        [...AUTHENTICATED, 'Retry-After'],
-        RetryLaterErrorSchema,
-      ),
-      413: tooLargeResponse(bodyLimitBytes, AUTHENTICATED),
-      415: unsupportedMediaTypeResponse(AUTHENTICATED),
-      422: errorResponse('The `Idempotency-Key` was used before with another body (or on the other bulk endpoint). Nothing was written.', {
-        idempotencyConflict,
-      }, AUTHENTICATED),
-      500: internalErrorResponse(AUTHENTICATED),
-      503: errorResponse(
-        'Nothing was written; retry after `Retry-After` seconds, with the same `Idempotency-Key`. `Service overloaded, retry shortly`: this API process is overloaded (decided after the in-flight cap, before the body is read), or too many large bodies wait to be read.',
-        { workersUnavailable, importFailed, storeUnavailable, overloaded },
-        [...AUTHENTICATED, 'Retry-After', 'Location'],
-        RetryLaterErrorSchema,
-        // note: only the two "nothing was written" answers of an import that was recorded (not a dry run)
-        ['Location'],
-      ),
-      504: errorResponse(
-        'The import is still running and its outcome is not known yet. Watch it at `Location` (`GET /v1/api/imports/{id}`) until it reads `completed` or `failed`, or retry with the same `Idempotency-Key`: you get its real result, never a second copy.',
-        { stillRunning },
-        [...AUTHENTICATED, 'Location'],
-        RequestIdErrorSchema,
-        // note: a dry run has no import to watch
-        ['Location'],
-      ),
+      ...importRouteResponses({ done: 'written', bodyLimitBytes, reusedKey: 'another body (or on the other bulk endpoint)' }),
     },
   };
 }
@@ -143,19 +100,11 @@ export async function bulkImportRoutes(fastify: FastifyInstance, deps: ApiDeps):
       `/v1/api/${kind}/bulk`,
       {
         schema: bulkSchema(kind),
-        // note: the rows are checked one by one (a failing row is skipped, not fatal), the rest
-        // by the schema.
-        validatorCompiler: validateAllButBody,
-        schemaErrorFormatter: refusalsByPart({ querystring: bulkQueryRefusal, headers: apiErrors.idempotencyKeyMalformed }),
-        bodyLimit: IMPORT_KINDS[kind].bodyLimitBytes,
-        config: { auth: 'api-key', requiredScope: 'listings:write', jsonBodyAsBytes: true },
-        // note: in the order of docs/access.md#order-of-checks; the body is read after them.
-        onRequest: [
-          apiKeyAuth(deps),
-          holdInFlightSlot(deps.inFlight, deps.metrics),
-          shedWhenOverloaded(app),
-          refuseUnknownQueryParameters(Object.keys(BulkQuerySchema.shape)),
-        ],
+        ...importRouteOptions(app, deps, {
+          queryNames: Object.keys(BulkQuerySchema.shape),
+          queryRefusal: bulkQueryRefusal,
+          bodyLimit: IMPORT_KINDS[kind].bodyLimitBytes,
+        }),
       },
       async (request, reply) =>
         holdingInFlightSlot(request, async () => {
@@ -165,11 +114,7 @@ export async function bulkImportRoutes(fastify: FastifyInstance, deps: ApiDeps):
           const merge = request.query.update === 'merge';
           const { newImport, idempotency } = await readImport(kind, request, { dryRun, key, merge }, deps.importPreparer);
           const { result, replayed, importId } = await runImportOf(deps, newImport, idempotency);
-          if (newImport.dryRun) return await reply.code(200).send({ ...result, dry_run: true });
-          // note: a replay wrote nothing, so its rows are not counted again.
-          if (replayed) reply.header('idempotent-replayed', 'true');
-          else deps.metrics.recordRows(kind, result);
-          return await reply.code(201).header('location', importLocation(importId)).send({ ...result, import_id: importId });
+          return replyWithImport(reply, deps, { kind, status: 201, dryRun, importId, replayed, result, answer: result });
         }),
     );
   }

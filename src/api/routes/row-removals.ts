@@ -8,35 +8,23 @@ import {
   DeleteResultSchema,
   RowRemovalBodySchema,
 } from '../../shared/api-schemas/row-removals.js';
-import { BulkRequestErrorSchema, RequestIdErrorSchema, RetryLaterErrorSchema } from '../../shared/api-schemas/error-body.js';
+import { BulkRequestErrorSchema } from '../../shared/api-schemas/error-body.js';
 import { IdempotencyHeadersSchema } from '../../shared/api-schemas/headers.js';
 import { apiErrors } from '../../shared/errors/api-errors.js';
 import { IMPORT_KIND_NAMES, type ImportKind } from '../../shared/import/import-kinds.js';
-import { importLocation } from '../../shared/import-location.js';
 import type { AnyImportResult, RowRemovalAction } from '../../shared/import/row-removal-job.js';
 import { markImportStep } from '../../shared/import/import-steps.js';
 import type { ApiDeps } from '../deps.js';
-import { apiKeyAuth } from '../auth/api-key-auth.js';
 import { authenticatedKey } from '../authenticated.js';
+import { importRouteOptions, importRouteResponses, replyWithImport } from './import-route.js';
 import { BulkQuerySchema, isDryRun } from '../import/bulk-query.js';
 import { holdingInFlightSlot, runImportOf } from '../import/run-import-request.js';
 import { readRowRemoval } from '../import/read-row-removal.js';
-import { holdInFlightSlot } from '../limits/in-flight-cap.js';
-import { ERROR_EXAMPLES } from '../openapi/examples.js';
 import { removalBadRequestExamples, removalBodyExamples, removalDryRunExamples, removalResultExamples } from '../openapi/removal-examples.js';
-import {
-  apiKeyAuthErrors,
-  AUTHENTICATED,
-  errorResponse,
-  internalErrorResponse,
-  tooLargeResponse,
-  unsupportedMediaTypeResponse,
-} from '../openapi/responses.js';
+import { AUTHENTICATED, errorResponse } from '../openapi/responses.js';
 import { jsonBody, jsonResponse } from '../openapi/route-schema.js';
 import { DRY_RUN_BAD_REQUEST_EXAMPLES } from '../openapi/sync-examples.js';
 import { takeRawBody } from '../plugins/json-body.js';
-import { shedWhenOverloaded } from '../plugins/load-shedding.js';
-import { refusalsByPart, refuseUnknownQueryParameters, validateAllButBody } from '../route-validation.js';
 
 /** An archive's or delete's body: at most 1 MB (docs/catalogue.md#archive-and-delete). */
 export const ROW_REMOVAL_BODY_LIMIT_BYTES = 1_048_576;
@@ -46,9 +34,6 @@ export const ROW_REMOVAL_BODY_LIMIT_BYTES = 1_048_576;
  * schema of their own, so that a parameter the bulk routes take (`update`) is refused here.
  */
 const RowRemovalQuerySchema = z.object({ dry_run: BulkQuerySchema.shape.dry_run });
-
-const { workersUnavailable, importFailed, storeUnavailable, overloaded, stillRunning, idempotencyConflict, rateMinute, rateDay, lockout, tooManyConcurrent } =
-  ERROR_EXAMPLES;
 
 const RESULTS = {
   archive: { done: ArchiveResultSchema, dryRun: ArchiveDryRunResultSchema, verb: 'Archive', pastTense: 'archived' },
@@ -84,31 +69,7 @@ function removalSchema(kind: ImportKind, action: RowRemovalAction) {
         AUTHENTICATED,
         BulkRequestErrorSchema,
       ),
-      ...apiKeyAuthErrors({ scoped: true }),
-      429: errorResponse(
-        'The account\'s per-minute or per-day limit is reached, or it already has `ACCOUNT_MAX_IN_FLIGHT` imports in flight, or this IP is locked out. Nothing was done; retry after `Retry-After` seconds.',
-        { rateMinute, rateDay, tooManyConcurrent, lockout },
-        [...AUTHENTICATED, 'Retry-After'],
-        RetryLaterErrorSchema,
-      ),
-      413: tooLargeResponse(ROW_REMOVAL_BODY_LIMIT_BYTES, AUTHENTICATED),
-      415: unsupportedMediaTypeResponse(AUTHENTICATED),
-      422: errorResponse('The `Idempotency-Key` was used before with another body or on another endpoint. Nothing was changed.', { idempotencyConflict }, AUTHENTICATED),
-      500: internalErrorResponse(AUTHENTICATED),
-      503: errorResponse(
-        'Nothing was changed; retry after `Retry-After` seconds, with the same `Idempotency-Key`.',
-        { workersUnavailable, importFailed, storeUnavailable, overloaded },
-        [...AUTHENTICATED, 'Retry-After', 'Location'],
-        RetryLaterErrorSchema,
-        ['Location'],
-      ),
-      504: errorResponse(
-        'The import is still running and its outcome is not known yet. Watch it at `Location` until it reads `completed` or `failed`, or retry with the same `Idempotency-Key`: you get its real result, never a second run.',
-        { stillRunning },
-        [...AUTHENTICATED, 'Location'],
-        RequestIdErrorSchema,
-        ['Location'],
-      ),
+      ...importRouteResponses({ done: 'changed', bodyLimitBytes: ROW_REMOVAL_BODY_LIMIT_BYTES, reusedKey: 'another body or on another endpoint' }),
     },
   };
 }
@@ -133,18 +94,11 @@ export async function rowRemovalRoutes(fastify: FastifyInstance, deps: ApiDeps):
         `/v1/api/${kind}/bulk-${action}`,
         {
           schema: removalSchema(kind, action),
-          // note: the entries are checked one by one (a failing entry is reported, not fatal).
-          validatorCompiler: validateAllButBody,
-          schemaErrorFormatter: refusalsByPart({ querystring: apiErrors.dryRunMalformed, headers: apiErrors.idempotencyKeyMalformed }),
-          bodyLimit: ROW_REMOVAL_BODY_LIMIT_BYTES,
-          config: { auth: 'api-key', requiredScope: 'listings:write', jsonBodyAsBytes: true },
-          // note: in the order of docs/access.md#order-of-checks, as the bulk routes; the body is read after them.
-          onRequest: [
-            apiKeyAuth(deps),
-            holdInFlightSlot(deps.inFlight, deps.metrics),
-            shedWhenOverloaded(app),
-            refuseUnknownQueryParameters(Object.keys(RowRemovalQuerySchema.shape)),
-          ],
+          ...importRouteOptions(app, deps, {
+            queryNames: Object.keys(RowRemovalQuerySchema.shape),
+            queryRefusal: apiErrors.dryRunMalformed,
+            bodyLimit: ROW_REMOVAL_BODY_LIMIT_BYTES,
+          }),
         },
         async (request, reply) =>
           holdingInFlightSlot(request, async () => {
@@ -154,12 +108,7 @@ export async function rowRemovalRoutes(fastify: FastifyInstance, deps: ApiDeps):
             const { newImport, idempotency } = await readRowRemoval(deps.sql, takeRawBody(request), { kind, action, accountId, requestId: request.id, dryRun, key });
             markImportStep(request.id, 'api.validated');
             const { result, replayed, importId } = await runImportOf(deps, newImport, idempotency);
-            const answer = answerOf(action, result);
-            if (newImport.dryRun) return await reply.code(200).send({ ...answer, dry_run: true as const });
-            // note: a replay changed nothing, so its rows are not counted again.
-            if (replayed) reply.header('idempotent-replayed', 'true');
-            else deps.metrics.recordRows(kind, result);
-            return await reply.code(200).header('location', importLocation(importId)).send({ ...answer, import_id: importId });
+            return replyWithImport(reply, deps, { kind, status: 200, dryRun, importId, replayed, result, answer: answerOf(action, result) });
           }),
       );
     }

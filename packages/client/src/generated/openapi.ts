@@ -1901,7 +1901,7 @@ export interface operations {
                     });
                 };
             };
-            /** @description The import is still running and its outcome is not known yet. Watch it at `Location` (`GET /v1/api/imports/{id}`) until it reads `completed` or `failed`, or retry with the same `Idempotency-Key`: you get its real result, never a second copy. */
+            /** @description The import is still running and its outcome is not known yet. Watch it at `Location` (`GET /v1/api/imports/{id}`) until it reads `completed` or `failed`, or retry with the same `Idempotency-Key`: you get its real result, never a second run. */
             504: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -2244,7 +2244,7 @@ export interface operations {
                     });
                 };
             };
-            /** @description The import is still running and its outcome is not known yet. Watch it at `Location` (`GET /v1/api/imports/{id}`) until it reads `completed` or `failed`, or retry with the same `Idempotency-Key`: you get its real result, never a second copy. */
+            /** @description The import is still running and its outcome is not known yet. Watch it at `Location` (`GET /v1/api/imports/{id}`) until it reads `completed` or `failed`, or retry with the same `Idempotency-Key`: you get its real result, never a second run. */
             504: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -2493,7 +2493,7 @@ export interface operations {
                     });
                 };
             };
-            /** @description The account's per-minute or per-day limit is reached, or it already has `ACCOUNT_MAX_IN_FLIGHT` imports in flight, or this IP is locked out. Nothing was done; retry after `Retry-After` seconds. */
+            /** @description The account's per-minute or per-day limit is reached, or it already has `ACCOUNT_MAX_IN_FLIGHT` imports in flight (10 by default, across all replicas), or this IP is locked out after 20 failed authentications in 5 minutes. Nothing was done; retry after `Retry-After` seconds. */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -2548,7 +2548,7 @@ export interface operations {
                     });
                 };
             };
-            /** @description Nothing was changed; retry after `Retry-After` seconds, with the same `Idempotency-Key`. */
+            /** @description Nothing was changed; retry after `Retry-After` seconds, with the same `Idempotency-Key`. `Service overloaded, retry shortly`: this API process is overloaded (decided after the in-flight cap, before the body is read), or too many large bodies wait to be read. */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -2578,7 +2578,7 @@ export interface operations {
                     });
                 };
             };
-            /** @description The import is still running and its outcome is not known yet. Watch it at `Location` until it reads `completed` or `failed`, or retry with the same `Idempotency-Key`: you get its real result, never a second run. */
+            /** @description The import is still running and its outcome is not known yet. Watch it at `Location` (`GET /v1/api/imports/{id}`) until it reads `completed` or `failed`, or retry with the same `Idempotency-Key`: you get its real result, never a second run. */
             504: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -2827,7 +2827,7 @@ export interface operations {
                     });
                 };
             };
-            /** @description The account's per-minute or per-day limit is reached, or it already has `ACCOUNT_MAX_IN_FLIGHT` imports in flight, or this IP is locked out. Nothing was done; retry after `Retry-After` seconds. */
+            /** @description The account's per-minute or per-day limit is reached, or it already has `ACCOUNT_MAX_IN_FLIGHT` imports in flight (10 by default, across all replicas), or this IP is locked out after 20 failed authentications in 5 minutes. Nothing was done; retry after `Retry-After` seconds. */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -2882,7 +2882,7 @@ export interface operations {
                     });
                 };
             };
-            /** @description Nothing was changed; retry after `Retry-After` seconds, with the same `Idempotency-Key`. */
+            /** @description Nothing was changed; retry after `Retry-After` seconds, with the same `Idempotency-Key`. `Service overloaded, retry shortly`: this API process is overloaded (decided after the in-flight cap, before the body is read), or too many large bodies wait to be read. */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -2912,7 +2912,7 @@ export interface operations {
                     });
                 };
             };
-            /** @description The import is still running and its outcome is not known yet. Watch it at `Location` until it reads `completed` or `failed`, or retry with the same `Idempotency-Key`: you get its real result, never a second run. */
+            /** @description The import is still running and its outcome is not known yet. Watch it at `Location` (`GET /v1/api/imports/{id}`) until it reads `completed` or `failed`, or retry with the same `Idempotency-Key`: you get its real result, never a second run. */
             504: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -3161,7 +3161,7 @@ export interface operations {
                     });
                 };
             };
-            /** @description The account's per-minute or per-day limit is reached, or it already has `ACCOUNT_MAX_IN_FLIGHT` imports in flight, or this IP is locked out. Nothing was done; retry after `Retry-After` seconds. */
+            /** @description The account's per-minute or per-day limit is reached, or it already has `ACCOUNT_MAX_IN_FLIGHT` imports in flight (10 by default, across all replicas), or this IP is locked out after 20 failed authentications in 5 minutes. Nothing was done; retry after `Retry-After` seconds. */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -3216,7 +3216,7 @@ export interface operations {
                     });
                 };
             };
-            /** @description Nothing was changed; retry after `Retry-After` seconds, with the same `Idempotency-Key`. */
+            /** @description Nothing was changed; retry after `Retry-After` seconds, with the same `Idempotency-Key`. `Service overloaded, retry shortly`: this API process is overloaded (decided after the in-flight cap, before the body is read), or too many large bodies wait to be read. */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -3246,7 +3246,7 @@ export interface operations {
                     });
                 };
             };
-            /** @description The import is still running and its outcome is not known yet. Watch it at `Location` until it reads `completed` or `failed`, or retry with the same `Idempotency-Key`: you get its real result, never a second run. */
+            /** @description The import is still running and its outcome is not known yet. Watch it at `Location` (`GET /v1/api/imports/{id}`) until it reads `completed` or `failed`, or retry with the same `Idempotency-Key`: you get its real result, never a second run. */
             504: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -3495,7 +3495,7 @@ export interface operations {
                     });
                 };
             };
-            /** @description The account's per-minute or per-day limit is reached, or it already has `ACCOUNT_MAX_IN_FLIGHT` imports in flight, or this IP is locked out. Nothing was done; retry after `Retry-After` seconds. */
+            /** @description The account's per-minute or per-day limit is reached, or it already has `ACCOUNT_MAX_IN_FLIGHT` imports in flight (10 by default, across all replicas), or this IP is locked out after 20 failed authentications in 5 minutes. Nothing was done; retry after `Retry-After` seconds. */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -3550,7 +3550,7 @@ export interface operations {
                     });
                 };
             };
-            /** @description Nothing was changed; retry after `Retry-After` seconds, with the same `Idempotency-Key`. */
+            /** @description Nothing was changed; retry after `Retry-After` seconds, with the same `Idempotency-Key`. `Service overloaded, retry shortly`: this API process is overloaded (decided after the in-flight cap, before the body is read), or too many large bodies wait to be read. */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -3580,7 +3580,7 @@ export interface operations {
                     });
                 };
             };
-            /** @description The import is still running and its outcome is not known yet. Watch it at `Location` until it reads `completed` or `failed`, or retry with the same `Idempotency-Key`: you get its real result, never a second run. */
+            /** @description The import is still running and its outcome is not known yet. Watch it at `Location` (`GET /v1/api/imports/{id}`) until it reads `completed` or `failed`, or retry with the same `Idempotency-Key`: you get its real result, never a second run. */
             504: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
