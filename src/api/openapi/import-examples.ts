@@ -4,88 +4,82 @@ import type { Examples } from './route-schema.js';
 
 /** The examples of the import resource (docs/imports.md). */
 
-/** What every import but an archive, a delete or a mirror reads (docs/catalogue.md). */
-const UPSERT = { action: 'upsert', mode: 'upsert', removal: null };
+/** An import's counts (docs/imports.md): those not given are 0. */
+type Rows = { received: number; processed: number } & Partial<Record<'inserted' | 'updated' | 'unchanged' | 'archived' | 'deleted' | 'skipped', number>>;
 
-const COMPLETED = {
-  id: IMPORT_ID,
-  kind: 'listings',
-  source: 'request',
-  ...UPSERT,
-  state: 'completed',
-  created_at: '2026-11-24T02:00:00.120Z',
-  started_at: '2026-11-24T02:00:00.134Z',
-  finished_at: '2026-11-24T02:00:00.161Z',
-  rows: { received: 200, processed: 200, inserted: 2, updated: 37, unchanged: 158, archived: 0, deleted: 0, skipped: 3 },
-  error_count: 3,
-};
+/**
+ * An import as `GET /v1/api/imports/{id}` reads it, its fields in the document's order: an upsert
+ * (no mirror, no removal) unless told otherwise. `times` are its created, started and finished times.
+ */
+function anImport(fields: {
+  id: string;
+  kind: 'listings' | 'machines';
+  source: 'request' | 'file';
+  action?: 'upsert' | 'archive';
+  mirror?: { missing: 'archive'; max_removal: number; state: 'done' | 'held'; rows: number };
+  state: 'completed' | 'running' | 'cancelled';
+  times: [string, string | null, string | null];
+  rows: Rows;
+  errorCount: number;
+}) {
+  const [created, started, finished] = fields.times;
+  return {
+    id: fields.id,
+    kind: fields.kind,
+    source: fields.source,
+    action: fields.action ?? 'upsert',
+    mode: fields.mirror === undefined ? 'upsert' : 'mirror',
+    removal: fields.mirror ?? null,
+    state: fields.state,
+    created_at: created,
+    started_at: started,
+    finished_at: finished,
+    rows: { received: fields.rows.received, processed: fields.rows.processed, inserted: 0, updated: 0, unchanged: 0, archived: 0, deleted: 0, skipped: 0, ...fields.rows },
+    error_count: fields.errorCount,
+  };
+}
 
-const RUNNING = {
-  id: '1c2d3e4f-5a6b-4c7d-8e9f-0a1b2c3d4e5f',
-  kind: 'machines',
-  source: 'request',
-  ...UPSERT,
-  state: 'running',
-  created_at: '2026-11-24T02:05:10.002Z',
-  started_at: null,
-  finished_at: null,
-  rows: { received: 500, processed: 1, inserted: 0, updated: 0, unchanged: 0, archived: 0, deleted: 0, skipped: 1 },
-  error_count: 1,
-};
+const COMPLETED = anImport({
+  id: IMPORT_ID, kind: 'listings', source: 'request', state: 'completed',
+  times: ['2026-11-24T02:00:00.120Z', '2026-11-24T02:00:00.134Z', '2026-11-24T02:00:00.161Z'],
+  rows: { received: 200, processed: 200, inserted: 2, updated: 37, unchanged: 158, skipped: 3 }, errorCount: 3,
+});
+
+const RUNNING = anImport({
+  id: '1c2d3e4f-5a6b-4c7d-8e9f-0a1b2c3d4e5f', kind: 'machines', source: 'request', state: 'running',
+  times: ['2026-11-24T02:05:10.002Z', null, null],
+  rows: { received: 500, processed: 1, skipped: 1 }, errorCount: 1,
+});
 
 /** A file import being written: its counts are what its chunks wrote so far. */
-const FILE_RUNNING = {
-  id: '2e3f4a5b-6c7d-4e8f-9a0b-1c2d3e4f5a6b',
-  kind: 'listings',
-  source: 'file',
-  ...UPSERT,
-  state: 'running',
-  created_at: '2026-11-24T03:00:00.410Z',
-  started_at: '2026-11-24T03:00:01.020Z',
-  finished_at: null,
-  rows: { received: 250_000, processed: 120_042, inserted: 100_000, updated: 15_000, unchanged: 5_000, archived: 0, deleted: 0, skipped: 42 },
-  error_count: 42,
-};
+const FILE_RUNNING = anImport({
+  id: '2e3f4a5b-6c7d-4e8f-9a0b-1c2d3e4f5a6b', kind: 'listings', source: 'file', state: 'running',
+  times: ['2026-11-24T03:00:00.410Z', '2026-11-24T03:00:01.020Z', null],
+  rows: { received: 250_000, processed: 120_042, inserted: 100_000, updated: 15_000, unchanged: 5_000, skipped: 42 }, errorCount: 42,
+});
 
 /** The same file import cancelled two chunks later: what its chunks wrote stays. */
 const FILE_CANCELLED = {
   ...FILE_RUNNING,
   state: 'cancelled',
   finished_at: '2026-11-24T03:00:09.385Z',
-  rows: { received: 250_000, processed: 122_042, inserted: 101_800, updated: 15_150, unchanged: 5_050, archived: 0, deleted: 0, skipped: 42 },
+  rows: { ...FILE_RUNNING.rows, processed: 122_042, inserted: 101_800, updated: 15_150, unchanged: 5_050 },
 };
 
 /** An archive (docs/catalogue.md#archive-and-delete): its entries are its rows. */
-const ARCHIVED = {
-  id: '3f4a5b6c-7d8e-4f9a-8b1c-2d3e4f5a6b7c',
-  kind: 'listings',
-  source: 'request',
-  action: 'archive',
-  mode: 'upsert',
-  removal: null,
-  state: 'completed',
-  created_at: '2026-11-24T02:10:00.050Z',
-  started_at: '2026-11-24T02:10:00.061Z',
-  finished_at: '2026-11-24T02:10:00.074Z',
-  rows: { received: 40, processed: 40, inserted: 0, updated: 0, unchanged: 2, archived: 37, deleted: 0, skipped: 1 },
-  error_count: 1,
-};
+const ARCHIVED = anImport({
+  id: '3f4a5b6c-7d8e-4f9a-8b1c-2d3e4f5a6b7c', kind: 'listings', source: 'request', action: 'archive', state: 'completed',
+  times: ['2026-11-24T02:10:00.050Z', '2026-11-24T02:10:00.061Z', '2026-11-24T02:10:00.074Z'],
+  rows: { received: 40, processed: 40, unchanged: 2, archived: 37, skipped: 1 }, errorCount: 1,
+});
 
 /** A nightly mirror, written; its removal archived the rows the file left out (docs/catalogue.md#mirror). */
-const MIRROR_DONE = {
-  id: '4a5b6c7d-8e9f-4a0b-9c1d-2e3f4a5b6c7d',
-  kind: 'listings',
-  source: 'file',
-  action: 'upsert',
-  mode: 'mirror',
-  removal: { missing: 'archive', max_removal: 10, state: 'done', rows: 41 },
-  state: 'completed',
-  created_at: '2026-11-25T02:00:00.120Z',
-  started_at: '2026-11-25T02:00:09.310Z',
-  finished_at: '2026-11-25T02:01:02.877Z',
-  rows: { received: 5_012, processed: 5_012, inserted: 12, updated: 310, unchanged: 4_688, archived: 41, deleted: 0, skipped: 2 },
-  error_count: 2,
-};
+const MIRROR_DONE = anImport({
+  id: '4a5b6c7d-8e9f-4a0b-9c1d-2e3f4a5b6c7d', kind: 'listings', source: 'file', state: 'completed',
+  mirror: { missing: 'archive', max_removal: 10, state: 'done', rows: 41 },
+  times: ['2026-11-25T02:00:00.120Z', '2026-11-25T02:00:09.310Z', '2026-11-25T02:01:02.877Z'],
+  rows: { received: 5_012, processed: 5_012, inserted: 12, updated: 310, unchanged: 4_688, archived: 41, skipped: 2 }, errorCount: 2,
+});
 
 /** A mirror whose file was cut short: the guard held its removal. */
 const MIRROR_HELD = {
