@@ -4,7 +4,8 @@ import { ApiError } from './errors/api-error.js';
 import { ReplyError } from './errors/reply-error.js';
 import type { RateLimitPacer } from './rate-limit-pacer.js';
 import type { RetryOptions } from './retry-options.js';
-import { sendWithRetries, type CallRules } from './send-with-retries.js';
+import type { CallRules } from './call-rules.js';
+import { sendWithRetries } from './send-with-retries.js';
 
 /** What every helper of createClient calls through: one attempt layer, one set of retry rules. */
 export interface ClientCore {

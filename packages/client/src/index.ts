@@ -1,6 +1,7 @@
 /**
  * @bulk-import/client: the Bulk Import API for partners' servers (README.md). `createClient` for
- * the helpers; `AttemptClient` and `sendWithRetries` for a caller with retry rules of its own.
+ * the helpers; `AttemptClient` and `sendUntilSettled` (the helpers' retry rule, with options) for
+ * a caller with a retry policy of its own.
  */
 export { createClient, type BulkImportClient, type ClientOptions } from './create-client.js';
 export type { RowsImported, RowsDryRun, ImportRowsOptions, MergeRowsOptions, ReplaceRowsOptions } from './import-rows.js';
@@ -19,7 +20,9 @@ export { WatchDeadlineError } from './errors/watch-deadline-error.js';
 export { AttemptClient, type RemovalAction, type RowKind } from './attempt-client.js';
 export type { AttemptNetworkFailure, AttemptResponse, AttemptResult } from './attempt-result.js';
 export { sendAttempt, type AttemptRequest, type TransportOptions } from './send-attempt.js';
-export { sendWithRetries, type CallRules } from './send-with-retries.js';
+export { sendUntilSettled, sendWithRetries } from './send-with-retries.js';
+export type { CallRules, LookedUp, RetryWaits } from './call-rules.js';
+export type { RetryOutcome, RetryStop, StopCause } from './retry-outcome.js';
 export { DEFAULT_RETRY_OPTIONS, type RetryEvent, type RetryOptions } from './retry-options.js';
 export { backoffMs, type BackoffSettings } from './backoff.js';
 export { retryAfterMs } from './retry-after.js';

@@ -22,7 +22,8 @@ export class RateLimitPacer {
   private lastRemaining: number | undefined;
   private exhausted = false;
 
-  constructor(private readonly now: () => number = Date.now) {}
+  /** `now`: its clock, which `observe`'s `sentAt` is read on (sendUntilSettled reads it as it sends) */
+  constructor(readonly now: () => number = Date.now) {}
 
   /** Records a reply to a request sent at `sentAt`. */
   observe(sentAt: number, headers: Headers): void {

@@ -2,6 +2,11 @@ import type { BackoffSettings } from './backoff.js';
 
 /** What happened before a retry, for a log line or a progress bar. */
 export interface RetryEvent {
+  /**
+   * the wait's cause: `paced`, the minute quota used up (before an attempt); `rate-limited`, a 429
+   * waited out without using an attempt (CallRules.waits `as-asked`); `retry`, a failed attempt
+   */
+  kind: 'paced' | 'rate-limited' | 'retry';
   /** the attempt that failed, from 1; 0 for a wait before any attempt (the minute quota used up) */
   attempt: number;
   /** the wait before the next one, in milliseconds */
