@@ -1,5 +1,7 @@
-import { backoffMs as clientBackoffMs } from '@bulk-import/client';
-
+/**
+ * The CLI's retry policy, from its options: what send-with-policy.ts gives the client package's
+ * retry rule (sendUntilSettled) as its options.
+ */
 export interface RetryPolicy {
   /** attempts per batch for network errors and 5xx (429 waits do not count) */
   maxAttempts: number;
@@ -32,11 +34,6 @@ export const DEFAULT_RETRY_POLICY: RetryPolicy = {
   maxWatchMs: 10 * 60_000,
   idempotency: true,
 };
-
-/** Exponential backoff with jitter, the client package's (half the delay fixed, half random, so clients spread out). */
-export function backoffMs(policy: RetryPolicy, attempt: number, random: () => number): number {
-  return clientBackoffMs(policy, attempt, random);
-}
 
 /** A duration in messages: `12.5` (seconds). */
 export const secondsText = (ms: number) => (ms / 1000).toFixed(1);

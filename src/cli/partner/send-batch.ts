@@ -1,16 +1,15 @@
 import { randomUUID } from 'node:crypto';
-import { ImportIdSchema } from '../../shared/api-schemas/import-id.js';
 import type { RowError } from '../../shared/rows/row-errors.js';
-import type { AttemptResult } from '@bulk-import/client';
+import type { AttemptResponse, AttemptResult } from '@bulk-import/client';
 import type { ApiContext } from './api-context.js';
+import { sendingWords } from './call-words.js';
 import { checkBulkReply, type CheckedReply, type ReplyCheck } from './check-reply.js';
 import { FatalError } from './fatal-error.js';
 import type { UpdateMode } from './import-options.js';
-import { retryAfterMs } from './rate-limit.js';
-import { clientErrorOf, rateLimitWaitMs, redirectRefused } from './reply-refusals.js';
-import { errorText, MAX_REPLY_MIB } from './reply-text.js';
-import { backoffMs, secondsText as seconds } from './retry-policy.js';
-import { watchImport, type WatchOutcome } from './watch-import.js';
+import { lookUpNamedImport } from './look-up-named-import.js';
+import { refusalOf } from './reply-refusals.js';
+import { MAX_REPLY_MIB } from './reply-text.js';
+import { sendWithPolicy, stopError } from './send-with-policy.js';
 
 export { FatalError } from './fatal-error.js';
 export { DEFAULT_RETRY_POLICY, type RetryPolicy } from './retry-policy.js';
@@ -32,7 +31,7 @@ export type SendContext = ApiContext;
 
 /**
  * Where a batch goes and how its answer is believed: a bulk import (sendBatch), or an archive or
- * delete (send-removal.ts). note: one retry policy, one Idempotency-Key per batch and one watch of
+ * delete (removal-main.ts). note: one retry policy, one Idempotency-Key per batch and one watch of
  * an import answered 504 for every kind of batch.
  */
 export interface BatchTarget<Counts extends { rowErrors: RowError[] }> {
@@ -51,18 +50,12 @@ function bulkTarget(ctx: SendContext, kind: string, update: UpdateMode): BatchTa
   return { kind, writtenStatus: 201, post: (body, key, dryRun) => ctx.client.postBulk(kind, body, key, dryRun, update), check: checkBulkReply };
 }
 
-
 /**
  * A 201 (a dry run's 200) checked against the batch it answers. note: one that cannot be believed
  * stops the run: what the server wrote of the batch is unknown, and a server that answers so is
  * not one to send the next batch to.
  */
-function believedOutcome<Counts extends { rowErrors: RowError[] }>(
-  target: BatchTarget<Counts>,
-  reply: Extract<AttemptResult, { type: 'response' }>,
-  rowCount: number,
-  dryRun: boolean,
-): BatchOutcome<Counts> {
+function believedOutcome<Counts extends { rowErrors: RowError[] }>(target: BatchTarget<Counts>, reply: AttemptResponse, rowCount: number, dryRun: boolean): BatchOutcome<Counts> {
   const answer = dryRun ? `the server's ${reply.status} to a dry run` : `the server's ${reply.status}`;
   if (reply.tooLarge) throw new FatalError(`${answer} is larger than ${MAX_REPLY_MIB} MiB, more than any real reply; it was not read`, 'unknown');
   const check = target.check(reply.body, rowCount, dryRun);
@@ -70,30 +63,14 @@ function believedOutcome<Counts extends { rowErrors: RowError[] }>(
   return { type: 'imported', ...check.reply, replayed: reply.headers.get('idempotent-replayed') === 'true' };
 }
 
-/** The import a reply names (`import_id`), when it names one. */
-function importIdOf(body: unknown): string | undefined {
-  const id = typeof body === 'object' && body !== null ? (body as { import_id?: unknown }).import_id : undefined;
-  return ImportIdSchema.safeParse(id).success ? (id as string) : undefined;
-}
-
 /**
- * Watches the import a reply named (watch-import.ts) for at most --max-watch, and never past
- * `retryEnd` (--max-retry-time), saying so on stderr.
+ * The statuses that answer a batch: the one that wrote, or a dry run's 200. note: a server that
+ * predates dry runs ignores ?dry_run=true and imports, answering 201: taken as an answer, so
+ * that the run stops at once rather than retrying it.
  */
-async function watchNamedImport<Counts extends { rowErrors: RowError[] }>(
-  ctx: SendContext,
-  target: BatchTarget<Counts>,
-  batch: { importId: string; kind: string; rowCount: number; retryEnd: number },
-  problem: string,
-): Promise<WatchOutcome<Counts>> {
-  const { importId, retryEnd } = batch;
-  const now = ctx.now ?? Date.now;
-  const watchEnd = now() + ctx.policy.maxWatchMs;
-  const deadline = Math.min(watchEnd, retryEnd);
-  ctx.notice(`${problem}: watching import ${importId} until it ends (at most ${seconds(deadline - now())} s)`);
-  const watched = await watchImport(ctx, { ...batch, deadline, limit: watchEnd <= retryEnd ? '--max-watch' : '--max-retry-time' }, target.check);
-  if (watched.state === 'completed') ctx.notice(`import ${importId} completed: its rows are counted once, as it wrote them`);
-  return watched;
+function answersOf(target: BatchTarget<{ rowErrors: RowError[] }>, dryRun: boolean): number[] {
+  if (!dryRun) return [target.writtenStatus];
+  return target.writtenStatus === 201 ? [200, 201] : [200];
 }
 
 /**
@@ -108,9 +85,10 @@ async function watchNamedImport<Counts extends { rowErrors: RowError[] }>(
  * - 503 or a connection never made: nothing was written; retried with backoff.
  * - other 5xx, a dropped connection or a timeout: the outcome is unknown; retried with the same
  *   key, or, without idempotency, reported as unknown and not retried. When the reply names its
- *   import (a 504's `import_id`), that import is watched instead (watch-import.ts) until it ends:
- *   `completed` counts as its 201 would have, `failed` (nothing written) is retried as a 503.
- * Running out of attempts, or of --max-retry-time, is fatal: the run stops.
+ *   import (a 504's `import_id`), that import is watched instead (look-up-named-import.ts) until
+ *   it ends: `completed` counts as its 201 would have, `failed` (nothing written) is retried as a 503.
+ * Running out of attempts, or of --max-retry-time, is fatal: the run stops. The rules are the
+ * client package's, with the CLI's policy as their options (send-with-policy.ts).
  * `update` `merge` sends the batch as a merge (--merge); its key is as fresh as any other batch's.
  */
 export async function sendBatch(ctx: SendContext, kind: string, body: string, rowCount: number, dryRun = false, update: UpdateMode = 'replace'): Promise<BatchOutcome> {
@@ -125,94 +103,35 @@ export async function sendToTarget<Counts extends { rowErrors: RowError[] }>(
   rowCount: number,
   dryRun = false,
 ): Promise<BatchOutcome<Counts>> {
-  const { kind } = target;
-  const policy = dryRun ? { ...ctx.policy, idempotency: true } : ctx.policy;
-  const random = ctx.random ?? Math.random;
-  const now = ctx.now ?? Date.now;
+  // note: a dry run writes nothing, so any of its outcomes may be sent again, and it has no import to watch.
+  const idempotent = dryRun || ctx.policy.idempotency;
   // note: a fresh random key per batch, never derived from its rows: the same rows sent again,
   // as a merge or whole, are a new request, as the server takes them (it answers 422 to a key
   // reused across update modes).
-  const key = policy.idempotency && !dryRun ? randomUUID() : undefined;
-  let attempt = 0;
-  let mayHaveWritten = false;
-  let firstSentAt: number | undefined;
-  /** Stops the run when waiting `wait` more would keep at this batch past --max-retry-time. */
-  const withinRetryTime = (wait: number, problem: string) => {
-    const spent = now() - (firstSentAt ?? now());
-    if (spent + wait <= policy.maxRetryTimeMs) return;
-    throw new FatalError(
-      `${problem}: still failing after ${seconds(spent)} s of retrying this batch; waiting ${seconds(wait)} s more would pass --max-retry-time (${seconds(policy.maxRetryTimeMs).replace(/\.0$/, '')} s)`,
-      mayHaveWritten ? 'unknown' : 'not-written',
-    );
-  };
-  for (;;) {
-    const paced = ctx.pacer.delayBeforeNext();
-    if (paced > 0) {
-      if (firstSentAt !== undefined) withinRetryTime(paced, 'the minute quota is used up');
-      ctx.notice(`rate limit: the minute quota is used up; waiting ${seconds(paced)} s for the next window`);
-      await ctx.sleep(paced);
-    }
-    attempt += 1;
-    firstSentAt ??= now();
-    const reply = await target.post(body, key, dryRun);
-    let problem: string;
-    let delivered: boolean;
-    let waitAtLeastMs = 0;
-    if (reply.type === 'response') {
-      ctx.pacer.observe(reply.sentAt, reply.headers);
-      const { status } = reply;
-      if (status === (dryRun ? 200 : target.writtenStatus)) return believedOutcome(target, reply, rowCount, dryRun);
-      if (dryRun && status === 201 && target.writtenStatus === 201) {
-        // note: a server that predates dry runs ignores ?dry_run=true and imports; never again
-        throw new FatalError('the server answered a dry run with 201: it does not know ?dry_run=true and imported this batch; stopping', 'unknown');
-      }
-      if (status === 429) {
-        const wait = rateLimitWaitMs(reply, policy.maxWaitMs, mayHaveWritten ? 'unknown' : 'not-written');
-        // note: a refused request does not use up an attempt (--max-retry-time bounds how many
-        // there can be).
-        attempt -= 1;
-        withinRetryTime(wait, `429 ${errorText(reply)}`);
-        ctx.notice(`429 ${errorText(reply)}; waiting ${seconds(wait)} s (Retry-After)`);
-        await ctx.sleep(wait);
-        continue;
-      }
-      if (status >= 300 && status < 400) throw redirectRefused(status, reply, mayHaveWritten ? 'unknown' : 'not-written');
-      const refused = clientErrorOf(status, reply, mayHaveWritten ? 'unknown' : 'not-written');
-      if (refused) return { type: 'rejected', ...refused };
-      problem = `${status} ${errorText(reply)}`;
-      // note: every 503 of this API means nothing was written (docs/errors.md#what-was-written).
-      delivered = status !== 503;
-      waitAtLeastMs = retryAfterMs(reply.headers) ?? 0;
-      const importId = delivered && !dryRun ? importIdOf(reply.body) : undefined;
-      if (importId !== undefined) {
-        // note: the reply names the import whose outcome it does not know (a 504): the import
-        // resource will tell, so the CLI reads it instead of guessing by sending again.
-        const watched = await watchNamedImport(ctx, target, { importId, kind, rowCount, retryEnd: firstSentAt + policy.maxRetryTimeMs }, problem);
-        if (watched.state === 'completed') return { type: 'imported', ...watched.reply, replayed: false };
-        // note: `failed` is the server's proof that this key's import wrote nothing and never
-        // will; the batch is sent again as after a 503, the key's claim released.
-        problem = `${problem}; import ${importId} then failed: nothing was written`;
-        delivered = false;
-        mayHaveWritten = false;
-      }
-    } else {
-      problem = reply.message;
-      delivered = reply.delivered;
-    }
-    if (delivered) {
-      // note: a dry run never writes, whatever became of it
-      mayHaveWritten = !dryRun;
-      if (!policy.idempotency) return { type: 'unknown', reason: `outcome unknown (${problem}); not retried without idempotency` };
-    }
-    if (attempt >= policy.maxAttempts) {
-      throw new FatalError(`gave up after ${attempt} attempts: ${problem}`, mayHaveWritten ? 'unknown' : 'not-written');
-    }
-    if (waitAtLeastMs > policy.maxWaitMs) {
-      throw new FatalError(`${problem}: the server asks to wait ${seconds(waitAtLeastMs)} s, more than --max-wait allows`, mayHaveWritten ? 'unknown' : 'not-written');
-    }
-    const delay = Math.max(backoffMs(policy, attempt, random), waitAtLeastMs);
-    withinRetryTime(delay, problem);
-    ctx.notice(`attempt ${attempt} of ${policy.maxAttempts} failed (${problem}); retrying in ${seconds(delay)} s`);
-    await ctx.sleep(delay);
+  const key = idempotent && !dryRun ? randomUUID() : undefined;
+  const words = sendingWords('this batch', 'retrying', ctx.policy);
+  const outcome = await sendWithPolicy<Counts>(
+    ctx,
+    () => target.post(body, key, dryRun),
+    {
+      idempotent,
+      expected: answersOf(target, dryRun),
+      maxRetryTimeMs: ctx.policy.maxRetryTimeMs,
+      ...(dryRun ? {} : { lookUp: (reply, call) => lookUpNamedImport(ctx, { kind: target.kind, rowCount, check: target.check }, reply, call) }),
+    },
+    words,
+  );
+  if (outcome.type === 'found') return { type: 'imported', ...outcome.found, replayed: false };
+  // note: a dry run never writes, whatever became of it
+  const state = outcome.mayHaveWritten && !dryRun ? 'unknown' : 'not-written';
+  if (outcome.type === 'stopped') {
+    if (outcome.cause === 'not-idempotent') return { type: 'unknown', reason: words.notRetried(outcome.reason) };
+    throw stopError(outcome, state, words);
   }
+  const { reply } = outcome;
+  if (reply.status === (dryRun ? 200 : target.writtenStatus)) return believedOutcome(target, reply, rowCount, dryRun);
+  if (dryRun && reply.status === 201) {
+    throw new FatalError('the server answered a dry run with 201: it does not know ?dry_run=true and imported this batch; stopping', 'unknown');
+  }
+  return { type: 'rejected', ...refusalOf(reply, state) };
 }
