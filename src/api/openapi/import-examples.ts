@@ -23,6 +23,7 @@ function anImport(fields: {
   errorCount: number;
 }) {
   const [created, started, finished] = fields.times;
+  const { received, processed, ...counts } = fields.rows;
   return {
     id: fields.id,
     kind: fields.kind,
@@ -34,7 +35,7 @@ function anImport(fields: {
     created_at: created,
     started_at: started,
     finished_at: finished,
-    rows: { received: fields.rows.received, processed: fields.rows.processed, inserted: 0, updated: 0, unchanged: 0, archived: 0, deleted: 0, skipped: 0, ...fields.rows },
+    rows: { received, processed, inserted: 0, updated: 0, unchanged: 0, archived: 0, deleted: 0, skipped: 0, ...counts },
     error_count: fields.errorCount,
   };
 }
