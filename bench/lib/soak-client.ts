@@ -26,15 +26,35 @@ export interface Attempt {
 
 export type ImportEnd = 'answered' | 'unserved' | 'refused' | 'interrupted';
 
-/** A logical import and everything its client went through to get it in. */
-export interface ImportRecord extends Omit<LogicalImport, 'body'> {
-  markerPrefix: string;
+/** What a client went through to get one request answered: its attempts and how it ended. */
+export interface ServedRecord {
   startedAtMs: number;
   attempts: Attempt[];
   end?: ImportEnd;
   answeredAtMs?: number;
+}
+
+/** A logical import and everything its client went through to get it in. */
+export interface ImportRecord extends Omit<LogicalImport, 'body'>, ServedRecord {
+  markerPrefix: string;
   /** a 201 whose counts do not match the rows sent */
   bodyMismatch?: string;
+}
+
+/** One request a client means to get answered, sent again, the same bytes with the same Idempotency-Key, until it is. */
+export interface SoakRequest {
+  path: string;
+  body: string;
+  idempotencyKey: string;
+  /** attempts carry `X-Request-Id: <prefix>-a<n>` */
+  requestIdPrefix: string;
+  /** whose key it goes with (`ClientContext.keys`) */
+  client: number;
+  accountIndex: number;
+  /** the answer that ends it: 201 for an import, 200 for an archive or a delete */
+  success: number;
+  /** how the soak's notes name it */
+  label: string;
 }
 
 export interface RequestStats {
@@ -99,7 +119,7 @@ function sleep(ms: number, signal: AbortSignal): Promise<void> {
   });
 }
 
-interface Answer {
+export interface Answer {
   status: number;
   retryAfterSec: number | undefined;
   replayed: boolean;
@@ -133,14 +153,14 @@ function mismatchOf(record: ImportRecord, json: Record<string, unknown> | undefi
 }
 
 /** One attempt: a plain request on the client's pool, or one on a socket it hangs up. */
-async function attemptOnce(ctx: ClientContext, record: ImportRecord, body: string, attempt: Attempt, deadlineMs: number): Promise<Answer | undefined> {
+async function attemptOnce(ctx: ClientContext, request: SoakRequest, attempt: Attempt, deadlineMs: number): Promise<Answer | undefined> {
+  const { path, body } = request;
   const headers = {
-    authorization: `Bearer ${ctx.keys[record.client]}`,
+    authorization: `Bearer ${ctx.keys[request.client]}`,
     'content-type': 'application/json',
-    'idempotency-key': record.key,
+    'idempotency-key': request.idempotencyKey,
     'x-request-id': attempt.requestId,
   };
-  const path = `/v1/api/${record.kind}/bulk`;
   if (attempt.hangUp !== undefined) {
     ctx.stats.hangUps[attempt.hangUp] += 1;
     if (attempt.reset) ctx.stats.hangUpResets += 1;
@@ -179,29 +199,27 @@ async function attemptOnce(ctx: ClientContext, record: ImportRecord, body: strin
 }
 
 /**
- * Sends one logical import until it is answered 201: the same body with the same
- * Idempotency-Key every time, as a partner retrying a 5xx, a 429 (after Retry-After) or a lost
- * connection would. Gives up as `unserved` after `unservedAfterMs`, and as `refused` on any
- * other answer (a 4xx says nothing was written and retrying will not help).
+ * Sends one request until it is answered `success`: the same body with the same Idempotency-Key
+ * every time, as a partner retrying a 5xx, a 429 (after Retry-After) or a lost connection would.
+ * Gives up as `unserved` after `unservedAfterMs` from `record.startedAtMs`, and as `refused` on
+ * any other answer (a 4xx says nothing was written and retrying will not help). Resolves with
+ * the answer that ended it, or undefined when none did.
  */
-async function serveImport(ctx: ClientContext, logical: LogicalImport): Promise<void> {
-  const { body, ...fields } = logical;
-  const record: ImportRecord = { ...fields, markerPrefix: markerPrefixOf(logical.client, logical.seq), startedAtMs: ctx.now(), attempts: [] };
-  ctx.records.push(record);
+export async function serveRequest(ctx: ClientContext, request: SoakRequest, record: ServedRecord): Promise<Answer | undefined> {
   const deadlineMs = record.startedAtMs + ctx.unservedAfterMs;
   for (let n = 1; ; n += 1) {
     if (ctx.abort.aborted) {
       record.end = 'interrupted';
-      return;
+      return undefined;
     }
     if (ctx.now() >= deadlineMs) {
       record.end = 'unserved';
-      ctx.log.note(`unserved: client=${record.client} import=${record.seq} key=${record.key} after ${n - 1} attempts`);
-      return;
+      ctx.log.note(`unserved: ${request.label} after ${n - 1} attempts`);
+      return undefined;
     }
     const attempt: Attempt = {
       n,
-      requestId: `${record.markerPrefix}-a${n}`,
+      requestId: `${request.requestIdPrefix}-a${n}`,
       atMs: Math.round(ctx.now()),
       ms: 0,
       outcome: 'connection-error',
@@ -210,7 +228,7 @@ async function serveImport(ctx: ClientContext, logical: LogicalImport): Promise<
     record.attempts.push(attempt);
     ctx.inFlight.requests += 1;
     const started = ctx.now();
-    const answer = await attemptOnce(ctx, record, body, attempt, deadlineMs).finally(() => {
+    const answer = await attemptOnce(ctx, request, attempt, deadlineMs).finally(() => {
       ctx.inFlight.requests -= 1;
     });
     attempt.ms = Math.round(ctx.now() - started);
@@ -224,17 +242,12 @@ async function serveImport(ctx: ClientContext, logical: LogicalImport): Promise<
       attempt.outcome = answer.status;
       ctx.stats.byOutcome[answer.status] = (ctx.stats.byOutcome[answer.status] ?? 0) + 1;
       const error = typeof answer.json?.error === 'string' ? answer.json.error : undefined;
-      ctx.capWatch.record(record.accountIndex, ctx.now(), answer.status === 429 && error === CAPPED);
-      if (answer.status === 201) {
+      ctx.capWatch.record(request.accountIndex, ctx.now(), answer.status === 429 && error === CAPPED);
+      if (answer.status === request.success) {
         record.end = 'answered';
         record.answeredAtMs = Math.round(ctx.now());
         if (answer.replayed) attempt.replayed = true;
-        const mismatch = mismatchOf(record, answer.json);
-        if (mismatch !== undefined) {
-          record.bodyMismatch = mismatch;
-          ctx.log.note(`201 with wrong counts: key=${record.key} ${mismatch}`);
-        }
-        return;
+        return answer;
       }
       attempt.detail = error ?? `(no error text) ${JSON.stringify(answer.json)?.slice(0, 200)}`;
       const label = `${answer.status} ${attempt.detail}`;
@@ -242,16 +255,43 @@ async function serveImport(ctx: ClientContext, logical: LogicalImport): Promise<
       const retryable = answer.status === 408 || answer.status === 429 || answer.status >= 500;
       if (!retryable) {
         record.end = 'refused';
-        ctx.log.note(`refused: client=${record.client} import=${record.seq} key=${record.key} req=${attempt.requestId} -> ${label}`);
-        return;
+        ctx.log.note(`refused: ${request.label} req=${attempt.requestId} -> ${label}`);
+        return answer;
       }
       waitMs = answer.retryAfterSec !== undefined ? answer.retryAfterSec * 1_000 : 250 * 2 ** Math.min(n - 1, 3);
       waitMs += Math.random() * 250;
     }
     ctx.log.note(
-      `client=${record.client} import=${record.seq} key=${record.key} req=${attempt.requestId}${attempt.hangUp ? ` hang-up=${attempt.hangUp}${attempt.reset ? '/rst' : '/fin'}` : ''} -> ${attempt.outcome}${attempt.detail ? ` (${attempt.detail})` : ''} in ${attempt.ms} ms`,
+      `${request.label} req=${attempt.requestId}${attempt.hangUp ? ` hang-up=${attempt.hangUp}${attempt.reset ? '/rst' : '/fin'}` : ''} -> ${attempt.outcome}${attempt.detail ? ` (${attempt.detail})` : ''} in ${attempt.ms} ms`,
     );
     await sleep(Math.min(waitMs, deadlineMs - ctx.now()), ctx.abort);
+  }
+}
+
+/** Sends one logical import until it is answered 201 (serveRequest), and checks what the 201 says. */
+async function serveImport(ctx: ClientContext, logical: LogicalImport): Promise<void> {
+  const { body, ...fields } = logical;
+  const record: ImportRecord = { ...fields, markerPrefix: markerPrefixOf(logical.client, logical.seq), startedAtMs: ctx.now(), attempts: [] };
+  ctx.records.push(record);
+  const answer = await serveRequest(
+    ctx,
+    {
+      path: `/v1/api/${record.kind}/bulk`,
+      body,
+      idempotencyKey: record.key,
+      requestIdPrefix: record.markerPrefix,
+      client: record.client,
+      accountIndex: record.accountIndex,
+      success: 201,
+      label: `client=${record.client} import=${record.seq} key=${record.key}`,
+    },
+    record,
+  );
+  if (record.end !== 'answered') return;
+  const mismatch = mismatchOf(record, answer?.json);
+  if (mismatch !== undefined) {
+    record.bodyMismatch = mismatch;
+    ctx.log.note(`201 with wrong counts: key=${record.key} ${mismatch}`);
   }
 }
 
