@@ -112,12 +112,24 @@ function mismatchOf(record: SlowUploadRecord, json: Record<string, unknown> | un
   return `expected received ${record.rows}, skipped ${record.invalid.length}; got ${JSON.stringify(json).slice(0, 300)}`;
 }
 
+/** A file to upload: where, its lines, and (for a file that holds a line back) how each attempt hands them over. */
+export interface SlowFile {
+  /** `/v1/api/imports?kind=listings...` */
+  path: string;
+  lines: Buffer[];
+  /** the lines of one attempt, trickled; the lines themselves by default */
+  pieces?: () => AsyncIterable<Buffer>;
+  /** the wait before each line after the first (100-500 ms by default) */
+  gapMs?: () => number;
+}
+
 /**
  * Sends one file until it is answered 202, trickling its rows every time; a share of its
  * attempts hang up mid-body or right after the last row. 429 and 503 with Retry-After are waited
  * out, 408, other 5xx and lost connections retried at once or soon; any other 4xx refuses it.
  */
-async function serveSlowUpload(ctx: SlowUploadContext, record: SlowUploadRecord, lines: Buffer[]): Promise<void> {
+export async function serveSlowUpload(ctx: SlowUploadContext, record: SlowUploadRecord, file: SlowFile): Promise<void> {
+  const { lines } = file;
   record.startedAtMs = Math.round(ctx.now());
   const deadlineMs = record.startedAtMs + ctx.unservedAfterMs;
   for (let n = 1; ; n += 1) {
@@ -142,15 +154,15 @@ async function serveSlowUpload(ctx: SlowUploadContext, record: SlowUploadRecord,
     record.attempts.push(attempt);
     const outcome = await sendUpload({
       port: ctx.port,
-      path: '/v1/api/imports?kind=listings',
+      path: file.path,
       headers: {
         authorization: `Bearer ${ctx.keys[record.client]}`,
         'content-type': 'application/x-ndjson',
         'idempotency-key': record.key,
         'x-request-id': attempt.requestId,
       },
-      pieces: lines,
-      gapMs: () => 100 + Math.random() * 400,
+      pieces: file.pieces?.() ?? lines,
+      gapMs: file.gapMs ?? (() => 100 + Math.random() * 400),
       ...(hangUp === 'mid-body' ? { hangUpAfter: 1 + Math.floor(Math.random() * (lines.length - 1)) } : hangUp === 'after-body' ? { hangUpAfter: 'all' as const } : {}),
       reset: attempt.reset === true,
       timeoutMs: Math.round(Math.max(1_000, Math.min(SLOW_REQUEST_TIMEOUT_MS, deadlineMs - ctx.now()))),
@@ -205,7 +217,7 @@ async function serveSlowUpload(ctx: SlowUploadContext, record: SlowUploadRecord,
 }
 
 /** Reads the import (`GET /v1/api/imports/{id}`) until it has ended, or the load stops. */
-async function waitWritten(ctx: SlowUploadContext, record: SlowUploadRecord): Promise<void> {
+export async function waitWritten(ctx: SlowUploadContext, record: SlowUploadRecord): Promise<void> {
   const stopOrAbort = AbortSignal.any([ctx.stop, ctx.abort]);
   while (!stopOrAbort.aborted) {
     try {
@@ -242,7 +254,7 @@ export async function runSlowSender(ctx: SlowUploadContext, sender: number): Pro
   for (let seq = 1; !stopOrAbort.aborted; seq += 1) {
     const { record, lines } = newSlowUpload(sender, seq, ctx.accountOf(sender));
     ctx.records.push(record);
-    await serveSlowUpload(ctx, record, lines);
+    await serveSlowUpload(ctx, record, { path: '/v1/api/imports?kind=listings', lines });
     if (record.end === 'answered' && record.importId !== undefined) await waitWritten(ctx, record);
     await sleep(ctx.pauseMs * (0.5 + Math.random()), stopOrAbort);
   }

@@ -10,8 +10,11 @@ export interface UploadRequest {
   path: string;
   /** with `content-length` the body is sent as declared; without, chunked */
   headers: Record<string, string>;
-  /** the body's pieces, made as they are written; each waits for the one before to drain */
-  pieces: Iterable<Buffer>;
+  /**
+   * the body's pieces, made as they are written; each waits for the one before to drain. An
+   * async one may also hold a piece back until something else has happened.
+   */
+  pieces: Iterable<Buffer> | AsyncIterable<Buffer>;
   /** the wait before each piece after the first: the trickle of a slow upload */
   gapMs?: () => number;
   /** close the connection after this many pieces, or after the whole body before its answer ('all') */
@@ -129,7 +132,7 @@ export async function sendUpload(upload: UploadRequest): Promise<UploadOutcome> 
 
   try {
     let written = 0;
-    for (const piece of upload.pieces) {
+    for await (const piece of upload.pieces) {
       if (stopWriting.aborted) break;
       const gap = written > 0 && upload.gapMs !== undefined ? upload.gapMs() : 0;
       if (gap > 0) {
@@ -209,7 +212,7 @@ const DEAF_CLOSE_WAIT_MS = 2_000;
  * `Connection: close`, and a socket that is not half-open ends its side at the service's FIN,
  * either of which would stop the sending here rather than there.
  */
-export async function sendDeaf(upload: Omit<UploadRequest, 'hangUpAfter' | 'reset'> & { bytes: number }): Promise<UploadOutcome> {
+export async function sendDeaf(upload: Omit<UploadRequest, 'hangUpAfter' | 'reset' | 'pieces'> & { pieces: Iterable<Buffer>; bytes: number }): Promise<UploadOutcome> {
   const started = performance.now();
   const closed = new AbortController();
   const socket = connect({ port: upload.port, host: '127.0.0.1', allowHalfOpen: true });
