@@ -2,6 +2,9 @@ import { mkdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import postgres from 'postgres';
 import { afterEach, describe, expect, it } from 'vitest';
+import { replayAccount } from '../../bench/lib/soak-catalogue-check.js';
+import { newFindings, type CatalogueFindings } from '../../bench/lib/soak-catalogue-findings.js';
+import type { CatalogueOp, MirrorFacts, TableRow } from '../../bench/lib/soak-catalogue-log.js';
 import { checkRows, type LedgerEntry } from '../../bench/lib/soak-check.js';
 import { runSoak } from '../../bench/lib/soak-run.js';
 import { partStarter, type PartStarter } from '../../bench/lib/soak-stack.js';
@@ -135,5 +138,105 @@ describe('soak: the checks of the tables', () => {
       ['never-answered', [], [], ['soak-0-4-0', 'soak-0-4-1'], []],
       ['skipped-written', [], [], [], ['soak-0-5-0']],
     ]);
+  });
+});
+
+describe("soak: the check of the catalogue's removals", () => {
+  // One account's log: five rows, E archived, then a mirror that leaves out C and D (C merged
+  // while its file arrived: it stays; D sent again unchanged: it goes), then one its guard holds.
+  const answered = (sentAt: number, answer: Record<string, number>) => ({ sentAt, answeredAt: sentAt + 10, end: 'answered' as const, answer });
+  const row = (id: string, price: number) => ({ id, price });
+  const active = (price: number): TableRow => ({ archived: false, price, copies: 1 });
+  const archived = (price: number): TableRow => ({ archived: true, price, copies: 1 });
+  const table = (rows: Record<string, TableRow>) => new Map(Object.entries(rows));
+  const ends = { A: active(100), B: active(200), C: active(301), D: archived(400), E: archived(500) };
+
+  function log(over: { raceMergeSentAt?: number; after?: Record<string, TableRow> } = {}): CatalogueOp[] {
+    return [
+      { type: 'upsert', rows: [row('A', 100), row('B', 200), row('C', 300), row('D', 400), row('E', 500)], requestIdPrefix: 'soak-cat0-1', ...answered(1_000, { inserted: 5, updated: 0, unchanged: 0, skipped: 0 }) },
+      { type: 'archive', ids: ['E'], requestIdPrefix: 'soak-cat0-2', ...answered(1_100, { archived: 1, unchanged: 0, skipped: 0 }) },
+      {
+        type: 'mirror',
+        missing: 'archive',
+        maxRemoval: 100,
+        meant: 'done',
+        lines: [{ ...row('A', 100), valid: true }, { ...row('B', 200), valid: true }],
+        race: [
+          { type: 'merge', rows: [row('C', 301)], requestIdPrefix: 'soak-cat0-3-r1', ...answered(over.raceMergeSentAt ?? 2_100, { inserted: 0, updated: 1, unchanged: 0, skipped: 0 }) },
+          { type: 'upsert', rows: [row('D', 400)], requestIdPrefix: 'soak-cat0-3-r2', ...answered(2_200, { inserted: 0, updated: 0, unchanged: 1, skipped: 0 }) },
+        ],
+        requestIdPrefix: 'soak-cat0-3',
+        sentAt: 2_000,
+        end: 'answered',
+        completedSeenAt: 2_700,
+        after: table(over.after ?? ends),
+      },
+      { type: 'mirror', missing: 'delete', maxRemoval: 10, meant: 'held', lines: [{ ...row('A', 100), valid: true }], race: [], requestIdPrefix: 'soak-cat0-4', sentAt: 3_000, end: 'answered', completedSeenAt: 3_700 },
+    ];
+  }
+  const mirror = (requestId: string, at: number, removal: MirrorFacts['removal'], base: number, unchanged: number): MirrorFacts => ({
+    importId: `import-${at}`,
+    requestId,
+    state: 'completed',
+    beganAt: at + 5,
+    acceptedAt: at + 500,
+    finishedAt: at + 600,
+    removal,
+    base,
+    counts: { inserted: 0, updated: 0, unchanged, skipped: 0 },
+  });
+  const facts = (firstRemoval: MirrorFacts['removal'] = { state: 'done', rows: 1 }) => [
+    mirror('soak-cat0-3-a1', 2_000, firstRemoval, 4, 2),
+    // note: B and C active, D and E archived, none on its line: 4 rows of a base of 3 (A, B, C) is more than 10 %.
+    mirror('soak-cat0-4-a2', 3_000, { state: 'held', rows: 4 }, 3, 1),
+  ];
+  const check = (entries: CatalogueOp[], end: Record<string, TableRow>, mirrors = facts()) => {
+    const findings = newFindings();
+    replayAccount({ label: 'cat0', log: entries }, mirrors, table(end), findings);
+    return findings;
+  };
+  const counts = (f: CatalogueFindings) => ({
+    wrongRemovals: f.wrongRemovals.length,
+    lost: f.lost.length,
+    notRemoved: f.notRemoved.length,
+    duplicated: f.duplicated.length,
+    wrongContent: f.wrongContent.length,
+    unknown: f.unknown.length,
+    wrongAnswers: f.wrongAnswers.length,
+    wrongMirrors: f.wrongMirrors.length,
+    ambiguous: f.ambiguous.size,
+  });
+  const none = { wrongRemovals: 0, lost: 0, notRemoved: 0, duplicated: 0, wrongContent: 0, unknown: 0, wrongAnswers: 0, wrongMirrors: 0, ambiguous: 0 };
+
+  it('finds nothing wrong in tables that are what was sent, and counts what the mirrors removed and kept', () => {
+    const found = check(log(), ends);
+    expect(counts(found), JSON.stringify({ ...found, ambiguous: [...found.ambiguous] })).toEqual(none);
+    expect(found.removedByMirrors).toBe(1);
+    expect(found.keptByWritesDuringUpload).toEqual([{ account: 'cat0', id: 'C', mirror: 'soak-cat0-3' }]);
+    expect(found.removedAfterUnchangedResend).toBe(1);
+    expect(found.mirrors.map((m) => [m.missing, m.state, m.rows])).toEqual([
+      ['archive', 'done', 1],
+      ['delete', 'held', 4],
+    ]);
+  });
+
+  it.each<[string, () => CatalogueFindings, Partial<typeof none>, RegExp]>([
+    ['a row written while the file arrived, archived by the mirror', () => check(log({ after: { ...ends, C: archived(301) } }), { ...ends, C: archived(301) }), { wrongRemovals: 1 }, /^cat0 C after .*active in the model \(left out by mirror soak-cat0-3\)$/],
+    ['the same row archived after the last check', () => check(log(), { ...ends, C: archived(301) }), { wrongRemovals: 1 }, /^cat0 C at the end: archived in the table, active in the model/],
+    ['a row on the file gone', () => check(log(), { ...ends, A: undefined! }), { lost: 1 }, /^cat0 A at the end: gone in the table, active in the model/],
+    ['a row sent again unchanged, kept', () => check(log({ after: { ...ends, D: active(400) } }), { ...ends, D: active(400) }, facts({ state: 'done', rows: 0 })), { notRemoved: 1, wrongMirrors: 1 }, /^cat0 D after .*active in the table, archived in the model/],
+    ['a row written twice', () => check(log(), { ...ends, B: { ...active(200), copies: 2 } }), { duplicated: 1 }, /^cat0 B at the end: 2 rows/],
+  ])('reports %s', (_what, run, expected, first) => {
+    const found = run();
+    expect(counts(found)).toEqual({ ...none, ...expected });
+    const lines = [...found.wrongRemovals, ...found.lost, ...found.notRemoved, ...found.duplicated];
+    expect(lines[0]).toMatch(first);
+  });
+
+  it('counts a row written as the upload began as ambiguous, and does not judge it', () => {
+    // the merge of C was sent 2 ms before the upload began and answered after: C may go either way
+    const found = check(log({ raceMergeSentAt: 2_003, after: { ...ends, C: archived(301) } }), { ...ends, C: archived(301) }, facts({ state: 'done', rows: 2 }));
+    expect(counts(found)).toEqual({ ...none, ambiguous: 1 });
+    expect([...found.ambiguous.keys()]).toEqual(['cat0 C']);
   });
 });
