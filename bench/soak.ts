@@ -8,10 +8,13 @@ import { startLocalSoakStack } from './lib/soak-stack.js';
 
 /**
  * `npm run soak -- --minutes 15`: partner clients import through the real API and workers for
- * that long, beside slow file uploads trickling their rows and hostile files the API must refuse,
- * while a worker is SIGKILLed every `--kill-every` seconds and a share of requests hang up; then
- * every row of every import answered 201 (or file answered 202) must be in the tables exactly once.
- * Writes bench/results/soak-<time>.json (the summary) and .log (every process's output).
+ * that long, beside slow file uploads trickling their rows, hostile files the API must refuse and
+ * catalogue clients keeping their accounts' listings by external_id (upserts, merges, archives,
+ * deletes, mirrors), while a worker is SIGKILLed every `--kill-every` seconds and a share of
+ * requests hang up; then every row of every import answered 201 (or file answered 202) must be in
+ * the tables exactly once, and every row a mirror removed must be one its file left out and that
+ * nothing wrote after its upload began. Writes bench/results/soak-<time>.json (the summary) and
+ * .log (every process's output).
  */
 
 const { values: args } = parseArgs({
@@ -31,6 +34,7 @@ const { values: args } = parseArgs({
     'hostile-mb': { type: 'string', default: '24' },
     'hostile-pause-ms': { type: 'string', default: '2000' },
     'hostile-rss-limit-mb': { type: 'string', default: '128' },
+    catalogue: { type: 'string', default: '3' },
     env: { type: 'string', multiple: true, default: [] },
     tamper: { type: 'boolean', default: false },
     help: { type: 'boolean', default: false },
@@ -44,6 +48,7 @@ if (args.help) {
   [--slow-uploads 4 (file uploads trickling a row every 100-500 ms at once; 0: none)]
   [--hostile 1 (clients sending hostile files; 0: none)] [--hostile-mb 24 (each)] [--hostile-pause-ms 2000]
   [--hostile-rss-limit-mb 128 (the most the API's memory may grow during one)]
+  [--catalogue 3 (accounts whose listings a client keeps by external_id, mirrors included; 0: none)]
   [--env NAME=VALUE (for the API and the workers, repeatable: ACCOUNT_MAX_IN_FLIGHT=4, IMPORT_PICKUP_TIMEOUT_MS=1500…)]
   [--tamper (proves the checks fail)]`);
   process.exit(0);
@@ -75,6 +80,7 @@ const options = {
   hostileBytes: number('hostile-mb', HOSTILE_MIN_BYTES / 1024 / 1024, 90) * 1024 * 1024,
   hostilePauseMs: number('hostile-pause-ms', 0, 60_000),
   hostileRssLimitMb: number('hostile-rss-limit-mb', 1, 100_000),
+  catalogueAccounts: number('catalogue', 0, 20),
   serviceEnv: Object.fromEntries(
     args.env.map((pair) => {
       const at = pair.indexOf('=');
@@ -127,7 +133,7 @@ process.on('unhandledRejection', crashed);
 
 const code = codeUnderTest();
 console.error(
-  `soak: ${minutes} min, ${options.clients} clients, ${options.accounts} accounts, ${options.slowUploads} slow uploads, ${options.hostileSenders} hostile senders, ` +
+  `soak: ${minutes} min, ${options.clients} clients, ${options.accounts} accounts, ${options.slowUploads} slow uploads, ${options.hostileSenders} hostile senders, ${options.catalogueAccounts} catalogue accounts, ` +
     `${options.workers} workers, database ${stack.database}; log ${logFile}`,
 );
 let summary: SoakSummary;

@@ -10,6 +10,13 @@ import { createKeyWithinCap } from '../../src/shared/repositories/api-keys.js';
 import type { ServiceProcess } from '../../test/support/processes.js';
 import { percentile } from './stats.js';
 import { CapWatch } from './soak-cap-watch.js';
+import { checkCatalogue, type CatalogueAccount } from './soak-catalogue-check.js';
+import { runCatalogueClient } from './soak-catalogue-client.js';
+import { newFindings, type CatalogueFindings } from './soak-catalogue-findings.js';
+import type { CatalogueOp } from './soak-catalogue-log.js';
+import { catalogueFailures, catalogueReport, type CatalogueReport } from './soak-catalogue-report.js';
+import { tamperCatalogue } from './soak-catalogue-tamper.js';
+import type { CatalogueContext } from './soak-catalogue-write.js';
 import { checkRows, claimsOf, type LedgerEntry, type RowCheck } from './soak-check.js';
 import { newRequestStats, runClient, type Attempt, type ClientContext, type ImportRecord } from './soak-client.js';
 import { HOSTILE_MIN_BYTES, hostileLine, hostileReport, keptByAccounts, runHostileSender, type HostileAttempt, type HostileKindReport } from './soak-hostile.js';
@@ -76,6 +83,13 @@ export interface SoakOptions {
   hostilePauseMs?: number;
   /** the most the API's resident memory may grow while a hostile upload is in flight (default 128 MB) */
   hostileRssLimitMb?: number;
+  /**
+   * accounts whose catalogue a client of their own keeps by `external_id`: upserts, merges,
+   * archives, deletes and mirrors (some held by their guard), with writes sent while each
+   * mirror's file arrives; then every removal is checked against a replay of what was sent
+   * (soak-catalogue-check.ts). 0 or absent: none
+   */
+  catalogueAccounts?: number;
   /** extra environment of the API and the workers (IMPORT_PICKUP_TIMEOUT_MS, WORKER_CONCURRENCY…) */
   serviceEnv?: Record<string, string>;
   /** the processes' output and the soak's notes */
@@ -204,6 +218,8 @@ export interface SoakSummary {
     /** what the hostile account holds after the load: imports by state, and rows */
     kept: { imports: Record<string, number>; rows: number };
   };
+  /** the catalogue accounts: writes by external_id, mirrors, and what the check of their removals found */
+  catalogue: CatalogueReport & { imports_settled_ms: number | undefined };
   /** the API's resident memory over the load; the timeline has the peak of each bucket */
   api_memory_mb: { at_load_start: number | undefined; max: number | undefined; at_load_end: number | undefined; timeline: number[]; timeline_bucket_s: number };
   details: { problems: ImportDetail[]; unserved: ImportDetail[]; wrong_201_counts: ImportDetail[]; left_out: number };
@@ -272,6 +288,19 @@ export async function runSoak(options: SoakOptions): Promise<SoakSummary> {
     hostileSenders === 0 ? undefined : (await createAccount(stack.sql, { displayName: 'Soak hostile uploads', tier: 'global', isOwner: true, hasCompletedOnboarding: true, avatarUrl: null })).id;
   const hostileKeys: string[] = [];
   for (let h = 0; h < hostileSenders; h += 1) hostileKeys.push(await soakKey(stack.sql, hostileAccount!, `soak hostile sender ${h}`));
+  // note: one client to a catalogue account, so that the order of its operations is known.
+  const catalogueAccounts: string[] = [];
+  const catalogueKeys: string[] = [];
+  for (let a = 0; a < (options.catalogueAccounts ?? 0); a += 1) {
+    const account = await createAccount(stack.sql, { displayName: `Soak catalogue ${a}`, tier: 'global', isOwner: true, hasCompletedOnboarding: true, avatarUrl: null });
+    catalogueAccounts.push(account.id);
+    catalogueKeys.push(await soakKey(stack.sql, account.id, `soak catalogue client ${a}`));
+  }
+  const catalogueLogs: CatalogueOp[][] = catalogueAccounts.map(() => []);
+  const catalogueStats = newRequestStats();
+  const catalogueUploadStats = newSlowUploadStats();
+  const catalogueSettled = { settled: true, ms: 0 };
+  let catalogueFindings: CatalogueFindings | undefined;
 
   const config = loadConfig({ ...stack.env });
   const redis = createRedis(config, 'blocking');
@@ -279,6 +308,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakSummary> {
   let api: (ServiceProcess & { baseUrl: string }) | undefined;
   let pool: Pool | undefined;
   let slowPool: Pool | undefined;
+  let cataloguePool: Pool | undefined;
   let memory: MemoryWatch | undefined;
   const slowRecords: SlowUploadRecord[] = [];
   const slowStats = newSlowUploadStats();
@@ -311,6 +341,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakSummary> {
     if (!(await workers.fill())) throw new Error(`workers did not start: ${workers.startFailures.join('; ')}`);
     pool = new Pool(api.baseUrl, { connections: options.clients });
     slowPool = new Pool(api.baseUrl, { connections: Math.max(1, slowUploads) });
+    cataloguePool = new Pool(api.baseUrl, { connections: Math.max(1, 2 * catalogueAccounts.length) });
     memory = new MemoryWatch(api.child.pid, bucketMs);
     setupMs = now();
     t0 = performance.now();
@@ -361,6 +392,14 @@ export async function runSoak(options: SoakOptions): Promise<SoakSummary> {
       stats: slowStats,
     };
     const slowSenders = Array.from({ length: slowUploads }, (_, s) => runSlowSender(slowCtx, s).catch(failed(`slow sender ${s}`)));
+    const catalogueCtx: CatalogueContext = {
+      client: { ...ctx, pool: cataloguePool, keys: catalogueKeys, accountOf: (a) => a, stats: catalogueStats, capWatch: new CapWatch(catalogueAccounts.length, bucketMs), records: [] },
+      uploads: { ...slowCtx, pool: cataloguePool, keys: catalogueKeys, accountOf: (a) => a, records: [], stats: catalogueUploadStats },
+      sql: stack.sql,
+      accountIds: catalogueAccounts,
+      logs: catalogueLogs,
+    };
+    const catalogueClients = catalogueAccounts.map((_, a) => runCatalogueClient(catalogueCtx, a).catch(failed(`catalogue client ${a}`)));
     const hostile = hostileKeys.map((key, h) =>
       runHostileSender(
         { port: ctx.port, key, bytes: hostileBytes, pauseMs: options.hostilePauseMs ?? 2_000, apiPid: api!.child.pid, now, stop: stop.signal, abort: interrupt, log, attempts: hostileAttempts },
@@ -385,6 +424,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakSummary> {
         `+${Math.round(now() / 1000)}s: ${records.length} imports, ${answered} answered 201, ${records.filter((r) => r.end === 'unserved' || r.end === 'refused').length} unserved; ` +
           `${inFlight.requests} requests in flight; ${workers.kills.length} kills; 429 capped ${stats.byError[`429 ${API_ERRORS.tooManyConcurrent.text}`] ?? 0}; hang-ups ${Object.values(stats.hangUps).reduce((a, b) => a + b, 0)}` +
           (slowUploads > 0 ? `; slow uploads ${slowRecords.filter((r) => r.end === 'answered').length} of ${slowRecords.length} answered 202` : '') +
+          (catalogueAccounts.length > 0 ? `; catalogue ${catalogueLogs.flat().length} operations, ${catalogueLogs.flat().filter((op) => op.type === 'mirror').length} mirrors` : '') +
           (hostileSenders > 0 ? `; hostile ${hostileAttempts.filter((a) => a.verdict === 'refused').length} of ${hostileAttempts.length} refused as expected, API ${memory?.lastMb ?? '?'} MB` : ''),
       );
     }, Math.min(30_000, Math.max(5_000, options.durationMs / 10)));
@@ -394,7 +434,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakSummary> {
     stop.abort();
     log.note('load stops: clients finish the import in hand');
     // note: each client's import in hand ends within unservedAfterMs plus one request's timeout.
-    await Promise.all([...clients, ...slowSenders, ...hostile, killer]);
+    await Promise.all([...clients, ...slowSenders, ...catalogueClients, ...hostile, killer]);
     clearInterval(ticker);
     memory.stop();
     memory.sample();
@@ -409,6 +449,8 @@ export async function runSoak(options: SoakOptions): Promise<SoakSummary> {
     // note: the file imports go through a queue of their own; their records say when they have ended.
     slowSettled = await waitForFileImports(stack.sql, slowAccounts, options.drainWithinMs ?? 120_000, interrupt);
     log.note(`slow uploads' imports ${slowSettled.settled ? 'ended' : 'NOT all ended'} in ${slowSettled.ms} ms`);
+    Object.assign(catalogueSettled, await waitForFileImports(stack.sql, catalogueAccounts, options.drainWithinMs ?? 120_000, interrupt));
+    log.note(`catalogue mirrors ${catalogueSettled.settled ? 'ended' : 'NOT all ended'} in ${catalogueSettled.ms} ms`);
 
     for (const accountId of accounts) {
       accountEnds.push({ slots: await slotsHeld(redis, `${config.redisPrefix}:in-flight:${accountId}`), probe: '' });
@@ -419,8 +461,13 @@ export async function runSoak(options: SoakOptions): Promise<SoakSummary> {
       log.note(`account ${a} after the drain: ${accountEnds[a]!.slots} in-flight slots held; probe ${accountEnds[a]!.probe}`);
     }
 
-    if (options.tamper) await tamper(stack.sql, records, slowRecords, log);
-    rowCheck = await checkRows(stack.sql, ledgerOf([...records, ...slowRecords]));
+    const catalogue: CatalogueAccount[] = catalogueAccounts.map((id, a) => ({ id, label: `cat${a}`, log: catalogueLogs[a]! }));
+    if (options.tamper) {
+      await tamper(stack.sql, records, slowRecords, log);
+      if (catalogue.length > 0) await tamperCatalogue(stack.sql, catalogue, log);
+    }
+    rowCheck = await checkRows(stack.sql, ledgerOf([...records, ...slowRecords]), catalogueAccounts);
+    catalogueFindings = await checkCatalogue(stack.sql, catalogue);
     slowCheck = await checkSlowImports(stack.sql, slowAccounts, slowRecords);
     hostileKept = await keptByAccounts(stack.sql, hostileAccount === undefined ? [] : [hostileAccount]);
   } finally {
@@ -432,6 +479,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakSummary> {
     memory?.stop();
     await pool?.close();
     await slowPool?.close();
+    await cataloguePool?.close();
     await queue.close();
     redis.disconnect();
     await log.close();
@@ -494,6 +542,13 @@ export async function runSoak(options: SoakOptions): Promise<SoakSummary> {
   const swollen = hostileAttempts.filter((a) => a.rssBeforeMb !== undefined && a.rssPeakMb !== undefined && a.rssPeakMb - a.rssBeforeMb > rssLimit);
   if (swollen.length > 0) failures.push(`the API's memory grew by more than ${rssLimit} MB during ${swollen.length} hostile uploads; first: ${swollen[0]!.requestId} ${swollen[0]!.kind} ${swollen[0]!.rssBeforeMb} -> ${swollen[0]!.rssPeakMb} MB`);
   if (hostileKept.rows > 0 || Object.keys(hostileKept.imports).length > 0) failures.push(`the hostile account holds ${hostileKept.rows} rows and imports ${JSON.stringify(hostileKept.imports)} after the load`);
+  const catalogue = {
+    ...catalogueReport({ accounts: catalogueAccounts, logs: catalogueLogs, findings: catalogueFindings ?? newFindings(), requests: catalogueStats, uploads: catalogueUploadStats, first: DETAILS_PER_KIND }),
+    imports_settled_ms: catalogueSettled.settled ? catalogueSettled.ms : undefined,
+  };
+  if (catalogueAccounts.length > 0 && catalogueFindings === undefined && !interrupt.aborted) failures.push('catalogue: the check did not run');
+  if (!catalogueSettled.settled) failures.push(`the catalogue's mirrors had not all ended ${catalogueSettled.ms} ms after the load`);
+  failures.push(...catalogueFailures(catalogue, interrupt.aborted));
   if (drain.failed_jobs_that_wrote.length > 0) failures.push(`${drain.failed_jobs_that_wrote.length} jobs failed after writing their rows (answered "nothing was written")`);
   failures.push(...workers.unexpectedExits.map((line) => `unexpected: ${line}`));
   if (!interrupt.aborted) {
@@ -529,6 +584,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakSummary> {
       hostile_bytes: hostileBytes,
       hostile_pause_ms: options.hostilePauseMs ?? 2_000,
       hostile_rss_limit_mb: rssLimit,
+      catalogue_accounts: catalogueAccounts.length,
     },
     duration_s: seconds(now()),
     setup_s: seconds(setupMs),
@@ -582,6 +638,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakSummary> {
       unexpected_first: hostileUnexpected.slice(0, DETAILS_PER_KIND).map(hostileLine),
       kept: hostileKept,
     },
+    catalogue,
     api_memory_mb: { at_load_start: memory?.atStartMb, max: memory?.maxMb, at_load_end: memory?.lastMb, timeline: memory?.timeline ?? [], timeline_bucket_s: bucketMs / 1000 },
     details,
     log_file: options.logFile,

@@ -17,8 +17,10 @@ const ARTIFACTS = fileURLToPath(new URL('./artifacts/', import.meta.url));
 /**
  * `npm run soak` in short: the same code for a minute, a worker SIGKILLed every 10 s (workers
  * give a dead peer's job up after 2 s here), 15 % of requests hung up, two slow file uploads
- * trickling their rows and one client sending hostile files (8 MiB each here). The 15-minute run
- * is `npm run soak` (bench/README.md).
+ * trickling their rows, one client sending hostile files (8 MiB each here), and two catalogue
+ * accounts each kept by a client of its own with upserts, merges, archives, deletes and mirrors
+ * (writes sent while each mirror's file arrives). The 15-minute run is `npm run soak`
+ * (bench/README.md).
  */
 describe('soak: imports under worker kills and client hang-ups', () => {
   let scenario: FaultScenario | undefined;
@@ -31,7 +33,7 @@ describe('soak: imports under worker kills and client hang-ups', () => {
     scenario = undefined;
   });
 
-  it('writes every row of every import answered 201 exactly once, and answers every import 201', async () => {
+  it('writes every row of every import answered 201 exactly once, answers every import 201, and removes only what a mirror left out and nothing wrote since its upload began', async () => {
     scenario = await createFaultScenario();
     parts = partStarter(scenario.env, {});
     mkdirSync(ARTIFACTS, { recursive: true });
@@ -54,6 +56,7 @@ describe('soak: imports under worker kills and client hang-ups', () => {
       hostileSenders: 1,
       hostileBytes: 8 * 1024 * 1024,
       hostilePauseMs: 1_000,
+      catalogueAccounts: 2,
       logFile,
     });
     const { details, accounts, ...numbers } = summary;
@@ -66,12 +69,23 @@ describe('soak: imports under worker kills and client hang-ups', () => {
         `requests ${JSON.stringify(summary.requests.by_outcome)}; ${summary.slow_uploads.answered_202} slow uploads answered 202, ` +
         `hostile ${JSON.stringify(Object.fromEntries(Object.entries(summary.hostile_uploads.by_kind).map(([kind, r]) => [kind, r.answers])))}; log ${logFile}`,
     );
+    const { catalogue } = summary;
+    const answered = (type: keyof typeof catalogue.writes) => catalogue.writes[type].answered;
+    console.info(
+      `soak catalogue: mirrors ${JSON.stringify(catalogue.mirrors)}; answered: ${answered('upsert')} upserts, ${answered('merge')} merges, ${answered('archive')} archives, ${answered('delete')} deletes ` +
+        `(${catalogue.writes_during_uploads.answered} of them while a mirror's file arrived); ${catalogue.rows_removed_by_mirrors} rows removed by mirrors (${catalogue.removals_as_modelled} as the model expected), ` +
+        `${catalogue.kept_by_writes_during_upload} kept by a write during the upload, ${catalogue.removed_after_unchanged_resend} removed despite an unchanged one; ` +
+        `wrong removals ${catalogue.problems.wrongRemovals.count}, lost ${catalogue.problems.lost.count}, duplicated ${catalogue.problems.duplicated.count}, ambiguous rows ${catalogue.ambiguous_rows.count}`,
+    );
     expect(summary.rows.lost, story).toBe(0);
     expect(summary.rows.duplicated, story).toBe(0);
     expect(summary.rows.writtenWithout201, story).toBe(0);
     expect(summary.imports.unserved + summary.imports.refused, story).toBe(0);
     expect(summary.slow_uploads.unserved + summary.slow_uploads.refused, story).toBe(0);
     expect(summary.slow_uploads.rows.lost + summary.slow_uploads.rows.duplicated, story).toBe(0);
+    expect(catalogue.problems.wrongRemovals.count, story).toBe(0);
+    expect(catalogue.problems.lost.count, story).toBe(0);
+    expect(catalogue.problems.duplicated.count, story).toBe(0);
     expect(summary.failures, story).toEqual([]);
     // It did what it claims: imports served, workers killed, requests hung up at each moment.
     expect(summary.imports.answered_201).toBeGreaterThan(50);
@@ -79,6 +93,14 @@ describe('soak: imports under worker kills and client hang-ups', () => {
     expect(Object.values(summary.requests.hang_ups).every((n) => n > 0), JSON.stringify(summary.requests.hang_ups)).toBe(true);
     expect(summary.slow_uploads.answered_202).toBeGreaterThanOrEqual(4);
     expect(Object.values(summary.hostile_uploads.by_kind).every((r) => r.refused_as_expected > 0 && r.unexpected === 0), JSON.stringify(summary.hostile_uploads.by_kind)).toBe(true);
+    // And the catalogue's: mirrors of each mode that removed rows, some held, every kind of write answered, the race of K.6 met both ways.
+    expect(catalogue.mirrors.archive.done ?? 0, JSON.stringify(catalogue.mirrors)).toBeGreaterThanOrEqual(2);
+    expect(catalogue.mirrors.delete.done ?? 0, JSON.stringify(catalogue.mirrors)).toBeGreaterThanOrEqual(2);
+    expect((catalogue.mirrors.archive.held ?? 0) + (catalogue.mirrors.delete.held ?? 0), JSON.stringify(catalogue.mirrors)).toBeGreaterThanOrEqual(1);
+    for (const type of ['merge', 'archive', 'delete'] as const) expect(answered(type), type).toBeGreaterThanOrEqual(2);
+    expect(catalogue.removals_as_modelled).toBeGreaterThanOrEqual(10);
+    expect(catalogue.kept_by_writes_during_upload).toBeGreaterThanOrEqual(2);
+    expect(catalogue.removed_after_unchanged_resend).toBeGreaterThanOrEqual(2);
   }, 170_000);
 });
 
