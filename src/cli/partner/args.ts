@@ -1,12 +1,11 @@
 import { formatOfPath, type InputFormatName } from '../../shared/import/file/source-row.js';
 import { IMPORT_KIND_NAMES, type ImportKind } from '../../shared/import/import-kinds.js';
-import { apiTargetOf } from './api-target.js';
 import type { MirrorOptions, UpdateMode } from './import-options.js';
 import { IMPORT_OPTIONS, importOptionsOf } from './import-options-args.js';
-import { reportFormatOfPath, type ReportFormat } from './report.js';
-import { REQUEST_OPTIONS, REQUEST_OPTIONS_USAGE, requestLimitsOf } from './request-options.js';
+import { REQUEST_OPTIONS_USAGE } from './request-options.js';
 import { DEFAULT_RETRY_POLICY } from './retry-policy.js';
-import { parseCommandLine, positiveNumber, UsageError } from './usage-error.js';
+import { SENDING_OPTIONS, sendingOptionsOf, takeDryRun, type DryRunMode, type SendingOptions } from './sending-options.js';
+import { parseCommandLine, UsageError } from './usage-error.js';
 
 export { UsageError } from './usage-error.js';
 
@@ -77,71 +76,28 @@ watching (the import goes on: bulk-import imports show ID). With --mirror, also 
 removal was held: the file's rows are in but nothing was removed, and a notice says why (the
 guard, or a line that could not be read).`;
 
-export interface CliOptions {
+export interface CliOptions extends SendingOptions {
   kind: ImportKind;
   file: string;
   format: InputFormatName;
   /** --dry-run (`local`: checked here, nothing sent) or --dry-run=server (sent as server dry runs) */
-  dryRun: false | 'local' | 'server';
+  dryRun: DryRunMode;
   /** --background: one file import, written by the server's workers (docs/partner-cli.md) */
   background: boolean;
   /** --merge: `merge`, else `replace` */
   update: UpdateMode;
   /** --mirror (with --background): its --missing and --max-removal, when given */
   mirror?: MirrorOptions;
-  /** set unless --dry-run (local) */
-  apiKey?: string;
-  baseUrl?: string;
-  /** where `baseUrl` came from, as messages name it */
-  baseUrlOrigin?: '--base-url' | 'BULK_IMPORT_BASE_URL';
-  /** --insecure let a plain http:// base URL to another host through: warn about it */
-  insecureHttp: boolean;
-  report?: { path: string; format: ReportFormat };
-  idempotency: boolean;
-  maxAttempts: number;
-  timeoutMs: number;
-  maxWaitMs: number;
-  maxRetryTimeMs: number;
-  maxWatchMs: number;
-  quiet: boolean;
-  json: boolean;
-}
-
-/**
- * `--dry-run` and `--dry-run=local` check locally, `--dry-run=server` asks the server. note: taken
- * out before parseArgs, whose boolean options take no value and string options need one.
- */
-function takeDryRun(argv: string[]): { rest: string[]; dryRun: CliOptions['dryRun'] } {
-  let dryRun: CliOptions['dryRun'] = false;
-  const rest: string[] = [];
-  let options = true;
-  for (const arg of argv) {
-    if (arg === '--') options = false;
-    const match = options ? /^--dry-run(?:=(.*))?$/s.exec(arg) : null;
-    if (!match) {
-      rest.push(arg);
-      continue;
-    }
-    const mode = match[1] ?? 'local';
-    if (mode !== 'local' && mode !== 'server') throw new UsageError(`--dry-run takes local or server (got ${JSON.stringify(mode)})`);
-    dryRun = mode;
-  }
-  return { rest, dryRun };
 }
 
 /** `--help` → 'help'; `--version` → 'version'; anything wrong → UsageError. */
 export function parseCliArgs(argv: string[], env: NodeJS.ProcessEnv): CliOptions | 'help' | 'version' {
   const { rest, dryRun } = takeDryRun(argv);
   const { values, positionals } = parseCommandLine(rest, {
-    ...REQUEST_OPTIONS,
-    'max-watch': { type: 'string' },
-    report: { type: 'string' },
+    ...SENDING_OPTIONS,
     format: { type: 'string' },
-    'no-idempotency': { type: 'boolean', default: false },
     background: { type: 'boolean', default: false },
     ...IMPORT_OPTIONS,
-    quiet: { type: 'boolean', default: false },
-    json: { type: 'boolean', default: false },
   });
   if (values.help) return 'help';
   if (values.version) return 'version';
@@ -167,16 +123,6 @@ export function parseCliArgs(argv: string[], env: NodeJS.ProcessEnv): CliOptions
   // note: a file import has no dry run: the server keeps the file once it has checked it.
   if (values.background && dryRun !== false) throw new UsageError('--background cannot be combined with --dry-run: a file import writes what it is sent');
   const { update, mirror } = importOptionsOf(values, values.background);
-
-  let report: CliOptions['report'];
-  if (values.report !== undefined) {
-    const reportFormat = reportFormatOfPath(values.report);
-    if (!reportFormat) throw new UsageError(`--report must name a .csv or .json file (got ${JSON.stringify(values.report)})`);
-    report = { path: values.report, format: reportFormat };
-  }
-
-  // note: a local dry run sends nothing, so it needs neither key nor URL.
-  const target = dryRun === 'local' ? undefined : apiTargetOf(values, env);
   return {
     kind: kind as ImportKind,
     file,
@@ -185,13 +131,6 @@ export function parseCliArgs(argv: string[], env: NodeJS.ProcessEnv): CliOptions
     background: values.background,
     update,
     ...(mirror ? { mirror } : {}),
-    ...(target ? { apiKey: target.apiKey, baseUrl: target.baseUrl, baseUrlOrigin: target.baseUrlOrigin } : {}),
-    insecureHttp: target?.insecureHttp ?? false,
-    ...(report ? { report } : {}),
-    idempotency: !values['no-idempotency'],
-    ...requestLimitsOf(values),
-    maxWatchMs: positiveNumber('--max-watch', values['max-watch'], DEFAULT_RETRY_POLICY.maxWatchMs / 1000) * 1000,
-    quiet: values.quiet,
-    json: values.json,
+    ...sendingOptionsOf(values, env, dryRun),
   };
 }

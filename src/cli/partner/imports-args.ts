@@ -1,6 +1,6 @@
 import { ImportIdSchema } from '../../shared/api-schemas/import-id.js';
 import { apiTargetOf, type ApiTarget } from './api-target.js';
-import { reportFormatOfPath, type ReportFormat } from './report.js';
+import { reportOptionOf, type ReportOption } from './report.js';
 import { REQUEST_OPTIONS, REQUEST_OPTIONS_USAGE, requestLimitsOf, type RequestLimits } from './request-options.js';
 import { parseCommandLine, positiveNumber, UsageError } from './usage-error.js';
 
@@ -38,7 +38,7 @@ report that cannot be written.`;
 export type ImportsCommand =
   | { command: 'show'; importId: string }
   | { command: 'list'; limit: number }
-  | { command: 'errors'; importId: string; report: { path: string; format: ReportFormat } };
+  | { command: 'errors'; importId: string; report: ReportOption };
 
 export type ImportsOptions = ImportsCommand & ApiTarget & RequestLimits & { json: boolean };
 
@@ -79,9 +79,7 @@ export function parseImportsArgs(argv: string[], env: NodeJS.ProcessEnv): Import
   else {
     const importId = importIdOf(command, id);
     if (values.report === undefined) throw new UsageError('imports errors needs --report FILE (.csv or .json)');
-    const format = reportFormatOfPath(values.report);
-    if (!format) throw new UsageError(`--report must name a .csv or .json file (got ${JSON.stringify(values.report)})`);
-    chosen = { command, importId, report: { path: values.report, format } };
+    chosen = { command, importId, report: reportOptionOf(values.report) };
   }
   return { ...chosen, ...apiTargetOf(values, env), ...requestLimitsOf(values), json: values.json };
 }

@@ -1,10 +1,9 @@
 import type { ImportKind } from '../../shared/import/import-kinds.js';
 import type { EntryForm, RowRemovalAction } from '../../shared/import/row-removal-job.js';
-import { apiTargetOf, type ApiTarget } from './api-target.js';
-import { reportFormatOfPath, type ReportFormat } from './report.js';
-import { REQUEST_OPTIONS, REQUEST_OPTIONS_USAGE, requestLimitsOf, type RequestLimits } from './request-options.js';
+import { REQUEST_OPTIONS_USAGE } from './request-options.js';
 import { DEFAULT_RETRY_POLICY } from './retry-policy.js';
-import { parseCommandLine, positiveNumber, UsageError } from './usage-error.js';
+import { SENDING_OPTIONS, sendingOptionsOf, takeDryRun, type DryRunMode, type SendingOptions } from './sending-options.js';
+import { parseCommandLine, UsageError } from './usage-error.js';
 
 export const REMOVAL_USAGE = `usage: bulk-import listings|machines archive FILE [options]
        bulk-import listings|machines delete FILE [options]
@@ -41,59 +40,22 @@ or --max-retry-time, or a reply that cannot be believed: that batch's entries ar
 for. Archiving again is harmless (an archived row counts as already archived); a deleted row named
 again fails as naming no row.`;
 
-export interface RemovalOptions extends Partial<ApiTarget>, RequestLimits {
+export interface RemovalOptions extends SendingOptions {
   kind: ImportKind;
   action: RowRemovalAction;
   file: string;
   by: EntryForm;
-  dryRun: false | 'local' | 'server';
-  report?: { path: string; format: ReportFormat };
-  idempotency: boolean;
-  maxWatchMs: number;
-  quiet: boolean;
-  json: boolean;
+  dryRun: DryRunMode;
 }
 
 /** `bulk-import <kind> archive|delete ...` (`argv` after the action): `--help` → 'help'; `--version` → 'version'; anything wrong → UsageError. */
 export function parseRemovalArgs(kind: ImportKind, action: RowRemovalAction, argv: string[], env: NodeJS.ProcessEnv): RemovalOptions | 'help' | 'version' {
-  const dryRunArg = argv.find((arg) => /^--dry-run(=|$)/.test(arg));
-  const rest = argv.filter((arg) => arg !== dryRunArg);
-  const dryRunMode = dryRunArg === undefined ? false : dryRunArg === '--dry-run' ? 'local' : dryRunArg.slice('--dry-run='.length);
-  if (dryRunMode !== false && dryRunMode !== 'local' && dryRunMode !== 'server') throw new UsageError(`--dry-run takes local or server (got ${JSON.stringify(dryRunMode)})`);
-  const { values, positionals } = parseCommandLine(rest, {
-    ...REQUEST_OPTIONS,
-    ids: { type: 'boolean', default: false },
-    'max-watch': { type: 'string' },
-    report: { type: 'string' },
-    'no-idempotency': { type: 'boolean', default: false },
-    quiet: { type: 'boolean', default: false },
-    json: { type: 'boolean', default: false },
-  });
+  const { rest, dryRun } = takeDryRun(argv);
+  const { values, positionals } = parseCommandLine(rest, { ...SENDING_OPTIONS, ids: { type: 'boolean', default: false } });
   if (values.help) return 'help';
   if (values.version) return 'version';
   const [file, ...extra] = positionals;
   if (file === undefined || file === '') throw new UsageError('FILE is required');
   if (extra.length > 0) throw new UsageError(`unexpected arguments: ${extra.join(' ')}`);
-  let report: RemovalOptions['report'];
-  if (values.report !== undefined) {
-    const format = reportFormatOfPath(values.report);
-    if (!format) throw new UsageError(`--report must name a .csv or .json file (got ${JSON.stringify(values.report)})`);
-    report = { path: values.report, format };
-  }
-  // note: a local dry run sends nothing, so it needs neither key nor URL.
-  const target = dryRunMode === 'local' ? undefined : apiTargetOf(values, env);
-  return {
-    kind,
-    action,
-    file,
-    by: values.ids ? 'id' : 'external_id',
-    dryRun: dryRunMode,
-    ...(target ?? {}),
-    ...(report ? { report } : {}),
-    idempotency: !values['no-idempotency'],
-    ...requestLimitsOf(values),
-    maxWatchMs: positiveNumber('--max-watch', values['max-watch'], DEFAULT_RETRY_POLICY.maxWatchMs / 1000) * 1000,
-    quiet: values.quiet,
-    json: values.json,
-  };
+  return { kind, action, file, by: values.ids ? 'id' : 'external_id', dryRun, ...sendingOptionsOf(values, env, dryRun) };
 }

@@ -1,6 +1,7 @@
 import { createWriteStream, type WriteStream } from 'node:fs';
 import { once } from 'node:events';
 import type { RowFailure } from './batcher.js';
+import { UsageError } from './usage-error.js';
 
 export type ReportFormat = 'csv' | 'json';
 
@@ -9,6 +10,15 @@ export function reportFormatOfPath(path: string): ReportFormat | undefined {
   if (lower.endsWith('.csv')) return 'csv';
   if (lower.endsWith('.json')) return 'json';
   return undefined;
+}
+
+/** Where a command's --report goes: `path` and the format its extension names; UsageError for any other. */
+export type ReportOption = { path: string; format: ReportFormat };
+
+export function reportOptionOf(path: string): ReportOption {
+  const format = reportFormatOfPath(path);
+  if (!format) throw new UsageError(`--report must name a .csv or .json file (got ${JSON.stringify(path)})`);
+  return { path, format };
 }
 
 function csvCell(value: string): string {
