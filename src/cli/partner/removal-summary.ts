@@ -1,12 +1,13 @@
 import type { RowRemovalAction } from '../../shared/import/row-removal-job.js';
 import type { RemovalTotals } from './run-removal.js';
-import type { Outcome } from './summary.js';
+import { dryRunJson, runCountsJson, runExitCode, stoppedText, summarySeconds, unaccountedPart, type Outcome } from './run-summary.js';
+import type { DryRunMode } from './sending-options.js';
 
 export interface RemovalSummaryInput {
   kind: string;
   action: RowRemovalAction;
   file: string;
-  dryRun: false | 'local' | 'server';
+  dryRun: DryRunMode;
   totals: RemovalTotals;
   seconds: number;
   outcome: Outcome;
@@ -17,11 +18,9 @@ function accountedFor({ totals, dryRun }: Pick<RemovalSummaryInput, 'totals' | '
   return dryRun === 'local' ? totals.valid + totals.failed : totals.archived + totals.unchanged + totals.deleted + totals.failed;
 }
 
-/** Exit status as for an import (summary.ts exitCodeOf): 2 stopped early, 1 any entry failed or unaccounted for, else 0. */
+/** Exit status as for every run (runExitCode): 2 stopped early, 1 any entry failed or unaccounted for, else 0. */
 export function removalExitCode(input: Pick<RemovalSummaryInput, 'totals' | 'outcome' | 'dryRun'>): number {
-  if (input.outcome.type === 'stopped') return 2;
-  if (input.totals.failed > 0 || input.totals.unaccounted > 0) return 1;
-  return accountedFor(input) === input.totals.entriesRead ? 0 : 1;
+  return runExitCode({ outcome: input.outcome, counts: input.totals, accounted: accountedFor(input), read: input.totals.entriesRead });
 }
 
 /** What to do about entries the CLI cannot account for, or undefined when there are none. */
@@ -37,33 +36,25 @@ export function removalUnaccountedAdvice(action: RowRemovalAction, totals: Remov
 /** The final line on stdout: human text, or one JSON object with `--json`. */
 export function formatRemovalSummary(input: RemovalSummaryInput): { text: string; json: Record<string, unknown>; exitCode: number } {
   const { totals, outcome, action } = input;
-  const seconds = Math.round(input.seconds * 10) / 10;
+  const seconds = summarySeconds(input.seconds);
   const parts = [`${totals.entriesRead} entries read`];
-  const unaccounted = totals.unaccounted > 0 ? [`${totals.unaccounted} unaccounted for`] : [];
+  const unaccounted = unaccountedPart(totals);
   const done = action === 'archive' ? [`${totals.archived} archived`, `${totals.unchanged} already archived`] : [`${totals.deleted} deleted`];
   if (input.dryRun === 'local') parts.push(`${totals.valid} valid`, `${totals.failed} failed`, 'nothing sent (dry run)');
   else if (input.dryRun === 'server') parts.push(...done.map((d) => `would be ${d}`), `${totals.failed} failed`, ...unaccounted, `${totals.batches} batches`, 'nothing changed (server dry run)');
   else parts.push(...done, `${totals.failed} failed`, ...unaccounted, `${totals.batches} batches`);
   parts.push(`${seconds} s`);
   let text = `${input.kind} ${action}: ${parts.join(', ')}`;
-  if (outcome.type === 'stopped') {
-    text += totals.settledThrough === null ? '; stopped before any entry was settled' : `; stopped: every entry up to line ${totals.settledThrough} is settled, later entries were not sent`;
-  }
+  if (outcome.type === 'stopped') text += stoppedText(totals, 'entry', 'entries', 'line');
   const json = {
     kind: input.kind,
     action,
     file: input.file,
-    dry_run: input.dryRun !== false,
-    dry_run_mode: input.dryRun === false ? null : input.dryRun,
+    ...dryRunJson(input.dryRun),
     entries_read: totals.entriesRead,
     valid: totals.valid,
     ...(action === 'archive' ? { archived: totals.archived, unchanged: totals.unchanged } : { deleted: totals.deleted }),
-    failed: totals.failed,
-    unaccounted: totals.unaccounted,
-    batches: totals.batches,
-    replayed_batches: totals.replays,
-    seconds,
-    completed: outcome.type === 'finished',
+    ...runCountsJson(totals, seconds, outcome),
     ...(outcome.type === 'stopped' ? { error: outcome.reason, settled_through_line: totals.settledThrough } : {}),
   };
   return { text, json, exitCode: removalExitCode(input) };

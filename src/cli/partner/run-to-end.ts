@@ -5,7 +5,7 @@ import { InputError } from './input-error.js';
 import { printable } from './printable.js';
 import type { Progress } from './progress.js';
 import type { ReportWriter } from './report.js';
-import type { Outcome } from './summary.js';
+import type { Outcome } from './run-summary.js';
 import type { InterruptWatch } from './watch-interrupt.js';
 
 /** What a run opens as it goes; runToEnd closes it, however the run ended. */

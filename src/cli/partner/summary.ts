@@ -1,13 +1,15 @@
 import type { UpdateMode } from './import-options.js';
 import { removalText, type HeldBy, type MirrorRemoval } from './mirror-outcome.js';
 import type { ImportTotals } from './run-import.js';
+import { dryRunJson, runCountsJson, runExitCode, stoppedText, summarySeconds, unaccountedPart, type Outcome } from './run-summary.js';
+import type { DryRunMode } from './sending-options.js';
 
-export type Outcome = { type: 'finished' } | { type: 'stopped'; reason: string };
+export type { Outcome } from './run-summary.js';
 
 export interface SummaryInput {
   kind: string;
   file: string;
-  dryRun: false | 'local' | 'server';
+  dryRun: DryRunMode;
   location: 'line' | 'index';
   totals: ImportTotals;
   seconds: number;
@@ -28,17 +30,14 @@ function accountedFor(totals: ImportTotals, dryRun: SummaryInput['dryRun']): num
 }
 
 /**
- * Exit status: 2 when the run stopped early, else 1 if any row failed or is unaccounted for, or a
- * mirror's removal was held, else 0. note: 0 also needs every row read to be accounted for, so
- * that no slip in the counting can ever pass for a complete import; and a held mirror wrote its
- * rows but did not take effect, which a nightly job must notice.
+ * Exit status, as for every run (runExitCode): 2 stopped early, 1 any row failed or is unaccounted
+ * for, or a mirror's removal was held, else 0. note: a held mirror wrote its rows but did not take
+ * effect, which a nightly job must notice.
  */
 export function exitCodeOf(input: Pick<SummaryInput, 'totals' | 'outcome' | 'dryRun' | 'background'>): number {
   const { totals } = input;
-  if (input.outcome.type === 'stopped') return 2;
-  if (totals.failed > 0 || totals.unaccounted > 0) return 1;
-  if (input.background?.removal?.state === 'held') return 1;
-  return accountedFor(totals, input.dryRun) === totals.rowsRead ? 0 : 1;
+  const held = input.background?.removal?.state === 'held';
+  return runExitCode({ outcome: input.outcome, counts: totals, accounted: accountedFor(totals, input.dryRun), read: totals.rowsRead, held });
 }
 
 /**
@@ -60,12 +59,11 @@ export function unaccountedAdvice(totals: ImportTotals, dryRun: SummaryInput['dr
 /** The final line on stdout: human text, or one JSON object with `--json`. */
 export function formatSummary(input: SummaryInput): { text: string; json: Record<string, unknown>; exitCode: number } {
   const { totals, outcome } = input;
-  const seconds = Math.round(input.seconds * 10) / 10;
+  const seconds = summarySeconds(input.seconds);
   const parts = [`${totals.rowsRead} rows read`];
   // note: updated and unchanged only when rows were matched on external_id, as the API answers
   const matched = totals.updated + totals.unchanged > 0;
-  // note: shown only when there are some, as a run without any reads as before
-  const unaccounted = totals.unaccounted > 0 ? [`${totals.unaccounted} unaccounted for`] : [];
+  const unaccounted = unaccountedPart(totals);
   if (input.dryRun === 'local') parts.push(`${totals.valid} valid`, `${totals.failed} failed`, 'nothing sent (dry run)');
   else if (input.dryRun === 'server') {
     parts.push(
@@ -93,31 +91,19 @@ export function formatSummary(input: SummaryInput): { text: string; json: Record
     // note: a file import's rows are settled by the server, not in file order: the counts say how far it got.
     text += input.background.state === 'refused' ? '; stopped: nothing of the file was kept' : '; stopped';
   } else if (outcome.type === 'stopped') {
-    text +=
-      totals.settledThrough === null
-        ? '; stopped before any row was settled'
-        : `; stopped: every row up to ${input.location} ${totals.settledThrough} is settled, later rows were not sent`;
+    text += stoppedText(totals, 'row', 'rows', input.location);
   }
   const json = {
     kind: input.kind,
     file: input.file,
-    dry_run: input.dryRun !== false,
-    /** `local`, `server`, or null for an import */
-    dry_run_mode: input.dryRun === false ? null : input.dryRun,
+    ...dryRunJson(input.dryRun),
     rows_read: totals.rowsRead,
     valid: totals.valid,
     /** in a server dry run: what the import would have inserted, updated and left unchanged */
     inserted: totals.inserted,
     updated: totals.updated,
     unchanged: totals.unchanged,
-    failed: totals.failed,
-    /** rows whose outcome is unknown (each in the report): the server may have written them */
-    unaccounted: totals.unaccounted,
-    batches: totals.batches,
-    /** batches a retry found already imported (Idempotency-Key replay): counted once */
-    replayed_batches: totals.replays,
-    seconds,
-    completed: outcome.type === 'finished',
+    ...runCountsJson(totals, seconds, outcome),
     /** `merge` (--merge) or `replace` */
     update: input.update ?? 'replace',
     ...(input.background
