@@ -36,7 +36,7 @@ describe('writeImport with update=merge', () => {
 
   /** An import job as the API makes it from these rows: checked up front (merge or whole rows), its failures in `errors`. */
   function importOf(kind: ImportKind, accountId: string, rows: unknown[], merge: boolean, extra: Partial<ImportWrite> = {}): ImportWrite {
-    const checked = checkImportBody(kind, { [kind]: rows }, { merge });
+    const checked = checkImportBody(kind, { [kind]: rows }, { update: merge ? 'merge' : 'replace' });
     if (isImportRefusal(checked)) throw new Error(`refused: ${JSON.stringify(checked)}`);
     const rowsJson = merge ? encodeMergeRows(checked.rows as MergeRow<ListingRow>[]) : encodeImportRows(checked.rows as ListingRow[]);
     return {

@@ -26,7 +26,7 @@ describe('abandoned uploads (sweepAbandonedUploads, countFileImportsInProgress)'
   async function upload(silentMs: number): Promise<string> {
     const importId = randomUUID();
     await db.sql.begin(async (tx) => {
-      await recordUploadStarted(tx, { importId, accountId: db.accountId, kind: 'listings', merge: false, mirror: undefined, requestId: 'sweep-test' });
+      await recordUploadStarted(tx, { importId, accountId: db.accountId, kind: 'listings', update: 'replace', mirror: undefined, requestId: 'sweep-test' });
       await stageFileRows(tx, importId, [0, 1, 2].map((index) => stagedRow(index, ListingRowSchema.parse(validListing({ external_id: `S-${index}` })))));
       await recordFileRowErrors(tx, importId, [rowError(3, 'title', 'required')]);
       await tx`update imports set upload_seen_at = clock_timestamp() - make_interval(secs => ${silentMs / 1_000}) where job_id = ${importId}`;
@@ -80,7 +80,7 @@ describe('dropUpload', () => {
   it('gives up the upload\'s place under the cap before its staged rows are deleted, and deletes them', async () => {
     const importId = randomUUID();
     await db.sql.begin(async (tx) => {
-      await recordUploadStarted(tx, { importId, accountId: db.accountId, kind: 'listings', merge: false, mirror: undefined, requestId: 'drop-test' });
+      await recordUploadStarted(tx, { importId, accountId: db.accountId, kind: 'listings', update: 'replace', mirror: undefined, requestId: 'drop-test' });
       await stageFileRows(tx, importId, [stagedRow(0, ListingRowSchema.parse(validListing({ external_id: 'D-0' })))]);
     });
     expect(await countFileImportsInProgress(db.sql, { accountId: db.accountId })).toBe(1);

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { API_ERRORS, apiErrors } from '../../shared/errors/api-errors.js';
+import { UPDATE_MODES } from '../../shared/import/update-mode.js';
 
 /**
  * The bulk routes' query string (docs/endpoints.md#dry-run): `dry_run` and nothing else.
@@ -13,7 +14,7 @@ const UPDATE_DESCRIPTION =
 
 /** `update` (docs/catalogue.md#merge), on the bulk routes and on file imports. */
 export const UpdateParameterSchema = z
-  .enum(['replace', 'merge'], { error: API_ERRORS.updateMalformed.text })
+  .enum(UPDATE_MODES, { error: API_ERRORS.updateMalformed.text })
   .optional()
   .meta({ description: UPDATE_DESCRIPTION });
 

@@ -6,6 +6,7 @@ import { MERGE_RULES, validateMergeRow, type MergeRow } from '../../shared/rows/
 import type { RowError } from '../../shared/rows/row-errors.js';
 import { matchExternalIds } from '../../shared/rows/match-external-ids.js';
 import type { ImportRefusal } from './import-refusal.js';
+import { isMerge, type UpdateMode } from '../../shared/import/update-mode.js';
 
 export interface RowsByKind {
   machines: MachineRow;
@@ -44,7 +45,8 @@ function validateMergeRows(kind: ImportKind, input: readonly unknown[]): RowVali
  * whole row or, with `merge`, as the fields it carries. Returns the body's refusal instead when it
  * is refused as a whole (docs/rows.md#the-request).
  */
-export function checkImportBody<K extends ImportKind>(kind: K, body: unknown, { merge = false }: { merge?: boolean } = {}): CheckedImportBody<K> | ImportRefusal {
+export function checkImportBody<K extends ImportKind>(kind: K, body: unknown, { update = 'replace' }: { update?: UpdateMode } = {}): CheckedImportBody<K> | ImportRefusal {
+  const merge = isMerge(update);
   const { maxRows, rowSchema } = IMPORT_KINDS[kind];
   const input = typeof body === 'object' && body !== null && !Array.isArray(body) ? (body as Record<string, unknown>)[kind] : undefined;
   if (!Array.isArray(input)) return { refused: 'no-envelope', kind };

@@ -7,6 +7,7 @@ import { keyRefusal, keyRefusalError } from '../../shared/access/key-refusal.js'
 import { hasApiAccess } from '../../shared/access/tiers.js';
 import { apiErrors } from '../../shared/errors/api-errors.js';
 import { IMPORT_KINDS, type ImportKind } from '../../shared/import/import-kinds.js';
+import type { UpdateMode } from '../../shared/import/update-mode.js';
 import { beginTellingCommit, CommitFailedError, type Sql, type TransactionSql } from '../../shared/infra/db.js';
 import type { Account } from '../../shared/repositories/accounts.js';
 import {
@@ -66,8 +67,8 @@ export interface FileUpload {
   /** the client's address (clientIp), which the key must still allow when the file is accepted */
   clientIp: string;
   kind: ImportKind;
-  /** the rows merge into the rows they name (docs/catalogue.md#merge) */
-  merge: boolean;
+  /** how the rows update the rows they name (docs/catalogue.md#merge) */
+  update: UpdateMode;
   /** the file is the whole catalogue of its kind: what it leaves out is removed (docs/catalogue.md#mirror) */
   mirror: MirrorRemoval | undefined;
   format: FileFormat;
@@ -98,7 +99,7 @@ export async function uploadFileImport(deps: FileUploadDeps, upload: FileUpload)
   try {
     const file = await receiveFile({
       kind: upload.kind,
-      merge: upload.merge,
+      update: upload.update,
       mirror: upload.mirror,
       format: upload.format,
       body: upload.body,
@@ -150,7 +151,7 @@ async function openUpload(deps: FileUploadDeps, upload: FileUpload, importId: st
   const opened = await deps.uploadSql.begin(async (tx) => {
     await lockAccountFileImports(tx, account.id);
     if (await atFileImportCap(tx, deps.config, { accountId: account.id, replayKey: upload.idempotencyKey })) return false;
-    await recordUploadStarted(tx, { importId, accountId: account.id, kind: upload.kind, merge: upload.merge, mirror: upload.mirror, requestId: upload.requestId });
+    await recordUploadStarted(tx, { importId, accountId: account.id, kind: upload.kind, update: upload.update, mirror: upload.mirror, requestId: upload.requestId });
     return true;
   });
   if (!opened) {

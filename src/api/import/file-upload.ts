@@ -18,6 +18,7 @@ import type { MirrorRemoval } from '../../shared/repositories/mirror-removal.js'
 import { MERGE_RULES, validateMergeRow } from '../../shared/rows/merge-row.js';
 import type { ListingRow } from '../../shared/rows/listing-row.js';
 import { startRequestHash } from './request-hash.js';
+import { isMerge, type UpdateMode } from '../../shared/import/update-mode.js';
 
 /** A merge row's check, typed as a whole row's: what is staged is the row's JSON either way. */
 function mergeRowCheck(kind: ImportKind) {
@@ -181,7 +182,7 @@ class BatchInProgress {
 export async function receiveFile(input: {
   kind: ImportKind;
   /** rows are checked as merge rows (docs/catalogue.md#merge) */
-  merge?: boolean;
+  update?: UpdateMode;
   /** the file is a mirror's: the ids of its failed rows are kept too */
   mirror?: MirrorRemoval | undefined;
   format: FileFormat;
@@ -189,10 +190,11 @@ export async function receiveFile(input: {
   maxBytes: number;
   stage: StageBatch;
 }): Promise<ReceivedFile> {
-  const { kind, format, body, maxBytes, stage, merge = false, mirror } = input;
+  const { kind, format, body, maxBytes, stage, update = 'replace', mirror } = input;
+  const merge = isMerge(update);
   const { rowSchema } = IMPORT_KINDS[kind];
   const check = merge ? mergeRowCheck(kind) : (value: unknown, index: number) => validateRow(rowSchema, value, index);
-  const hash = startRequestHash({ route: 'file', kind, merge, mirror });
+  const hash = startRequestHash({ route: 'file', kind, update, mirror });
   const metered = new MeteredBytes(maxBytes, hash);
   // note: the first failure of the bytes' way in (too large, the client gone) is what the reading
   // meets as the end of its input; it is told apart from the readers' own refusals below.

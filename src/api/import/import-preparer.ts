@@ -1,8 +1,7 @@
 import { availableParallelism } from 'node:os';
 import { Piscina } from 'piscina';
-import type { ImportKind } from '../../shared/import/import-kinds.js';
 import { apiErrors } from '../../shared/errors/api-errors.js';
-import { prepareImport, type PrepareOutcome } from './prepare-import.js';
+import { prepareImport, type PrepareRequest, type PrepareOutcome } from './prepare-import.js';
 import type { PrepareTask } from './prepare-thread.js';
 
 /**
@@ -57,9 +56,9 @@ export class ImportPreparer {
     private readonly options: ImportPreparerOptions = {},
   ) {}
 
-  async prepare(kind: ImportKind, bytes: Buffer, withHash: boolean, merge = false): Promise<PrepareOutcome> {
-    if (this.threads === 0 || bytes.length < INLINE_BELOW_BYTES) return prepareImport(kind, bytes, withHash, merge);
-    const task: PrepareTask = { kind, bytes, withHash, merge };
+  async prepare(request: PrepareRequest, bytes: Buffer): Promise<PrepareOutcome> {
+    if (this.threads === 0 || bytes.length < INLINE_BELOW_BYTES) return prepareImport(request, bytes);
+    const task: PrepareTask = { ...request, bytes };
     // note: the body is moved to the thread rather than copied when it owns its memory (a body
     // of this size always does; small Buffers share a pool and are never moved).
     const owns = bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength && bytes.buffer instanceof ArrayBuffer;

@@ -8,6 +8,7 @@ import type { MergeRow } from '../../shared/rows/merge-row.js';
 import type { RowError } from '../../shared/rows/row-errors.js';
 import { isImportRefusal, type ImportRefusal } from './import-refusal.js';
 import { requestHash } from './request-hash.js';
+import { isMerge, type UpdateMode } from '../../shared/import/update-mode.js';
 
 /** A bulk body made ready for the queue: what the import needs, without the body itself. */
 export interface PreparedImport {
@@ -16,8 +17,6 @@ export interface PreparedImport {
   rowCount: number;
   /** some row carries an `external_id` (CheckedImportBody) */
   matchExternalIds: boolean;
-  /** the rows merge into the rows they name (docs/catalogue.md#merge) */
-  merge: boolean;
   /**
    * the valid rows, encoded as the insert reads them (encodeImportRows). note: text rather than
    * its UTF-8 bytes: ioredis writes a text argument straight to the socket, encoding it as it
@@ -37,13 +36,20 @@ export type PrepareOutcome = PreparedImport | ImportRefusal;
 
 const strictUtf8 = new TextDecoder('utf-8', { fatal: true });
 
+/** What a bulk request asks of its body's preparation: its kind, its update mode, and whether its hash is wanted (an Idempotency-Key compares it). */
+export interface PrepareRequest {
+  kind: ImportKind;
+  update: UpdateMode;
+  withHash: boolean;
+}
+
 /**
  * Reads a bulk request's body as the JSON parser of every other route does (strict UTF-8, then
  * JSON with the prototype-poisoning guards: any failure is the `invalid-json` refusal), validates
  * every row (checkImportBody's refusals) and encodes the valid ones. Pure and synchronous, so it
  * runs as well on a thread of its own (see ImportPreparer) as inline.
  */
-export function prepareImport(kind: ImportKind, bytes: Uint8Array, withHash: boolean, merge = false): PrepareOutcome {
+export function prepareImport({ kind, update, withHash }: PrepareRequest, bytes: Uint8Array): PrepareOutcome {
   let parsed: unknown;
   try {
     if (bytes.length === 0) throw new SyntaxError('empty body');
@@ -51,11 +57,11 @@ export function prepareImport(kind: ImportKind, bytes: Uint8Array, withHash: boo
   } catch {
     return { refused: 'invalid-json' };
   }
-  const checked = checkImportBody(kind, parsed, { merge });
+  const checked = checkImportBody(kind, parsed, { update });
   if (isImportRefusal(checked)) return checked;
   const { total, rows, errors, matchExternalIds } = checked;
-  const hash = withHash ? requestHash({ route: 'bulk', kind, merge }, bytes) : undefined;
+  const hash = withHash ? requestHash({ route: 'bulk', kind, update }, bytes) : undefined;
   // note: checkImportBody gives merge rows exactly when asked to merge
-  const encoded = merge ? encodeMergeRows(rows as MergeRow<ListingRow | MachineRow>[]) : encodeImportRows(rows as (ListingRow | MachineRow)[]);
-  return { total, errors, rowCount: rows.length, matchExternalIds, merge, rows: encoded, ...(hash ? { hash } : {}) };
+  const encoded = isMerge(update) ? encodeMergeRows(rows as MergeRow<ListingRow | MachineRow>[]) : encodeImportRows(rows as (ListingRow | MachineRow)[]);
+  return { total, errors, rowCount: rows.length, matchExternalIds, rows: encoded, ...(hash ? { hash } : {}) };
 }

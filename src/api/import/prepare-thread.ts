@@ -1,6 +1,5 @@
 import { setPriority } from 'node:os';
-import type { ImportKind } from '../../shared/import/import-kinds.js';
-import { prepareImport, type PrepareOutcome } from './prepare-import.js';
+import { prepareImport, type PrepareOutcome, type PrepareRequest } from './prepare-import.js';
 
 /**
  * The niceness of these threads. note: on Linux a thread's priority is its own, so this lowers
@@ -22,12 +21,8 @@ function lowerThisThreadsPriority(): void {
   }
 }
 
-export interface PrepareTask {
-  kind: ImportKind;
+export interface PrepareTask extends PrepareRequest {
   bytes: Uint8Array;
-  withHash: boolean;
-  /** the rows merge (docs/catalogue.md#merge) */
-  merge: boolean;
 }
 
 /**
@@ -35,8 +30,8 @@ export interface PrepareTask {
  * event loop (structured clone: a memory copy of the encoded rows, well under a millisecond for
  * 2 MB), the parse and validation it replaces take tens of milliseconds.
  */
-export default function prepareInThread({ kind, bytes, withHash, merge }: PrepareTask): PrepareOutcome {
+export default function prepareInThread({ bytes, ...request }: PrepareTask): PrepareOutcome {
   // note: on the first task rather than on import, so that importing this module changes nothing.
   if (!priorityLowered) lowerThisThreadsPriority();
-  return prepareImport(kind, bytes, withHash, merge);
+  return prepareImport(request, bytes);
 }

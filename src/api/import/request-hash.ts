@@ -1,6 +1,7 @@
 import { createHash, type Hash } from 'node:crypto';
 import type { ImportKind } from '../../shared/import/import-kinds.js';
 import type { MirrorRemoval } from '../../shared/repositories/mirror-removal.js';
+import { isMerge, type UpdateMode } from '../../shared/import/update-mode.js';
 
 /**
  * What an Idempotency-Key compares (docs/endpoints.md#idempotency-key): the request's operation
@@ -9,9 +10,9 @@ import type { MirrorRemoval } from '../../shared/repositories/mirror-removal.js'
  * request, refused 422 under a key already used.
  */
 export type HashedRequest =
-  | { route: 'bulk'; kind: ImportKind; merge: boolean }
+  | { route: 'bulk'; kind: ImportKind; update: UpdateMode }
   | { route: 'bulk-archive' | 'bulk-delete'; kind: ImportKind }
-  | { route: 'file'; kind: ImportKind; merge: boolean; mirror: MirrorRemoval | undefined };
+  | { route: 'file'; kind: ImportKind; update: UpdateMode; mirror: MirrorRemoval | undefined };
 
 /**
  * The operation as the hash begins with it. note: these texts are stored inside every claimed
@@ -21,12 +22,12 @@ export type HashedRequest =
 function requestTag(request: HashedRequest): string {
   switch (request.route) {
     case 'bulk':
-      return request.merge ? `${request.kind}?update=merge` : request.kind;
+      return isMerge(request.update) ? `${request.kind}?update=merge` : request.kind;
     case 'bulk-archive':
     case 'bulk-delete':
       return `${request.kind}/${request.route}`;
     case 'file':
-      return `file:${request.kind}${request.merge ? '?update=merge' : ''}${request.mirror === undefined ? '' : `&mirror=${JSON.stringify(request.mirror)}`}`;
+      return `file:${request.kind}${isMerge(request.update) ? '?update=merge' : ''}${request.mirror === undefined ? '' : `&mirror=${JSON.stringify(request.mirror)}`}`;
   }
 }
 

@@ -20,6 +20,7 @@ import { jsonBody, jsonResponse } from '../openapi/route-schema.js';
 import { takeRawBody } from '../plugins/json-body.js';
 import { authenticatedKey } from '../authenticated.js';
 import { importRouteOptions, importRouteResponses, replyWithImport } from './import-route.js';
+import { isMerge, type UpdateMode } from '../../shared/import/update-mode.js';
 
 function bulkSchema(kind: ImportKind) {
   const { maxRows, bodyLimitBytes } = IMPORT_KINDS[kind];
@@ -64,11 +65,11 @@ function bulkSchema(kind: ImportKind) {
 async function readImport(
   kind: ImportKind,
   request: FastifyRequest,
-  { dryRun, key, merge }: { dryRun: boolean; key: string | undefined; merge: boolean },
+  { dryRun, key, update }: { dryRun: boolean; key: string | undefined; update: UpdateMode },
   preparer: ImportPreparer,
 ): Promise<{ newImport: NewImport; idempotency?: { key: string; hash: Buffer } }> {
   const bytes = takeRawBody(request);
-  const outcome = await preparer.prepare(kind, bytes, key !== undefined, merge);
+  const outcome = await preparer.prepare({ kind, update, withHash: key !== undefined }, bytes);
   if (isImportRefusal(outcome)) throw importRefusalError(outcome);
   markImportStep(request.id, 'api.validated');
   const { total, errors, rowCount, matchExternalIds, rows, hash } = outcome;
@@ -80,7 +81,7 @@ async function readImport(
     errors,
     rowCount,
     matchExternalIds,
-    merge,
+    merge: isMerge(update),
     dryRun,
     createdAt: Date.now(),
     rows: new RowsHandOver(rows),
@@ -111,8 +112,8 @@ export async function bulkImportRoutes(fastify: FastifyInstance, deps: ApiDeps):
           // note: the query and the key's format were checked by the route's schemas.
           const key = request.headers['idempotency-key'];
           const dryRun = isDryRun(request.query, key);
-          const merge = request.query.update === 'merge';
-          const { newImport, idempotency } = await readImport(kind, request, { dryRun, key, merge }, deps.importPreparer);
+          const update = request.query.update ?? 'replace';
+          const { newImport, idempotency } = await readImport(kind, request, { dryRun, key, update }, deps.importPreparer);
           const { result, replayed, importId } = await runImportOf(deps, newImport, idempotency);
           return replyWithImport(reply, deps, { kind, status: 201, dryRun, importId, replayed, result, answer: result });
         }),

@@ -184,7 +184,7 @@ export async function fileImportRoutes(fastify: FastifyInstance, deps: ApiDeps):
         keyId,
         clientIp: clientIp(request),
         kind,
-        merge: request.query.update === 'merge',
+        update: request.query.update ?? 'replace',
         mirror,
         format: formatOf(request)!,
         body: takeFileBody(request),

@@ -3,6 +3,7 @@ import { compileAllowedIps } from '../access/allowed-ips.js';
 import type { KeyLimits } from '../access/key-refusal.js';
 import { replacedCatalogueCount, type MirrorRemoval } from './mirror-removal.js';
 import type { ImportKind } from '../import/import-kinds.js';
+import { isMerge, type UpdateMode } from '../import/update-mode.js';
 import { IMPORT_VIEW_COLUMNS, type ImportView } from './import-lookups.js';
 
 /**
@@ -45,14 +46,14 @@ export async function countFileImportsInProgress(sql: Sql | TransactionSql, inpu
  */
 export async function recordUploadStarted(
   tx: TransactionSql,
-  input: { importId: string; accountId: string; kind: ImportKind; merge: boolean; mirror: MirrorRemoval | undefined; requestId: string },
+  input: { importId: string; accountId: string; kind: ImportKind; update: UpdateMode; mirror: MirrorRemoval | undefined; requestId: string },
 ): Promise<void> {
   const { mirror } = input;
   const removalBase = mirror ? tx`(${replacedCatalogueCount(tx, input.accountId, input.kind)})` : null;
   await tx`
     insert into imports (job_id, account_id, kind, request_id, received, inserted, skipped, errors, state, source, merge, created_at, upload_seen_at, upload_began_at,
                          mode, removal_missing, removal_max_percent, removal_state, removal_rows, removal_base)
-    values (${input.importId}, ${input.accountId}, ${input.kind}, ${input.requestId}, 0, 0, 0, '[]', 'uploading', 'file', ${input.merge}, clock_timestamp(), clock_timestamp(), clock_timestamp(),
+    values (${input.importId}, ${input.accountId}, ${input.kind}, ${input.requestId}, 0, 0, 0, '[]', 'uploading', 'file', ${isMerge(input.update)}, clock_timestamp(), clock_timestamp(), clock_timestamp(),
             ${mirror ? 'mirror' : 'upsert'}, ${mirror?.missing ?? null}, ${mirror?.maxPercent ?? null}, ${mirror ? 'pending' : null}, ${mirror ? 0 : null}, ${removalBase})`;
 }
 

@@ -57,46 +57,46 @@ describe('ImportPreparer (bulk bodies read off the event loop)', () => {
 
   it.each(cases)('gives on a thread exactly what it gives inline: %s', async (_name, body) => {
     expect(body.length).toBeGreaterThanOrEqual(INLINE_BELOW_BYTES);
-    const expected = comparable(prepareImport('listings', body, true));
+    const expected = comparable(prepareImport({ kind: 'listings', update: 'replace', withHash: true }, body));
     // note: a copy each, as the threaded run moves its body to the thread.
-    expect(comparable(await threaded.prepare('listings', Buffer.from(body), true))).toEqual(expected);
-    expect(comparable(await inline.prepare('listings', Buffer.from(body), true))).toEqual(expected);
+    expect(comparable(await threaded.prepare({ kind: 'listings', update: 'replace', withHash: true }, Buffer.from(body)))).toEqual(expected);
+    expect(comparable(await inline.prepare({ kind: 'listings', update: 'replace', withHash: true }, Buffer.from(body)))).toEqual(expected);
   });
 
   it('refuses every kind of broken body as the framework parser did, and tells no JSON from refused rows', () => {
     const json = { refused: 'invalid-json' };
-    expect(prepareImport('listings', Buffer.alloc(0), false)).toEqual(json);
-    expect(prepareImport('listings', cases[1]![1], false)).toEqual(json);
-    expect(prepareImport('listings', cases[2]![1], false)).toEqual(json);
-    expect(prepareImport('listings', cases[3]![1], false)).toEqual(json);
-    expect(prepareImport('listings', Buffer.from('{"machines": []}'), false)).toEqual({ refused: 'no-envelope', kind: 'listings' });
+    expect(prepareImport({ kind: 'listings', update: 'replace', withHash: false }, Buffer.alloc(0))).toEqual(json);
+    expect(prepareImport({ kind: 'listings', update: 'replace', withHash: false }, cases[1]![1])).toEqual(json);
+    expect(prepareImport({ kind: 'listings', update: 'replace', withHash: false }, cases[2]![1])).toEqual(json);
+    expect(prepareImport({ kind: 'listings', update: 'replace', withHash: false }, cases[3]![1])).toEqual(json);
+    expect(prepareImport({ kind: 'listings', update: 'replace', withHash: false }, Buffer.from('{"machines": []}'))).toEqual({ refused: 'no-envelope', kind: 'listings' });
   });
 
   it('encodes the valid rows, reports the others by index and hashes the body only when asked', async () => {
-    const outcome = await threaded.prepare('listings', Buffer.from(large), true);
+    const outcome = await threaded.prepare({ kind: 'listings', update: 'replace', withHash: true }, Buffer.from(large));
     assertOk(outcome);
     const rows = JSON.parse(outcome.rows) as object[];
     expect(outcome).toMatchObject({ total: rows.length + 1, rowCount: rows.length, errors: [{ index: 0, reason: expect.stringContaining('price_cents') }] });
-    expect(Buffer.from(outcome.hash!)).toEqual(requestHash({ route: 'bulk', kind: 'listings', merge: false }, large));
-    const unhashed = await threaded.prepare('listings', Buffer.from(large), false);
+    expect(Buffer.from(outcome.hash!)).toEqual(requestHash({ route: 'bulk', kind: 'listings', update: 'replace' }, large));
+    const unhashed = await threaded.prepare({ kind: 'listings', update: 'replace', withHash: false }, Buffer.from(large));
     assertOk(unhashed);
     expect(unhashed.hash).toBeUndefined();
   });
 
   it('prepares a small body inline and a large one on a thread, where the event loop goes on turning', async () => {
     const small = Buffer.from(JSON.stringify({ machines: [validMachine()] }));
-    expect(await loopTurnsDuring(() => threaded.prepare('machines', small, false))).toBe(0);
-    expect(await loopTurnsDuring(() => inline.prepare('listings', Buffer.from(large), false))).toBe(0);
+    expect(await loopTurnsDuring(() => threaded.prepare({ kind: 'machines', update: 'replace', withHash: false }, small))).toBe(0);
+    expect(await loopTurnsDuring(() => inline.prepare({ kind: 'listings', update: 'replace', withHash: false }, Buffer.from(large)))).toBe(0);
     // note: a thread's answer can be waiting already when a starved event loop next runs (two
     // cores, a whole CI run beside it): it then resolves before the loop's first turn. A few
     // tries tell a thread that leaves the loop free from an inline preparation, which never does.
     let turns = 0;
-    for (let tries = 0; tries < 5 && turns === 0; tries += 1) turns = await loopTurnsDuring(() => threaded.prepare('listings', Buffer.from(large), false));
+    for (let tries = 0; tries < 5 && turns === 0; tries += 1) turns = await loopTurnsDuring(() => threaded.prepare({ kind: 'listings', update: 'replace', withHash: false }, Buffer.from(large)));
     expect(turns).toBeGreaterThan(0);
   });
 
   it.runIf(process.platform === 'linux')('runs its threads at a lower priority than the event loop', async () => {
-    await threaded.prepare('listings', Buffer.from(large), false);
+    await threaded.prepare({ kind: 'listings', update: 'replace', withHash: false }, Buffer.from(large));
     const niceness = (path: string) => Number(readFileSync(path, 'utf8').split(') ')[1]!.split(' ')[16]);
     const threads = readdirSync('/proc/self/task').map((tid) => niceness(`/proc/self/task/${tid}/stat`));
     expect(niceness('/proc/self/stat')).toBe(0);
@@ -114,7 +114,7 @@ describe('ImportPreparer: the queue of bodies waiting for a thread is bounded', 
     const preparer = new ImportPreparer(1, { maxQueue: 2 });
     try {
       // One thread: one body on it, two waiting, and the rest refused at once.
-      const settled = await Promise.allSettled(Array.from({ length: 8 }, () => preparer.prepare('listings', Buffer.from(large), false)));
+      const settled = await Promise.allSettled(Array.from({ length: 8 }, () => preparer.prepare({ kind: 'listings', update: 'replace', withHash: false }, Buffer.from(large))));
       const refused = settled.filter((s) => s.status === 'rejected').map((s) => s.reason as unknown);
       expect(refused.length).toBeGreaterThanOrEqual(8 - 3);
       for (const error of refused) {
@@ -124,7 +124,7 @@ describe('ImportPreparer: the queue of bodies waiting for a thread is bounded', 
       for (const s of settled) if (s.status === 'fulfilled') assertOk(s.value);
       expect(settled.filter((s) => s.status === 'fulfilled').length).toBeGreaterThanOrEqual(1);
       // The queue drained: the next body is prepared.
-      assertOk(await preparer.prepare('listings', Buffer.from(large), false));
+      assertOk(await preparer.prepare({ kind: 'listings', update: 'replace', withHash: false }, Buffer.from(large)));
     } finally {
       await preparer.close();
     }
@@ -134,7 +134,7 @@ describe('ImportPreparer: the queue of bodies waiting for a thread is bounded', 
     expect(DEFAULT_MAX_QUEUE).toBeGreaterThan(0);
     const preparer = new ImportPreparer(1);
     try {
-      const settled = await Promise.allSettled(Array.from({ length: DEFAULT_MAX_QUEUE + 4 }, () => preparer.prepare('listings', Buffer.from(large), false)));
+      const settled = await Promise.allSettled(Array.from({ length: DEFAULT_MAX_QUEUE + 4 }, () => preparer.prepare({ kind: 'listings', update: 'replace', withHash: false }, Buffer.from(large))));
       expect(settled.some((s) => s.status === 'rejected' && s.reason instanceof ApiError && s.reason.statusCode === 503)).toBe(true);
     } finally {
       await preparer.close();
@@ -144,11 +144,11 @@ describe('ImportPreparer: the queue of bodies waiting for a thread is bounded', 
   it('never refuses a body prepared inline, however many arrive at once', async () => {
     const inline = new ImportPreparer(0, { maxQueue: 1 });
     const small = Buffer.from(JSON.stringify({ listings: [validListing()] }));
-    const settled = await Promise.allSettled(Array.from({ length: 5 }, () => inline.prepare('listings', Buffer.from(large), false)));
+    const settled = await Promise.allSettled(Array.from({ length: 5 }, () => inline.prepare({ kind: 'listings', update: 'replace', withHash: false }, Buffer.from(large))));
     expect(settled.every((s) => s.status === 'fulfilled')).toBe(true);
     const threaded = new ImportPreparer(1, { maxQueue: 1 });
     try {
-      const smalls = await Promise.allSettled(Array.from({ length: 5 }, () => threaded.prepare('listings', small, false)));
+      const smalls = await Promise.allSettled(Array.from({ length: 5 }, () => threaded.prepare({ kind: 'listings', update: 'replace', withHash: false }, small)));
       expect(smalls.every((s) => s.status === 'fulfilled')).toBe(true);
     } finally {
       await threaded.close();
