@@ -22,91 +22,94 @@ export interface RecordCount {
   truncated?: string;
 }
 
-/** One pass over raw bytes; feed chunks, then read the result. */
+/**
+ * One pass over raw bytes: each byte in order (feed), then the result. note: classes, whose
+ * fields the per-byte step reads as fast as a loop's locals; closures over `let`s counted a
+ * third slower.
+ */
 interface Counter {
-  feed(chunk: Uint8Array): void;
+  byte(b: number): void;
   result(): RecordCount;
 }
 
 /** Non-blank lines. */
-function ndjsonCounter(): Counter {
-  let rows = 0;
-  let content = false;
-  return {
-    feed(chunk) {
-      for (let i = 0; i < chunk.length; i += 1) {
-        const b = chunk[i]!;
-        if (b === NL || b === CR) {
-          if (content) rows += 1;
-          content = false;
-        } else if (b !== SPACE && b !== TAB) content = true;
-      }
-    },
-    result: () => ({ rows: rows + (content ? 1 : 0) }),
-  };
+class NdjsonCounter implements Counter {
+  private rows = 0;
+  private content = false;
+
+  byte(b: number): void {
+    if (b === NL || b === CR) {
+      if (this.content) this.rows += 1;
+      this.content = false;
+    } else if (b !== SPACE && b !== TAB) this.content = true;
+  }
+
+  result(): RecordCount {
+    return { rows: this.rows + (this.content ? 1 : 0) };
+  }
 }
 
 /** Records outside quotes that hold something, minus the header. */
-function csvCounter(): Counter {
-  let records = 0;
-  let content = false;
-  let quoted = false;
-  return {
-    feed(chunk) {
-      for (let i = 0; i < chunk.length; i += 1) {
-        const b = chunk[i]!;
-        // note: an escaped quote ("") toggles twice, which leaves the state as it was.
-        if (b === QUOTE) {
-          quoted = !quoted;
-          content = true;
-        } else if (quoted) continue;
-        else if (b === NL || b === CR) {
-          if (content) records += 1;
-          content = false;
-        } else if (b !== SPACE && b !== TAB && b !== COMMA) content = true;
-      }
-    },
-    result() {
-      const total = records + (content ? 1 : 0);
-      return { rows: Math.max(0, total - 1), ...(quoted ? { truncated: 'the file ends inside a quoted cell' } : {}) };
-    },
-  };
+class CsvCounter implements Counter {
+  private records = 0;
+  private content = false;
+  private quoted = false;
+
+  byte(b: number): void {
+    // note: an escaped quote ("") toggles twice, which leaves the state as it was.
+    if (b === QUOTE) {
+      this.quoted = !this.quoted;
+      this.content = true;
+    } else if (this.quoted) return;
+    else if (b === NL || b === CR) {
+      if (this.content) this.records += 1;
+      this.content = false;
+    } else if (b !== SPACE && b !== TAB && b !== COMMA) this.content = true;
+  }
+
+  result(): RecordCount {
+    const total = this.records + (this.content ? 1 : 0);
+    return { rows: Math.max(0, total - 1), ...(this.quoted ? { truncated: 'the file ends inside a quoted cell' } : {}) };
+  }
 }
 
 /** Elements of the top-level array. */
-function jsonCounter(): Counter {
-  let rows = 0;
-  let depth = 0;
-  let inString = false;
-  let escaped = false;
-  let expectingElement = false;
-  return {
-    feed(chunk) {
-      for (let i = 0; i < chunk.length; i += 1) {
-        const b = chunk[i]!;
-        if (inString) {
-          if (escaped) escaped = false;
-          else if (b === BACKSLASH) escaped = true;
-          else if (b === QUOTE) inString = false;
-          continue;
-        }
-        if (depth === 1 && expectingElement && !isBlankByte(b) && b !== COMMA && b !== CLOSE_BRACKET) {
-          rows += 1;
-          expectingElement = false;
-        }
-        if (b === QUOTE) inString = true;
-        else if (b === OPEN_BRACKET || b === OPEN_BRACE) {
-          depth += 1;
-          if (depth === 1) expectingElement = true;
-        } else if (b === CLOSE_BRACKET || b === CLOSE_BRACE) depth -= 1;
-        else if (b === COMMA && depth === 1) expectingElement = true;
-      }
-    },
-    result: () => ({ rows, ...(depth > 0 || inString ? { truncated: 'the file ends before its top-level array is closed' } : {}) }),
-  };
+class JsonCounter implements Counter {
+  private rows = 0;
+  private depth = 0;
+  private inString = false;
+  private escaped = false;
+  private expectingElement = false;
+
+  byte(b: number): void {
+    if (this.inString) {
+      if (this.escaped) this.escaped = false;
+      else if (b === BACKSLASH) this.escaped = true;
+      else if (b === QUOTE) this.inString = false;
+      return;
+    }
+    if (this.depth === 1 && this.expectingElement && !isBlankByte(b) && b !== COMMA && b !== CLOSE_BRACKET) {
+      this.rows += 1;
+      this.expectingElement = false;
+    }
+    if (b === QUOTE) this.inString = true;
+    else if (b === OPEN_BRACKET || b === OPEN_BRACE) {
+      this.depth += 1;
+      if (this.depth === 1) this.expectingElement = true;
+    } else if (b === CLOSE_BRACKET || b === CLOSE_BRACE) this.depth -= 1;
+    else if (b === COMMA && this.depth === 1) this.expectingElement = true;
+  }
+
+  result(): RecordCount {
+    return { rows: this.rows, ...(this.depth > 0 || this.inString ? { truncated: 'the file ends before its top-level array is closed' } : {}) };
+  }
 }
 
-const COUNTERS: Record<InputFormatName, () => Counter> = { csv: csvCounter, ndjson: ndjsonCounter, json: jsonCounter };
+function feed(counter: Counter, bytes: Uint8Array): void {
+  for (let i = 0; i < bytes.length; i += 1) counter.byte(bytes[i]!);
+}
+
+const COUNTERS: Record<InputFormatName, () => Counter> = { csv: () => new CsvCounter(), ndjson: () => new NdjsonCounter(), json: () => new JsonCounter() };
 
 /**
  * Counts the rows of a file in one streaming pass over its bytes, without parsing values: the
@@ -119,14 +122,14 @@ export async function countRecords(input: Readable, format: InputFormatName): Pr
   let head: Buffer | undefined = Buffer.alloc(0);
   for await (const chunk of input as AsyncIterable<Buffer>) {
     if (head === undefined) {
-      counter.feed(chunk);
+      feed(counter, chunk);
       continue;
     }
     head = Buffer.concat([head, chunk]);
     if (head.length < 3) continue;
-    counter.feed(head[0] === 0xef && head[1] === 0xbb && head[2] === 0xbf ? head.subarray(3) : head);
+    feed(counter, head[0] === 0xef && head[1] === 0xbb && head[2] === 0xbf ? head.subarray(3) : head);
     head = undefined;
   }
-  if (head !== undefined) counter.feed(head);
+  if (head !== undefined) feed(counter, head);
   return counter.result();
 }
