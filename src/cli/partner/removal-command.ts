@@ -2,18 +2,18 @@ import { createReadStream } from 'node:fs';
 import type { ImportKind } from '../../shared/import/import-kinds.js';
 import type { RowRemovalAction } from '../../shared/import/row-removal-job.js';
 import type { AttemptClient } from '@bulk-import/client';
-import { insecureWarning } from './api-target.js';
 import { removalReplyCheck, type CheckedRemoval } from './check-removal-reply.js';
 import { checkReadable } from './check-readable.js';
 import type { CliIo } from './cli-io.js';
+import { USER_AGENT } from './cli-version.js';
+import type { Command } from './command.js';
 import { createApiContext } from './create-api-context.js';
 import { failureEcho } from './failure-echo.js';
 import { openReport } from './open-report.js';
-import { parseOrExit } from './parse-or-exit.js';
 import { printable, printableJson } from './printable.js';
 import { createProgress } from './progress.js';
 import { readEntryLines } from './read-entry-lines.js';
-import { parseRemovalArgs, REMOVAL_USAGE } from './removal-args.js';
+import { parseRemovalArgs, REMOVAL_USAGE, type RemovalOptions } from './removal-args.js';
 import { formatRemovalSummary, removalUnaccountedAdvice } from './removal-summary.js';
 import { runToEnd, writeStopReason, type RunOpened } from './run-to-end.js';
 import { emptyRemovalTotals, runRemoval, type RemovalTotals } from './run-removal.js';
@@ -37,10 +37,7 @@ function removalTarget(client: AttemptClient, kind: ImportKind, action: RowRemov
  * file's entries, checked, sent a batch of 1,000 at a time with the import command's retries,
  * Idempotency-Keys, progress, report and exit status (removal-summary.ts).
  */
-export async function removalMain(kind: ImportKind, action: RowRemovalAction, argv: string[], env: NodeJS.ProcessEnv, io: CliIo, userAgent: string): Promise<number> {
-  const opts = parseOrExit(() => parseRemovalArgs(kind, action, argv, env), REMOVAL_USAGE, io);
-  if (typeof opts === 'number') return opts;
-  if (opts.insecureHttp) io.stderr.write(`warning: ${printable(insecureWarning({ baseUrl: opts.baseUrl!, baseUrlOrigin: opts.baseUrlOrigin! }))}\n`);
+async function runRemovals(opts: RemovalOptions, io: CliIo): Promise<number> {
   const startedAt = Date.now();
   const totals: RemovalTotals = emptyRemovalTotals();
   const interrupt = watchInterrupt(io, '\ninterrupted: finishing the batch in flight (Ctrl-C again to quit at once)\n');
@@ -53,7 +50,7 @@ export async function removalMain(kind: ImportKind, action: RowRemovalAction, ar
     opened.progress = activeProgress;
     let send: ((body: string, entryCount: number) => Promise<BatchOutcome<CheckedRemoval>>) | undefined;
     if (opts.dryRun !== 'local') {
-      const context = createApiContext({ baseUrl: opts.baseUrl!, apiKey: opts.apiKey! }, opts, userAgent, (message) => activeProgress.notice(message));
+      const context = createApiContext({ baseUrl: opts.baseUrl!, apiKey: opts.apiKey! }, opts, USER_AGENT, (message) => activeProgress.notice(message));
       const target = removalTarget(context.client, opts.kind, opts.action);
       send = (body, entryCount) => sendToTarget(context, target, body, entryCount, opts.dryRun === 'server');
     }
@@ -78,4 +75,9 @@ export async function removalMain(kind: ImportKind, action: RowRemovalAction, ar
   if (advice !== undefined) io.stderr.write(`note: ${printable(advice)}\n`);
   io.stdout.write(`${opts.json ? printableJson(summary.json) : printable(summary.text)}\n`);
   return summary.exitCode;
+}
+
+/** `bulk-import <kind> archive FILE` or `... delete FILE`. */
+export function removalCommand(kind: ImportKind, action: RowRemovalAction): Command<RemovalOptions> {
+  return { usage: REMOVAL_USAGE, parse: (args, env) => parseRemovalArgs(kind, action, args, env), run: runRemovals };
 }
