@@ -31,7 +31,7 @@ export type SendContext = ApiContext;
 
 /**
  * Where a batch goes and how its answer is believed: a bulk import (sendBatch), or an archive or
- * delete (removal-main.ts). note: one retry policy, one Idempotency-Key per batch and one watch of
+ * delete (removal-command.ts). note: one retry policy, one Idempotency-Key per batch and one watch of
  * an import answered 504 for every kind of batch.
  */
 export interface BatchTarget<Counts extends { rowErrors: RowError[] }> {
