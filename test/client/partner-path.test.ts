@@ -3,27 +3,15 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ApiError, createClient, WaitTooLongError, WatchDeadlineError, type BulkImportClient, type ClientOptions, type MergeRowInputs, type RowInputs } from '@bulk-import/client';
 import { startWorker, type RunningWorker } from '../../src/worker/worker.js';
 import { newPartner } from '../support/bulk-endpoint.js';
+import { validListing } from '../support/fixtures.js';
 import { startCliService, type CliService } from '../support/cli-service.js';
 import { documentValidator, pointer, requestValidator, type SentRequest } from '../support/openapi-validator.js';
 import type { TestAccount } from '../support/test-service.js';
 
 type Listing = RowInputs['listings'];
 
-let counter = 0;
-/** A listing as a partner's own code types it: the document's row schema. */
-function listing(externalId: string): Listing {
-  counter += 1;
-  return {
-    external_id: externalId,
-    title: `Articulated dragon #${counter}`,
-    description: 'A fully articulated dragon printed in silk PLA, assembled and checked by hand.',
-    price_cents: 2_500,
-    currency: 'USD',
-    category: 'miniatures',
-    material: 'PLA',
-    photo_urls: ['https://cdn.example.test/dragon-1.jpg'],
-  };
-}
+/** A listing as a partner's own code types it: the document's row schema, which the suite's valid listing fits. */
+const listing = (externalId: string): Listing => validListing({ external_id: externalId });
 
 /** A row the server skips: a typed input cannot say EUR, a partner's data can. */
 const inEuros = (externalId: string) => ({ ...listing(externalId), currency: 'EUR' }) as unknown as Listing;
