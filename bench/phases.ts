@@ -108,7 +108,7 @@ try {
   const directWrites = (sql: Sql) => async (index: number) => {
     const batch = floorRows[index % 4]!;
     await writeImport(sql, {
-      kind: 'listings', rowCount: batch.length, rowsJson: encodeImportRows(batch), jobId: randomUUID(),
+      kind: 'listings', rowCount: batch.length, rowsJson: encodeImportRows(batch), importId: randomUUID(),
       accountId: stack.accounts[index % stack.accounts.length]!.id, requestId: 'floor', total: batch.length, errors: [],
     });
     return 200;

@@ -156,7 +156,7 @@ async function main(): Promise<void> {
           kind,
           rowCount: rows.length,
           rowsJson: encodeImportRows(rows),
-          jobId: randomUUID(),
+          importId: randomUUID(),
           accountId: account.id,
           requestId: 'bench',
           total: rows.length,

@@ -78,9 +78,11 @@ const DEFAULT_ATTEMPT_TIMEOUT_MS = 60_000;
 
 export function createImportProcessor(sql: Sql, rowsStore: ImportRowsStore, log: Logger, options: ImportProcessorOptions = {}) {
   const { faults = {}, replies, attemptTimeoutMs = DEFAULT_ATTEMPT_TIMEOUT_MS } = options;
-  const forgetRows = (jobId: string, jobLog: Logger) =>
-    rowsStore.delete(jobId).catch((err: unknown) => jobLog.warn({ err }, 'could not delete the rows of a finished import; they expire'));
+  const forgetRows = (importId: string, jobLog: Logger) =>
+    rowsStore.delete(importId).catch((err: unknown) => jobLog.warn({ err }, 'could not delete the rows of a finished import; they expire'));
   return async function processImport(job: Job<AnyImportJobData, AnyImportResult>): Promise<AnyImportResult> {
+    // note: the worker's lines name the job `jobId` (docs/operators.md#logs, the alerts of
+    // ops/prometheus): a log field operators read, kept as STYLE.md's child logger has it.
     const jobLog = log.child({ jobId: job.id, requestId: job.data?.requestId });
     const checked = checkJob(job.data);
     if (checked === undefined || job.id === undefined) {
@@ -90,28 +92,29 @@ export function createImportProcessor(sql: Sql, rowsStore: ImportRowsStore, log:
     if (announced + data.errors.length !== data.total) {
       throw new UnrecoverableError('import job counts do not add up');
     }
-    const jobId = job.id;
+    // note: the API adds the job under the import's id (BullMQ's own `jobId` option).
+    const importId = job.id;
     const started = performance.now();
     markImportStep(data.requestId, 'worker.started');
     // note: fetched while the transaction begins and records the import; writeImport awaits the
     // rows only then. A job whose rows are gone was either written by an earlier run that died
     // before acknowledging it (its recorded result is returned without them) or withdrawn or
     // expired (ImportRowsGoneError, and nothing is written).
-    const rowsJson = rowsStore.get(jobId);
+    const rowsJson = rowsStore.get(importId);
     rowsJson.catch(() => undefined); // note: settled by writeImport, or moot once it has failed
     let result: AnyImportResult;
     try {
       const write =
         'action' in data
-          ? writeRowRemoval(sql, { ...data, entriesJson: rowsJson, jobId }, faults)
-          : writeImport(sql, { ...data, rowsJson, jobId }, faults);
-      result = await settleWithin(write, attemptTimeoutMs, `the write of import ${jobId}`);
+          ? writeRowRemoval(sql, { ...data, entriesJson: rowsJson, importId }, faults)
+          : writeImport(sql, { ...data, rowsJson, importId }, faults);
+      result = await settleWithin(write, attemptTimeoutMs, `the write of import ${importId}`);
     } catch (error) {
       if (error instanceof ImportRowsGoneError) throw new UnrecoverableError('import job rows are gone; nothing was written');
       // A retry cannot bring a deleted account back, make bad rows good or write an import that
       // was answered "nothing was written"; anything else (a dropped connection) may pass.
       if (isPermanent(error)) {
-        await forgetRows(jobId, jobLog);
+        await forgetRows(importId, jobLog);
         throw new UnrecoverableError(error instanceof Error ? error.message : String(error));
       }
       throw error;
@@ -119,7 +122,7 @@ export function createImportProcessor(sql: Sql, rowsStore: ImportRowsStore, log:
     markImportStep(data.requestId, 'worker.committed');
     faults.afterCommit?.();
     // note: not awaited; the job's result does not depend on it, and a key left behind expires.
-    void forgetRows(jobId, jobLog);
+    void forgetRows(importId, jobLog);
     jobLog.info(
       {
         kind: data.kind,
@@ -140,7 +143,7 @@ export function createImportProcessor(sql: Sql, rowsStore: ImportRowsStore, log:
     // promises, and a job that runs again returns this same recorded result. After the fault
     // hook, so a worker that dies after its commit has told no one, as the fault tests assume,
     // and after the log line, so the answer never comes before the worker says what it wrote.
-    replies?.send({ jobId, state: 'completed', result });
+    replies?.send({ jobId: importId, state: 'completed', result });
     return result;
   };
 }

@@ -16,7 +16,7 @@ import { AccountGoneError, ImportAbandonedError, ImportRowCountError, ImportRows
 
 /** An import job as the worker writes it; the write fails unless exactly `rowCount` rows are inserted. */
 export interface ImportWrite extends Omit<ImportJob, 'matchExternalIds' | 'dryRun' | 'merge'>, Partial<Pick<ImportJob, 'matchExternalIds' | 'dryRun' | 'merge'>> {
-  jobId: string;
+  importId: string;
   /**
    * the normalised rows as encodeImportRows wrote them, or their fetch still under way (it runs
    * while the job is checked and the write gets a connection); null when they are gone
@@ -37,7 +37,7 @@ class DryRunRollback extends Error {
 /**
  * Writes one import: its record in `imports` and all its rows, in one statement
  * (recordImportWithRows), which is one round trip to PostgreSQL and its own transaction.
- * Idempotent by job id: when the record already exists (the job ran before, or runs twice at
+ * Idempotent by the import's id: when the record already exists (the job ran before, or runs twice at
  * once), nothing is written and the recorded result is returned; a record of a failed import (the
  * API answered that it wrote nothing) throws ImportAbandonedError. The table constraints check
  * every row (types, lengths, categories, counts); a row that breaks one, or a row count that
@@ -57,7 +57,7 @@ export async function writeImport(sql: Sql, input: ImportWrite, hooks: Hooks = {
   // the import written.
   markImportStep(input.requestId, 'write.recorded');
   const statement = {
-    jobId: input.jobId,
+    importId: input.importId,
     accountId: input.accountId,
     kind: input.kind,
     requestId: input.requestId,
@@ -84,7 +84,7 @@ export async function writeImport(sql: Sql, input: ImportWrite, hooks: Hooks = {
   } catch (error) {
     if (error instanceof DryRunRollback) return error.result;
     // note: a run of the same job committed while this one's statement ran; its rows went with it.
-    if (isImportRecordTaken(error)) return recordedResult(input.jobId, await findImportRecord(sql, input.jobId));
+    if (isImportRecordTaken(error)) return recordedResult(input.importId, await findImportRecord(sql, input.importId));
     throw error;
   }
   if (!outcome.recorded) return resultOfNothingWritten(sql, input, outcome);
@@ -112,16 +112,16 @@ async function writeMerge(sql: Sql, statement: Parameters<typeof recordMergeWith
     outcome = await sql.begin(async (tx) => {
       const written = await recordMergeWithRows(tx, statement);
       if (!written.recorded) return { written, errors: input.errors };
-      refuseMergeRace(input.jobId, written.raced);
+      refuseMergeRace(input.importId, written.raced);
       const errors = [...input.errors, ...written.failed.map(mergeFailureError)].sort((a, b) => a.index - b.index);
-      if (written.failed.length > 0) await recordMergeErrors(tx, input.jobId, errors);
+      if (written.failed.length > 0) await recordMergeErrors(tx, input.importId, errors);
       await hooks.beforeCommit?.();
       if (input.dryRun === true) throw new DryRunRollback(resultOf(input, written, errors));
       return { written, errors };
     });
   } catch (error) {
     if (error instanceof DryRunRollback) return error.result;
-    if (isImportRecordTaken(error)) return recordedResult(input.jobId, await findImportRecord(sql, input.jobId));
+    if (isImportRecordTaken(error)) return recordedResult(input.importId, await findImportRecord(sql, input.importId));
     throw error;
   }
   if (!outcome.written.recorded) return resultOfNothingWritten(sql, input, outcome.written);
@@ -131,19 +131,19 @@ async function writeMerge(sql: Sql, statement: Parameters<typeof recordMergeWith
 
 /** Why the statement wrote nothing: the account is gone, the import was recorded before, or its rows are not `rowCount`. */
 async function resultOfNothingWritten(sql: Sql, input: ImportWrite, outcome: ImportStatementOutcome): Promise<ImportResult> {
-  const { jobId, rowCount } = input;
+  const { importId, rowCount } = input;
   if (!outcome.accountFound) throw new AccountGoneError(`account ${input.accountId} no longer exists`);
   // note: a recorded import answers with its record whatever rows its job now holds.
-  const previous = await findImportRecord(sql, jobId);
-  if (previous) return recordedResult(jobId, previous);
-  if (outcome.sent !== rowCount) throw new ImportRowCountError(`import ${jobId} holds ${outcome.sent} rows, not the ${rowCount} it announced`);
-  throw new Error(`import ${jobId} is recorded but its result cannot be read`);
+  const previous = await findImportRecord(sql, importId);
+  if (previous) return recordedResult(importId, previous);
+  if (outcome.sent !== rowCount) throw new ImportRowCountError(`import ${importId} holds ${outcome.sent} rows, not the ${rowCount} it announced`);
+  throw new Error(`import ${importId} is recorded but its result cannot be read`);
 }
 
-function recordedResult(jobId: string, previous: ImportRecord | undefined): ImportResult {
-  if (!previous) throw new Error(`import ${jobId} is recorded but its result cannot be read`);
-  if (previous.state === 'failed') throw new ImportAbandonedError(`import ${jobId} was answered "nothing was written"; it writes nothing`);
-  if (previous.state === 'running') throw new Error(`import ${jobId} is recorded as an import not ended, not a bulk request's`);
+function recordedResult(importId: string, previous: ImportRecord | undefined): ImportResult {
+  if (!previous) throw new Error(`import ${importId} is recorded but its result cannot be read`);
+  if (previous.state === 'failed') throw new ImportAbandonedError(`import ${importId} was answered "nothing was written"; it writes nothing`);
+  if (previous.state === 'running') throw new Error(`import ${importId} is recorded as an import not ended, not a bulk request's`);
   return previous.result;
 }
 
@@ -155,12 +155,12 @@ function recordedResult(jobId: string, previous: ImportRecord | undefined): Impo
  * records the import instead, the error rolls that back.
  */
 async function resultWithoutRows(sql: Sql, input: ImportWrite): Promise<ImportResult> {
-  const { jobId, accountId, kind, requestId, total, rowCount, errors, createdAt } = input;
+  const { importId, accountId, kind, requestId, total, rowCount, errors, createdAt } = input;
   return sql.begin(async (tx) => {
     if (!(await findImportingAccount(tx, accountId))) throw new AccountGoneError(`account ${accountId} no longer exists`);
-    if (await insertImportRecord(tx, { jobId, accountId, kind, requestId, total, rowCount, errors, createdAt })) {
-      throw new ImportRowsGoneError(`the rows of import ${jobId} are gone; nothing was written`);
+    if (await insertImportRecord(tx, { importId, accountId, kind, requestId, total, rowCount, errors, createdAt })) {
+      throw new ImportRowsGoneError(`the rows of import ${importId} are gone; nothing was written`);
     }
-    return recordedResult(jobId, await findImportRecord(tx, jobId));
+    return recordedResult(importId, await findImportRecord(tx, importId));
   });
 }

@@ -17,7 +17,7 @@ import { AccountGoneError, ImportAbandonedError, ImportRowCountError, ImportRows
 
 /** An archive or delete job as the worker writes it. */
 export interface RowRemovalWrite extends RowRemovalJob {
-  jobId: string;
+  importId: string;
   /** the entries as encodeRemovalEntries wrote them, or their fetch still under way; null when they are gone */
   entriesJson: string | Promise<string | null>;
 }
@@ -43,19 +43,19 @@ class DryRunRollback extends Error {
  * job announced, ImportRowCountError: each having written nothing.
  */
 export async function writeRowRemoval(sql: Sql, input: RowRemovalWrite, hooks: Hooks = {}): Promise<AnyImportResult> {
-  const { jobId, accountId, kind, action, by } = input;
+  const { importId, accountId, kind, action, by } = input;
   // note: fetched while the transaction begins; awaited once the record is claimed.
   const entriesJson = Promise.resolve(input.entriesJson);
   entriesJson.catch(() => undefined);
   try {
     return await sql.begin(async (tx) => {
       if (!(await findImportingAccount(tx, accountId))) throw new AccountGoneError(`account ${accountId} no longer exists`);
-      const claimed = await claimRowRemovalRecord(tx, { jobId, accountId, kind, action, requestId: input.requestId, total: input.total, errors: [], createdAt: input.createdAt });
-      if (!claimed) return recordedResult(jobId, await findImportRecord(tx, jobId));
+      const claimed = await claimRowRemovalRecord(tx, { importId, accountId, kind, action, requestId: input.requestId, total: input.total, errors: [], createdAt: input.createdAt });
+      if (!claimed) return recordedResult(importId, await findImportRecord(tx, importId));
       const json = await entriesJson;
-      if (json === null) throw new ImportRowsGoneError(`the entries of import ${jobId} are gone; nothing was written`);
+      if (json === null) throw new ImportRowsGoneError(`the entries of import ${importId} are gone; nothing was written`);
       const entries = decodeRemovalEntries(json);
-      if (entries === undefined || entries.length !== input.entryCount) throw new ImportRowCountError(`import ${jobId} does not hold the ${input.entryCount} entries it announced`);
+      if (entries === undefined || entries.length !== input.entryCount) throw new ImportRowCountError(`import ${importId} does not hold the ${input.entryCount} entries it announced`);
       markImportStep(input.requestId, 'write.recorded');
 
       const rows = new Map((await lockNamedRows(tx, { kind, accountId, by, keys: entries.map((e) => e.key) })).map((row) => [row.key, row]));
@@ -70,9 +70,9 @@ export async function writeRowRemoval(sql: Sql, input: RowRemovalWrite, hooks: H
       }
       const removed = action === 'archive' ? await archiveRows(tx, kind, targets) : await deleteRows(tx, kind, targets);
       // note: the rows are locked: each one found is archived or deleted by this statement.
-      if (removed !== targets.length) throw new Error(`import ${jobId}: ${removed} of the ${targets.length} locked rows were ${action}d`);
+      if (removed !== targets.length) throw new Error(`import ${importId}: ${removed} of the ${targets.length} locked rows were ${action}d`);
       const counts: RowRemovalCounts = { removed, unchanged, errors: byIndex(input.errors, notFound) };
-      await completeRowRemovalRecord(tx, jobId, action, counts);
+      await completeRowRemovalRecord(tx, importId, action, counts);
       markImportStep(input.requestId, 'write.inserted');
       const result = resultOf(action, counts);
       await hooks.beforeCommit?.();
@@ -90,9 +90,9 @@ function resultOf(action: RowRemovalWrite['action'], { removed, unchanged, error
   return action === 'archive' ? { inserted: 0, archived: removed, unchanged, skipped, errors } : { inserted: 0, deleted: removed, skipped, errors };
 }
 
-function recordedResult(jobId: string, previous: ImportRecord | undefined): AnyImportResult {
-  if (!previous) throw new Error(`import ${jobId} is recorded but its result cannot be read`);
-  if (previous.state === 'failed') throw new ImportAbandonedError(`import ${jobId} was answered "nothing was written"; it writes nothing`);
-  if (previous.state === 'running') throw new Error(`import ${jobId} is recorded as an import not ended, not a bulk request's`);
+function recordedResult(importId: string, previous: ImportRecord | undefined): AnyImportResult {
+  if (!previous) throw new Error(`import ${importId} is recorded but its result cannot be read`);
+  if (previous.state === 'failed') throw new ImportAbandonedError(`import ${importId} was answered "nothing was written"; it writes nothing`);
+  if (previous.state === 'running') throw new Error(`import ${importId} is recorded as an import not ended, not a bulk request's`);
   return previous.result;
 }

@@ -206,8 +206,8 @@ describe('POST /v1/api/listings/bulk', () => {
           errors: result.errors,
         },
       ]);
-      const jobIds = (await listingsOf(account)).map((row) => row.import_job_id);
-      expect(jobIds).toEqual([imports[0]?.job_id, imports[0]?.job_id, imports[0]?.job_id]);
+      const importIds = (await listingsOf(account)).map((row) => row.import_job_id);
+      expect(importIds).toEqual([imports[0]?.job_id, imports[0]?.job_id, imports[0]?.job_id]);
     });
 
     it.each([

@@ -163,8 +163,8 @@ describe('POST /v1/api/machines/bulk', () => {
           errors: [rowError(1, 'template_id: required', 'required')],
         },
       ]);
-      const jobIds = (await machinesOf(account)).map((row) => row.import_job_id);
-      expect(jobIds).toEqual([imports[0]?.job_id, imports[0]?.job_id]);
+      const importIds = (await machinesOf(account)).map((row) => row.import_job_id);
+      expect(importIds).toEqual([imports[0]?.job_id, imports[0]?.job_id]);
     });
 
   });

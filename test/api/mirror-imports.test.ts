@@ -168,7 +168,7 @@ describe('a mirror\'s removal beside other imports and a cancel', () => {
 
   const ndjson = (rows: object[]) => rows.map((row) => JSON.stringify(row)).join('\n') + '\n';
   const listingsJob = (accountId: string, rows: object[]): ImportWrite => ({
-    jobId: randomUUID(), kind: 'listings', accountId, requestId: 'mirror-race', total: rows.length, errors: [], rowCount: rows.length,
+    importId: randomUUID(), kind: 'listings', accountId, requestId: 'mirror-race', total: rows.length, errors: [], rowCount: rows.length,
     rowsJson: encodeImportRows(rows.map((row) => ListingRowSchema.parse(row))), matchExternalIds: true,
   });
   const archivedIds = async (accountId: string) =>

@@ -38,15 +38,15 @@ describe('the tables re-check the row rules on rows written through the queue (w
   /** An import of `rows` as a job carries them, written or not exactly as given. */
   function importOf(kind: ImportKind, rows: object[], matchExternalIds = false): ImportWrite {
     return {
-      jobId: randomUUID(), kind, accountId: db.accountId, requestId: 'row-limits-test', total: rows.length, errors: [], rowCount: rows.length,
+      importId: randomUUID(), kind, accountId: db.accountId, requestId: 'row-limits-test', total: rows.length, errors: [], rowCount: rows.length,
       rowsJson: encodeImportRows(rows as ListingRow[]), matchExternalIds,
     };
   }
 
-  async function written(jobId: string): Promise<number> {
+  async function written(importId: string): Promise<number> {
     const [row] = await db.sql<{ n: number }[]>`
-      select (select count(*) from listings where import_job_id = ${jobId}) + (select count(*) from machines where import_job_id = ${jobId})
-           + (select count(*) from imports where job_id = ${jobId}) as n`;
+      select (select count(*) from listings where import_job_id = ${importId}) + (select count(*) from machines where import_job_id = ${importId})
+           + (select count(*) from imports where job_id = ${importId}) as n`;
     return Number(row!.n);
   }
 
@@ -87,7 +87,7 @@ describe('the tables re-check the row rules on rows written through the queue (w
 
       await expect(writeImport(db.sql, input)).rejects.toMatchObject({ code: '23514', constraint_name: constraint });
 
-      expect(await written(input.jobId)).toBe(0);
+      expect(await written(input.importId)).toBe(0);
     });
 
     it('refuses a forged update by external_id, and leaves the stored row as it was', async () => {

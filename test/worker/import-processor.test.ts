@@ -8,7 +8,7 @@ import { encodeImportRows } from '../../src/shared/import/rows-hand-over.js';
 import { ListingRowSchema, type ListingRow } from '../../src/shared/rows/listing-row.js';
 import { validListing } from '../support/fixtures.js';
 import { startTestService, type TestAccount, type TestService } from '../support/test-service.js';
-import { writtenByJob } from '../support/written-by-job.js';
+import { writtenByImport } from '../support/written-by-import.js';
 
 /**
  * The queue is a trust boundary: a job that did not come from the API (forged, corrupted) must
@@ -36,10 +36,10 @@ describe('import jobs that did not come from the API', () => {
   }
 
   /** Adds a job the way the API does: its rows first, then the job. */
-  async function addJob(data: ImportJobData, rows: string | null, jobId: string = randomUUID()): Promise<Job<ImportJobData, ImportResult>> {
-    if (rows !== null) await rowsStore.put(jobId, rows);
+  async function addJob(data: ImportJobData, rows: string | null, importId: string = randomUUID()): Promise<Job<ImportJobData, ImportResult>> {
+    if (rows !== null) await rowsStore.put(importId, rows);
     // note: the queue carries every action's jobs; this one is an upsert's
-    return (await service.deps.queue.add('listings', data, { ...IMPORT_JOB_OPTIONS, jobId })) as Job<ImportJobData, ImportResult>;
+    return (await service.deps.queue.add('listings', data, { ...IMPORT_JOB_OPTIONS, jobId: importId })) as Job<ImportJobData, ImportResult>;
   }
 
   async function settle(job: Job<ImportJobData, ImportResult>): Promise<{ state: string; attemptsMade: number; failedReason: string }> {
@@ -54,7 +54,7 @@ describe('import jobs that did not come from the API', () => {
     }
   }
 
-  const writtenBy = (jobId: string) => writtenByJob(service.sql, jobId);
+  const writtenBy = (importId: string) => writtenByImport(service.sql, importId);
 
   it('writes a well-formed job (the control case)', async () => {
     const job = await addJob(jobData(2), encodeImportRows([storedListing(), storedListing()]));

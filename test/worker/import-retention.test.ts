@@ -25,7 +25,7 @@ import { sampleValue } from '../support/prometheus.js';
 import { rowError } from '../support/row-errors.js';
 import { createTestDatabase, testRedisPrefix, type TestDatabase } from '../support/test-database.js';
 import { testRedisEnv } from '../support/test-redis.js';
-import { writtenByJob } from '../support/written-by-job.js';
+import { writtenByImport } from '../support/written-by-import.js';
 
 const HOUR_MS = 60 * 60_000;
 const DAY_MS = 24 * HOUR_MS;
@@ -39,14 +39,14 @@ async function recordImport(
   accountId: string,
   record: { state: ImportState; source?: 'request' | 'file'; createdMsAgo: number; finishedMsAgo?: number },
 ): Promise<string> {
-  const jobId = randomUUID();
+  const importId = randomUUID();
   const now = Date.now();
   const finishedAt = record.finishedMsAgo === undefined ? null : new Date(now - record.finishedMsAgo);
   await sql`
     insert into imports (job_id, account_id, kind, request_id, inserted, skipped, state, source, created_at, finished_at)
-    values (${jobId}, ${accountId}, 'listings', 'retention-test', 0, 0, ${record.state}, ${record.source ?? 'request'},
+    values (${importId}, ${accountId}, 'listings', 'retention-test', 0, 0, ${record.state}, ${record.source ?? 'request'},
             ${new Date(now - record.createdMsAgo)}, ${finishedAt})`;
-  return jobId;
+  return importId;
 }
 
 async function recordedIds(sql: Sql): Promise<string[]> {
@@ -54,8 +54,8 @@ async function recordedIds(sql: Sql): Promise<string[]> {
   return rows.map((row) => row.job_id);
 }
 
-async function stateOf(sql: Sql, jobId: string): Promise<{ state: string; finished_at: Date | null } | undefined> {
-  const [row] = await sql<{ state: string; finished_at: Date | null }[]>`select state, finished_at from imports where job_id = ${jobId}`;
+async function stateOf(sql: Sql, importId: string): Promise<{ state: string; finished_at: Date | null } | undefined> {
+  const [row] = await sql<{ state: string; finished_at: Date | null }[]>`select state, finished_at from imports where job_id = ${importId}`;
   return row;
 }
 
@@ -74,7 +74,7 @@ async function stageFile(sql: Sql, importId: string, files: { rows: number; fail
   });
 }
 
-/** What each import has in the file imports' tables, as `{ [jobId]: { staged, ids, errors } }`, imports with nothing left out. */
+/** What each import has in the file imports' tables, as `{ [importId]: { staged, ids, errors } }`, imports with nothing left out. */
 async function fileStaging(sql: Sql): Promise<Record<string, { staged: number; ids: number; errors: number }>> {
   const rows = await sql<{ job_id: string; staged: number; ids: number; errors: number }[]>`
     select job_id, sum(staged)::int as staged, sum(ids)::int as ids, sum(errors)::int as errors from (
@@ -137,13 +137,13 @@ describe('the purge of ended imports (purgeEndedImports, runImportRetention)', (
 
   it('leaves the rows an import wrote, with its id, when it purges the import', async () => {
     const write: ImportWrite = {
-      jobId: randomUUID(), kind: 'listings', accountId: db.accountId, requestId: 'retention-test', total: 2, errors: [], rowCount: 2, rowsJson: twoListings(),
+      importId: randomUUID(), kind: 'listings', accountId: db.accountId, requestId: 'retention-test', total: 2, errors: [], rowCount: 2, rowsJson: twoListings(),
     };
     await writeImport(db.sql, write);
-    await db.sql`update imports set finished_at = now() - make_interval(days => ${RETENTION_DAYS + 1}) where job_id = ${write.jobId}`;
+    await db.sql`update imports set finished_at = now() - make_interval(days => ${RETENTION_DAYS + 1}) where job_id = ${write.importId}`;
 
     expect(await purgeEndedImports(db.sql, { retentionDays: RETENTION_DAYS, limit: 1_000 })).toBe(1);
-    expect(await writtenByJob(db.sql, write.jobId)).toEqual({ listings: 2, imports: 0 });
+    expect(await writtenByImport(db.sql, write.importId)).toEqual({ listings: 2, imports: 0 });
   });
 
   it('deletes what a purged file import left in import_file_chunks, import_file_external_ids and import_file_errors with it, and keeps the staging of unfinished and younger ones', async () => {
@@ -236,14 +236,14 @@ describe('the sweep of imports answered 504 (settleUnsettledImports)', () => {
   const stale = ABANDONED_AFTER_MS + HOUR_MS;
   /** An import answered 504 `msAgo` ago; returns its id. */
   const answered504 = async (msAgo: number) => {
-    const jobId = randomUUID();
-    await recordImportUnsettled(db.sql, { jobId, accountId: db.accountId, kind: 'listings', requestId: 'sweep-test', total: 2, errors: [], createdAt: Date.now() - msAgo });
-    return jobId;
+    const importId = randomUUID();
+    await recordImportUnsettled(db.sql, { importId, accountId: db.accountId, kind: 'listings', requestId: 'sweep-test', total: 2, errors: [], createdAt: Date.now() - msAgo });
+    return importId;
   };
   const unsettled = async () => (await db.sql<{ job_id: string }[]>`select job_id from unsettled_imports order by job_id`).map((row) => row.job_id);
 
-  function importOf(jobId: string): ImportWrite {
-    return { jobId, kind: 'listings', accountId: db.accountId, requestId: 'sweep-test', total: 2, errors: [], rowCount: 2, rowsJson: twoListings() };
+  function importOf(importId: string): ImportWrite {
+    return { importId, kind: 'listings', accountId: db.accountId, requestId: 'sweep-test', total: 2, errors: [], rowCount: 2, rowsJson: twoListings() };
   }
 
   it('is twice the hour the rows of a request import wait in Redis', () => {
@@ -255,14 +255,14 @@ describe('the sweep of imports answered 504 (settleUnsettledImports)', () => {
     const young = await answered504(HOUR_MS);
     const settledStale = await answered504(stale);
     const settledYoung = await answered504(HOUR_MS);
-    for (const jobId of [settledStale, settledYoung]) await writeImport(db.sql, importOf(jobId));
+    for (const importId of [settledStale, settledYoung]) await writeImport(db.sql, importOf(importId));
     const startedAt = Date.now();
 
     expect(await sweep()).toEqual({ settled: 3, failed: 1 });
     const after = await stateOf(db.sql, abandoned);
     expect(after?.state).toBe('failed');
     expect(after!.finished_at!.getTime()).toBeGreaterThanOrEqual(startedAt - 1_000);
-    for (const jobId of [settledStale, settledYoung]) expect((await stateOf(db.sql, jobId))?.state).toBe('completed');
+    for (const importId of [settledStale, settledYoung]) expect((await stateOf(db.sql, importId))?.state).toBe('completed');
     expect(await stateOf(db.sql, young)).toBeUndefined();
     expect(await unsettled()).toEqual([young]);
     expect(await sweep()).toEqual({ settled: 0, failed: 0 });
@@ -276,26 +276,26 @@ describe('the sweep of imports answered 504 (settleUnsettledImports)', () => {
   });
 
   it('fences the job of an import it recorded failed: a later writeImport writes nothing (ImportAbandonedError)', async () => {
-    const jobId = await answered504(stale);
+    const importId = await answered504(stale);
     expect(await sweep()).toEqual({ settled: 1, failed: 1 });
 
-    await expect(writeImport(db.sql, importOf(jobId))).rejects.toBeInstanceOf(ImportAbandonedError);
-    expect(await writtenByJob(db.sql, jobId)).toEqual({ listings: 0, imports: 1 });
-    expect(await findImportRecord(db.sql, jobId)).toEqual({ state: 'failed' });
+    await expect(writeImport(db.sql, importOf(importId))).rejects.toBeInstanceOf(ImportAbandonedError);
+    expect(await writtenByImport(db.sql, importId)).toEqual({ listings: 0, imports: 1 });
+    expect(await findImportRecord(db.sql, importId)).toEqual({ state: 'failed' });
   });
 
   it('never turns failed an import a worker transaction is completing: it waits for it and finds the record', async () => {
-    const jobId = await answered504(stale);
+    const importId = await answered504(stale);
     const gate = commitGate();
-    const writing = writeImport(db.sql, importOf(jobId), { beforeCommit: gate.beforeCommit });
+    const writing = writeImport(db.sql, importOf(importId), { beforeCommit: gate.beforeCommit });
     await gate.reached;
     // the transaction holds the record uncommitted: the sweep's insert waits for it
     const sweeping = sweep();
     setTimeout(() => gate.release(), 300);
     expect(await writing).toEqual({ inserted: 2, skipped: 0, errors: [] });
     expect(await sweeping).toEqual({ settled: 1, failed: 0 });
-    expect(await findImportRecord(db.sql, jobId)).toMatchObject({ state: 'completed' });
-    expect(await writtenByJob(db.sql, jobId)).toEqual({ listings: 2, imports: 1 });
+    expect(await findImportRecord(db.sql, importId)).toMatchObject({ state: 'completed' });
+    expect(await writtenByImport(db.sql, importId)).toEqual({ listings: 2, imports: 1 });
   });
 });
 
@@ -339,17 +339,17 @@ describe('a running worker: retention on its interval, and jobs that failed for 
   }
 
   /** An import answered 504: recorded unsettled by the API, its job still to run. */
-  async function answered504(jobId: string, data: ImportJobData, msAgo = 0): Promise<void> {
-    await recordImportUnsettled(sql, { jobId, accountId, kind: 'listings', requestId: data.requestId, total: data.total, errors: [], createdAt: Date.now() - msAgo });
+  async function answered504(importId: string, data: ImportJobData, msAgo = 0): Promise<void> {
+    await recordImportUnsettled(sql, { importId, accountId, kind: 'listings', requestId: data.requestId, total: data.total, errors: [], createdAt: Date.now() - msAgo });
   }
 
-  async function add(data: ImportJobData, jobId: string, options: JobsOptions = {}): Promise<Job<ImportJobData, ImportResult>> {
-    return (await queue.add('listings', data, { ...IMPORT_JOB_OPTIONS, ...options, jobId })) as Job<ImportJobData, ImportResult>;
+  async function add(data: ImportJobData, importId: string, options: JobsOptions = {}): Promise<Job<ImportJobData, ImportResult>> {
+    return (await queue.add('listings', data, { ...IMPORT_JOB_OPTIONS, ...options, jobId: importId })) as Job<ImportJobData, ImportResult>;
   }
 
-  async function settled(jobId: string): Promise<{ state: string; attemptsMade: number; failedReason: string }> {
-    await expect.poll(() => queue.getJobState(jobId), { timeout: 15_000 }).toMatch(/^(completed|failed)$/);
-    const job = (await queue.getJob(jobId))!;
+  async function settled(importId: string): Promise<{ state: string; attemptsMade: number; failedReason: string }> {
+    await expect.poll(() => queue.getJobState(importId), { timeout: 15_000 }).toMatch(/^(completed|failed)$/);
+    const job = (await queue.getJob(importId))!;
     return { state: await job.getState(), attemptsMade: job.attemptsMade, failedReason: job.failedReason };
   }
 
@@ -368,61 +368,61 @@ describe('a running worker: retention on its interval, and jobs that failed for 
   });
 
   it('records the import of a job that failed at once (UnrecoverableError) failed: answered 504, it no longer reads running', async () => {
-    const jobId = randomUUID();
+    const importId = randomUUID();
     const data = jobData();
-    await answered504(jobId, data);
+    await answered504(importId, data);
     // no rows stored: they are gone, and the job fails for good on its first attempt
-    await add(data, jobId);
+    await add(data, importId);
 
-    expect(await settled(jobId)).toMatchObject({ state: 'failed', attemptsMade: 1 });
-    await expect.poll(() => findImportRecord(sql, jobId), { timeout: 5_000 }).toEqual({ state: 'failed' });
-    expect((await stateOf(sql, jobId))?.finished_at).not.toBeNull();
+    expect(await settled(importId)).toMatchObject({ state: 'failed', attemptsMade: 1 });
+    await expect.poll(() => findImportRecord(sql, importId), { timeout: 5_000 }).toEqual({ state: 'failed' });
+    expect((await stateOf(sql, importId))?.finished_at).not.toBeNull();
   });
 
   it('records the import of a job whose attempts are spent failed', async () => {
-    const jobId = randomUUID();
+    const importId = randomUUID();
     const data = jobData();
-    await answered504(jobId, data);
+    await answered504(importId, data);
     // rows Redis cannot read as a string (WRONGTYPE): an error a retry might not meet, so it is retried
-    await redis.rpush(`${config.redisPrefix}:import-rows:${jobId}`, 'not rows');
-    await add(data, jobId, { attempts: 2, backoff: { type: 'fixed', delay: 100 } });
+    await redis.rpush(`${config.redisPrefix}:import-rows:${importId}`, 'not rows');
+    await add(data, importId, { attempts: 2, backoff: { type: 'fixed', delay: 100 } });
 
-    expect(await settled(jobId)).toMatchObject({ state: 'failed', attemptsMade: 2 });
-    await expect.poll(() => findImportRecord(sql, jobId), { timeout: 5_000 }).toEqual({ state: 'failed' });
+    expect(await settled(importId)).toMatchObject({ state: 'failed', attemptsMade: 2 });
+    await expect.poll(() => findImportRecord(sql, importId), { timeout: 5_000 }).toEqual({ state: 'failed' });
   });
 
   it('does not record an attempt that is retried: the retry writes the import', async () => {
-    const jobId = randomUUID();
+    const importId = randomUUID();
     const data = jobData();
-    await answered504(jobId, data);
-    const rowsKey = `${config.redisPrefix}:import-rows:${jobId}`;
+    await answered504(importId, data);
+    const rowsKey = `${config.redisPrefix}:import-rows:${importId}`;
     await redis.rpush(rowsKey, 'not rows');
-    await add(data, jobId, { attempts: 3, backoff: { type: 'fixed', delay: 1_000 } });
+    await add(data, importId, { attempts: 3, backoff: { type: 'fixed', delay: 1_000 } });
 
     // the first attempt failed and waits for its retry; the rows become readable meanwhile
-    await expect.poll(async () => (await queue.getJob(jobId))?.attemptsMade, { timeout: 10_000 }).toBe(1);
+    await expect.poll(async () => (await queue.getJob(importId))?.attemptsMade, { timeout: 10_000 }).toBe(1);
     await redis.del(rowsKey);
-    await rowsStore.put(jobId, twoListings());
+    await rowsStore.put(importId, twoListings());
 
-    expect(await settled(jobId)).toMatchObject({ state: 'completed', attemptsMade: 2 });
-    expect(await findImportRecord(sql, jobId)).toMatchObject({ state: 'completed', result: { inserted: 2 } });
-    expect(await writtenByJob(sql, jobId)).toEqual({ listings: 2, imports: 1 });
+    expect(await settled(importId)).toMatchObject({ state: 'completed', attemptsMade: 2 });
+    expect(await findImportRecord(sql, importId)).toMatchObject({ state: 'completed', result: { inserted: 2 } });
+    expect(await writtenByImport(sql, importId)).toEqual({ listings: 2, imports: 1 });
   });
 
   it('records the import of a job that stalled too often failed', async () => {
-    const jobId = randomUUID();
+    const importId = randomUUID();
     const data = jobData();
-    await answered504(jobId, data);
-    await rowsStore.put(jobId, twoListings());
+    await answered504(importId, data);
+    await rowsStore.put(importId, twoListings());
     // note: what BullMQ's stalled check (moveStalledJobsToWait) does to a job stalled more than
     // maxStalledCount times: it marks a deferred failure, and puts the job back to wait. The job
     // is delayed here so that no worker takes it before the mark.
-    await add(data, jobId, { delay: 500 });
-    await redis.hset(queue.toKey(jobId), 'defa', 'job stalled more than allowable limit');
+    await add(data, importId, { delay: 500 });
+    await redis.hset(queue.toKey(importId), 'defa', 'job stalled more than allowable limit');
 
-    expect(await settled(jobId)).toMatchObject({ state: 'failed', failedReason: 'job stalled more than allowable limit' });
-    await expect.poll(() => findImportRecord(sql, jobId), { timeout: 5_000 }).toEqual({ state: 'failed' });
-    expect(await writtenByJob(sql, jobId)).toEqual({ listings: 0, imports: 1 });
+    expect(await settled(importId)).toMatchObject({ state: 'failed', failedReason: 'job stalled more than allowable limit' });
+    await expect.poll(() => findImportRecord(sql, importId), { timeout: 5_000 }).toEqual({ state: 'failed' });
+    expect(await writtenByImport(sql, importId)).toEqual({ listings: 0, imports: 1 });
   });
 
   it('records nothing for a dry run, a job whose data does not parse, or a job no answer recorded', async () => {
@@ -440,7 +440,7 @@ describe('a running worker: retention on its interval, and jobs that failed for 
     await answered504(last, lastData);
     await add(lastData, last);
 
-    for (const jobId of [dryRun, malformed, unrecorded, last]) expect((await settled(jobId)).state).toBe('failed');
+    for (const importId of [dryRun, malformed, unrecorded, last]) expect((await settled(importId)).state).toBe('failed');
     await expect.poll(() => findImportRecord(sql, last), { timeout: 5_000 }).toEqual({ state: 'failed' });
     expect(await findImportRecord(sql, dryRun)).toBeUndefined();
     expect(await findImportRecord(sql, malformed)).toBeUndefined();

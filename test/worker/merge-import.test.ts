@@ -40,7 +40,7 @@ describe('writeImport with update=merge', () => {
     if (isImportRefusal(checked)) throw new Error(`refused: ${JSON.stringify(checked)}`);
     const rowsJson = merge ? encodeMergeRows(checked.rows as MergeRow<ListingRow>[]) : encodeImportRows(checked.rows as ListingRow[]);
     return {
-      jobId: randomUUID(), kind, accountId, requestId: 'merge-test', total: rows.length, errors: checked.errors,
+      importId: randomUUID(), kind, accountId, requestId: 'merge-test', total: rows.length, errors: checked.errors,
       rowCount: checked.rows.length, rowsJson, matchExternalIds: checked.matchExternalIds, merge, ...extra,
     };
   }

@@ -35,7 +35,7 @@ describe('writeImport by external_id', () => {
   function listingsImport(accountId: string, inputs: Record<string, unknown>[], extra: Partial<ImportWrite> = {}): ImportWrite {
     const rows = inputs.map((input) => ListingRowSchema.parse(input));
     return {
-      jobId: randomUUID(), kind: 'listings', accountId, requestId: 'upsert-test', total: rows.length, errors: [],
+      importId: randomUUID(), kind: 'listings', accountId, requestId: 'upsert-test', total: rows.length, errors: [],
       rowCount: rows.length, rowsJson: encodeImportRows(rows), matchExternalIds: true, ...extra,
     };
   }
@@ -43,7 +43,7 @@ describe('writeImport by external_id', () => {
   function machinesImport(accountId: string, inputs: Record<string, unknown>[], extra: Partial<ImportWrite> = {}): ImportWrite {
     const rows = inputs.map((input) => MachineRowSchema.parse(input));
     return {
-      jobId: randomUUID(), kind: 'machines', accountId, requestId: 'upsert-test', total: rows.length, errors: [],
+      importId: randomUUID(), kind: 'machines', accountId, requestId: 'upsert-test', total: rows.length, errors: [],
       rowCount: rows.length, rowsJson: encodeImportRows(rows), matchExternalIds: true, ...extra,
     };
   }
@@ -158,7 +158,7 @@ describe('writeImport by external_id', () => {
     const dryRun = listingsImport(accountId, [{ ...rows[0]!, title: 'Changed' }, rows[1]!, validListing({ external_id: 'D-3' })], { dryRun: true });
     expect(await writeImport(sql, dryRun)).toEqual({ inserted: 1, updated: 1, unchanged: 1, skipped: 0, errors: [] });
     expect(await listingsOf(accountId)).toEqual(before);
-    const [recorded] = await sql`select count(*)::int as n from imports where job_id = ${dryRun.jobId}`;
+    const [recorded] = await sql`select count(*)::int as n from imports where job_id = ${dryRun.importId}`;
     expect(recorded!.n).toBe(0);
   });
 

@@ -10,7 +10,7 @@ import { validListing } from '../support/fixtures.js';
 import { openDatabaseWithAccount, type DatabaseWithAccount } from '../support/database-with-account.js';
 import { commitGate } from '../support/hold-in-transaction.js';
 import { databaseUrl } from '../support/services.js';
-import { writtenByJob } from '../support/written-by-job.js';
+import { writtenByImport } from '../support/written-by-import.js';
 
 /**
  * writeImport takes the rows as a string or as their fetch still under way (the worker reads
@@ -31,13 +31,13 @@ describe('writeImport', () => {
   const twoListings = () => encodeImportRows([ListingRowSchema.parse(validListing()), ListingRowSchema.parse(validListing())]);
 
   function importOf(rowsJson: ImportWrite['rowsJson']): ImportWrite {
-    return { jobId: randomUUID(), kind: 'listings', accountId: db.accountId, requestId: 'write-import-test', total: 2, errors: [], rowCount: 2, rowsJson };
+    return { importId: randomUUID(), kind: 'listings', accountId: db.accountId, requestId: 'write-import-test', total: 2, errors: [], rowCount: 2, rowsJson };
   }
 
   it('writes rows given as a string', async () => {
     const input = importOf(twoListings());
     expect(await writeImport(db.sql, input)).toEqual({ inserted: 2, skipped: 0, errors: [] });
-    expect(await writtenByJob(db.sql, input.jobId)).toEqual({ listings: 2, imports: 1 });
+    expect(await writtenByImport(db.sql, input.importId)).toEqual({ listings: 2, imports: 1 });
   });
 
   /** A pool of one connection on the test's database that lists every statement it sends. */
@@ -61,7 +61,7 @@ describe('writeImport', () => {
       deliver(twoListings());
       expect(await writing).toEqual({ inserted: 2, skipped: 0, errors: [] });
       expect(counting.sent).toHaveLength(1);
-      expect(await writtenByJob(db.sql, input.jobId)).toEqual({ listings: 2, imports: 1 });
+      expect(await writtenByImport(db.sql, input.importId)).toEqual({ listings: 2, imports: 1 });
     } finally {
       deliver(twoListings()); // note: a write still waiting for its rows would hold the pool open
       await counting.sql.end();
@@ -71,7 +71,7 @@ describe('writeImport', () => {
   it('writes nothing, not even the record, when the rows are not as many as announced', async () => {
     const input = { ...importOf(twoListings()), rowCount: 3, total: 3 };
     await expect(writeImport(db.sql, input)).rejects.toBeInstanceOf(ImportRowCountError);
-    expect(await writtenByJob(db.sql, input.jobId)).toEqual({ listings: 0, imports: 0 });
+    expect(await writtenByImport(db.sql, input.importId)).toEqual({ listings: 0, imports: 0 });
   });
 
   it('writes nothing when the account is gone', async () => {
@@ -79,7 +79,7 @@ describe('writeImport', () => {
     await db.sql`delete from accounts where id = ${gone!.id}`;
     const input = { ...importOf(twoListings()), accountId: gone!.id };
     await expect(writeImport(db.sql, input)).rejects.toBeInstanceOf(AccountGoneError);
-    expect(await writtenByJob(db.sql, input.jobId)).toEqual({ listings: 0, imports: 0 });
+    expect(await writtenByImport(db.sql, input.importId)).toEqual({ listings: 0, imports: 0 });
   });
 
   it('answers a job that ran before with its record, whatever rows it holds now, and inserts none of them', async () => {
@@ -87,7 +87,7 @@ describe('writeImport', () => {
     const written = await writeImport(db.sql, first);
     const broken = twoListings().replace('"USD"', '"EUR"'); // note: breaks a table constraint if ever inserted
     expect(await writeImport(db.sql, { ...first, rowsJson: broken })).toEqual(written);
-    expect(await writtenByJob(db.sql, first.jobId)).toEqual({ listings: 2, imports: 1 });
+    expect(await writtenByImport(db.sql, first.importId)).toEqual({ listings: 2, imports: 1 });
   });
 
   /** Whether a statement of this database waits for a lock (the record another transaction holds). */
@@ -109,29 +109,29 @@ describe('writeImport', () => {
     await gate.reached;
     const secondWriting = writeImport(db.sql, { ...first, rowsJson: twoListings() });
     await expect.poll(waitsForALock, { timeout: 5_000 }).toBe(true);
-    return { jobId: first.jobId, firstWriting, secondWriting, release: gate.release };
+    return { importId: first.importId, firstWriting, secondWriting, release: gate.release };
   }
 
   it('lets a second run of a job that runs twice at once wait for the first, then answer its result, having written nothing', async () => {
-    const { jobId, firstWriting, secondWriting, release } = await twoRunsAtOnce();
+    const { importId, firstWriting, secondWriting, release } = await twoRunsAtOnce();
     release();
     const written = await firstWriting;
     expect(await secondWriting).toEqual(written);
-    expect(await writtenByJob(db.sql, jobId)).toEqual({ listings: 2, imports: 1 });
+    expect(await writtenByImport(db.sql, importId)).toEqual({ listings: 2, imports: 1 });
   });
 
   it('lets a second run of a job that runs twice at once write it when the first rolls back', async () => {
-    const { jobId, firstWriting, secondWriting, release } = await twoRunsAtOnce();
+    const { importId, firstWriting, secondWriting, release } = await twoRunsAtOnce();
     release(new Error('connection lost before commit'));
     await expect(firstWriting).rejects.toThrow('connection lost before commit');
     expect(await secondWriting).toEqual({ inserted: 2, skipped: 0, errors: [] });
-    expect(await writtenByJob(db.sql, jobId)).toEqual({ listings: 2, imports: 1 });
+    expect(await writtenByImport(db.sql, importId)).toEqual({ listings: 2, imports: 1 });
   });
 
   it('writes nothing, not even the record, when the rows are gone', async () => {
     const input = importOf(Promise.resolve(null));
     await expect(writeImport(db.sql, input)).rejects.toBeInstanceOf(ImportRowsGoneError);
-    expect(await writtenByJob(db.sql, input.jobId)).toEqual({ listings: 0, imports: 0 });
+    expect(await writtenByImport(db.sql, input.importId)).toEqual({ listings: 0, imports: 0 });
   });
 
   it('writes nothing when the rows cannot be read', async () => {
@@ -139,7 +139,7 @@ describe('writeImport', () => {
     unreadable.catch(() => undefined); // note: as the worker does; writeImport awaits it later
     const input = importOf(unreadable);
     await expect(writeImport(db.sql, input)).rejects.toThrow('Connection is closed.');
-    expect(await writtenByJob(db.sql, input.jobId)).toEqual({ listings: 0, imports: 0 });
+    expect(await writtenByImport(db.sql, input.importId)).toEqual({ listings: 0, imports: 0 });
   });
 
   it('returns the recorded result without the rows for an import written before', async () => {
@@ -147,6 +147,6 @@ describe('writeImport', () => {
     await writeImport(db.sql, first);
     const again = { ...first, rowsJson: Promise.resolve(null) };
     expect(await writeImport(db.sql, again)).toEqual({ inserted: 2, skipped: 0, errors: [] });
-    expect(await writtenByJob(db.sql, first.jobId)).toEqual({ listings: 2, imports: 1 });
+    expect(await writtenByImport(db.sql, first.importId)).toEqual({ listings: 2, imports: 1 });
   });
 });

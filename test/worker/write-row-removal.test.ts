@@ -29,12 +29,12 @@ describe('writeRowRemoval', () => {
   async function seed(externalIds: string[]): Promise<void> {
     const rows = externalIds.map((id) => ListingRowSchema.parse(validListing({ external_id: id })));
     const n = rows.length;
-    await writeImport(db.sql, { jobId: randomUUID(), kind: 'listings', accountId: db.accountId, requestId: 'seed', total: n, errors: [], rowCount: n, matchExternalIds: true, rowsJson: encodeImportRows(rows) });
+    await writeImport(db.sql, { importId: randomUUID(), kind: 'listings', accountId: db.accountId, requestId: 'seed', total: n, errors: [], rowCount: n, matchExternalIds: true, rowsJson: encodeImportRows(rows) });
   }
 
   function removal(action: 'archive' | 'delete', entries: RemovalEntry[], overrides: Partial<RowRemovalWrite> = {}): RowRemovalWrite {
     return {
-      jobId: randomUUID(),
+      importId: randomUUID(),
       action,
       kind: 'listings',
       accountId: db.accountId,
@@ -52,7 +52,7 @@ describe('writeRowRemoval', () => {
   const stateOf = (externalIds: string[]) =>
     db.sql<{ external_id: string; archived_at: Date | null; updated_at: Date | null }[]>`
       select external_id, archived_at, updated_at from listings where external_id = any(${db.sql.array(externalIds)}::text[]) order by external_id`;
-  const recordsOf = (jobId: string) => db.sql`select state, action, received, inserted, archived, deleted, unchanged, skipped from imports where job_id = ${jobId}`;
+  const recordsOf = (importId: string) => db.sql`select state, action, received, inserted, archived, deleted, unchanged, skipped from imports where job_id = ${importId}`;
 
   it('run twice at once under one job id, archives once and answers both with the one result', async () => {
     await seed(['W-1', 'W-2']);
@@ -67,7 +67,7 @@ describe('writeRowRemoval', () => {
     const notFound = { index: 2, external_id: 'W-GONE', reason: 'external_id: names no listing of this account', details: [{ field: 'external_id', code: 'not_found', message: 'names no listing of this account' }] };
     expect(first).toEqual({ inserted: 0, archived: 2, unchanged: 0, skipped: 1, errors: [notFound] });
     expect(second).toEqual(first);
-    expect(await recordsOf(input.jobId)).toEqual([{ state: 'completed', action: 'archive', received: 3, inserted: 0, archived: 2, deleted: null, unchanged: 0, skipped: 1 }]);
+    expect(await recordsOf(input.importId)).toEqual([{ state: 'completed', action: 'archive', received: 3, inserted: 0, archived: 2, deleted: null, unchanged: 0, skipped: 1 }]);
     const archived = await stateOf(['W-1', 'W-2']);
     expect(archived.every((row) => row.archived_at !== null)).toBe(true);
 
@@ -80,11 +80,11 @@ describe('writeRowRemoval', () => {
   it('writes nothing when the API fenced the import as failed (ImportAbandonedError)', async () => {
     await seed(['F-1']);
     const input = removal('delete', [{ index: 0, key: 'F-1' }]);
-    await recordImportNotWritten(db.sql, { jobId: input.jobId, accountId: db.accountId, kind: 'listings', requestId: 'x', total: 1, errors: [], action: 'delete' });
+    await recordImportNotWritten(db.sql, { importId: input.importId, accountId: db.accountId, kind: 'listings', requestId: 'x', total: 1, errors: [], action: 'delete' });
 
     await expect(writeRowRemoval(db.sql, input)).rejects.toBeInstanceOf(ImportAbandonedError);
     expect(await stateOf(['F-1'])).toHaveLength(1);
-    expect(await recordsOf(input.jobId)).toEqual([{ state: 'failed', action: 'delete', received: 1, inserted: 0, archived: null, deleted: null, unchanged: null, skipped: 0 }]);
+    expect(await recordsOf(input.importId)).toEqual([{ state: 'failed', action: 'delete', received: 1, inserted: 0, archived: null, deleted: null, unchanged: null, skipped: 0 }]);
   });
 
   it.each([
@@ -96,7 +96,7 @@ describe('writeRowRemoval', () => {
     const input = removal('delete', [{ index: 0, key: 'G-1' }], overrides as Partial<RowRemovalWrite>);
     await expect(writeRowRemoval(db.sql, input)).rejects.toBeInstanceOf(error);
     expect(await stateOf(['G-1'])).toHaveLength(1);
-    expect(await recordsOf(input.jobId)).toEqual([]);
+    expect(await recordsOf(input.importId)).toEqual([]);
     await db.sql`delete from listings where external_id = 'G-1'`;
   });
 
@@ -105,7 +105,7 @@ describe('writeRowRemoval', () => {
     const input = removal('delete', [{ index: 0, key: 'D-1' }], { dryRun: true });
     expect(await writeRowRemoval(db.sql, input)).toEqual({ inserted: 0, deleted: 1, skipped: 0, errors: [] });
     expect(await stateOf(['D-1'])).toHaveLength(1);
-    expect(await recordsOf(input.jobId)).toEqual([]);
+    expect(await recordsOf(input.importId)).toEqual([]);
   });
 });
 

@@ -31,10 +31,10 @@ export async function claimIdempotencyKeyFor(
   sql: Sql | TransactionSql,
   input: { accountId: string; key: string; hash: Buffer; importId: string },
 ): Promise<KeyClaim> {
-  const claim = await claimIdempotencyKey(sql, { accountId: input.accountId, key: input.key, requestHash: input.hash, jobId: input.importId });
-  if (claim.claimed) return { type: 'claimed', importId: claim.jobId };
+  const claim = await claimIdempotencyKey(sql, { accountId: input.accountId, key: input.key, requestHash: input.hash, importId: input.importId });
+  if (claim.claimed) return { type: 'claimed', importId: claim.importId };
   if (!claim.requestHash.equals(input.hash)) throw new IdempotencyKeyReusedError();
-  return { type: 'earlier', importId: claim.jobId };
+  return { type: 'earlier', importId: claim.importId };
 }
 
 /** Claims in a row that may find an earlier failed import before this request gives up. */
@@ -44,7 +44,7 @@ const CLAIM_ATTEMPTS = 3;
  * Runs an import under an Idempotency-Key: the first request claims the key and runs; a repeat
  * with the same body replays the recorded result, or waits for the first run when it is still
  * going, and never inserts again; a repeat with another body is refused (422). Returns the
- * import's id, the same for every repeat: the job id of the claim.
+ * import's id, the same for every repeat: the one the claim holds.
  */
 export async function runIdempotentImport(
   sql: Sql,
@@ -56,14 +56,15 @@ export async function runIdempotentImport(
   const { accountId } = data;
   // note: the runner throws ImportNotWrittenError only once the job's record proves it wrote
   // nothing and never will, so the claim is released then, and a retry runs afresh under a new
-  // job id. Releasing by job id is safe even while another request rejoins that job: it can no
-  // longer write. Any other error keeps the claim: a job whose add timed out (a Redis failover)
-  // may still run, and a retry must rejoin that job, under its id, rather than start a second.
-  const releasingOnFailure = async (jobId: string, run: () => Promise<AnyImportResult>): Promise<AnyImportResult> => {
+  // import id. Releasing by the import's id is safe even while another request rejoins its job:
+  // it can no longer write. Any other error keeps the claim: a job whose add timed out (a Redis
+  // failover) may still run, and a retry must rejoin that job, under its id, rather than start a
+  // second.
+  const releasingOnFailure = async (importId: string, run: () => Promise<AnyImportResult>): Promise<AnyImportResult> => {
     try {
       return await run();
     } catch (error) {
-      if (error instanceof ImportNotWrittenError) await releaseIdempotencyKey(sql, { accountId, key, jobId });
+      if (error instanceof ImportNotWrittenError) await releaseIdempotencyKey(sql, { accountId, key, importId });
       throw error;
     }
   };
@@ -84,7 +85,7 @@ export async function runIdempotentImport(
       // note: that import wrote nothing, as it was answered, but its request did not get to
       // release the key (it died, or lost the database just then): this request releases it and
       // claims it afresh.
-      await releaseIdempotencyKey(sql, { accountId, key, jobId: importId });
+      await releaseIdempotencyKey(sql, { accountId, key, importId });
       continue;
     }
     return { importId, result: earlier.result, replayed: true };

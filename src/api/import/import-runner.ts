@@ -65,6 +65,9 @@ function timeout(ms: number): { promise: Promise<'timeout'>; cancel(): void } {
  * ImportNotWrittenError (safe to retry: thrown only once the import's record proves that it wrote
  * nothing and never will), or ImportOutcomeUnknownError (still running: resolved by retrying with
  * the Idempotency-Key).
+ *
+ * note: its log lines name the import `jobId`, as the worker's do (docs/operators.md#logs): a field
+ * operators' searches and alerts read, kept when the code's name became importId.
  */
 export class ImportRunner {
   /** one watch per job, shared by the requests of this process that wait on it */
@@ -84,45 +87,46 @@ export class ImportRunner {
     this.closed = new Promise((resolve) => (this.markClosed = resolve));
     // note: a reply is final news: a result sent only once the import committed, a failure only
     // once the job failed for good (the worker's side). Replies of jobs this process does not
-    // wait on are ignored.
+    // wait on are ignored. A reply's `jobId` is the import's id (import-reply.ts).
     replies?.onReply((reply) =>
       this.watches.get(reply.jobId)?.watch.finish(reply.state === 'completed' ? { state: 'completed', result: reply.result } : { state: 'failed', reason: reply.reason }),
     );
   }
 
   /**
-   * Runs the import under `jobId` (a fresh one by default), its id, and returns its result. Its
+   * Runs the import under `importId` (a fresh one by default), its id, and returns its result. Its
    * errors carry the id too, but for a dry run, which has none. note: an ImportOutcomeUnknownError
    * carries `settled`, when the job ended (or stopped being watched): the request's in-flight
    * slot is held until then.
    */
-  async run(input: AnyNewImport, jobId: string = randomUUID()): Promise<AnyImportResult> {
-    const watch = this.watch(jobId);
-    const importId = input.dryRun === true ? undefined : jobId;
+  async run(input: AnyNewImport, importId: string = randomUUID()): Promise<AnyImportResult> {
+    const watch = this.watch(importId);
+    // note: a dry run is never recorded, so its answer names no import (docs/endpoints.md#dry-run).
+    const answeredId = input.dryRun === true ? undefined : importId;
     let settled: Promise<void> | undefined;
     try {
-      return await this.outcomeOf(input, jobId, watch);
+      return await this.outcomeOf(input, importId, watch);
     } catch (error) {
       if (error instanceof ImportOutcomeUnknownError) {
         settled = this.settling(watch);
-        if (importId !== undefined) await this.recordUnsettled(input, importId);
-        throw new ImportOutcomeUnknownError(input.requestId, importId, settled);
+        if (answeredId !== undefined) await this.recordUnsettled(input, answeredId);
+        throw new ImportOutcomeUnknownError(input.requestId, answeredId, settled);
       }
-      if (error instanceof ImportNotWrittenError) throw new ImportNotWrittenError(error.reason, importId);
+      if (error instanceof ImportNotWrittenError) throw new ImportNotWrittenError(error.reason, answeredId);
       throw error;
     } finally {
-      if (settled === undefined) this.unwatch(jobId);
-      else void settled.then(() => this.unwatch(jobId));
+      if (settled === undefined) this.unwatch(importId);
+      else void settled.then(() => this.unwatch(importId));
     }
   }
 
-  private async outcomeOf(input: AnyNewImport, jobId: string, watch: JobWatch): Promise<AnyImportResult> {
+  private async outcomeOf(input: AnyNewImport, importId: string, watch: JobWatch): Promise<AnyImportResult> {
     try {
-      await this.enqueue(input, jobId, watch);
-      return await this.awaitOutcome(input, jobId, watch);
+      await this.enqueue(input, importId, watch);
+      return await this.awaitOutcome(input, importId, watch);
     } catch (error) {
       // note: a dry run rolls back whatever happens, so it is never recorded, failed or not.
-      if (error instanceof ImportNotWrittenError && input.dryRun !== true) return this.proveNotWritten(input, jobId, error);
+      if (error instanceof ImportNotWrittenError && input.dryRun !== true) return this.proveNotWritten(input, importId, error);
       throw error;
     }
   }
@@ -134,18 +138,18 @@ export class ImportRunner {
    * is the proof: recorded `failed` here, the job can never write; found `completed`, it did,
    * and its result is the answer. When the record cannot be written, nothing is proven.
    */
-  private async proveNotWritten(input: AnyNewImport, jobId: string, notWritten: ImportNotWrittenError): Promise<AnyImportResult> {
+  private async proveNotWritten(input: AnyNewImport, importId: string, notWritten: ImportNotWrittenError): Promise<AnyImportResult> {
     const { accountId, kind, requestId, total, errors, createdAt } = input;
     let record;
     try {
-      record = await recordImportNotWritten(this.sql, { jobId, accountId, kind, requestId, total, errors, createdAt, action: actionOf(input) });
+      record = await recordImportNotWritten(this.sql, { importId, accountId, kind, requestId, total, errors, createdAt, action: actionOf(input) });
     } catch (error) {
-      this.log.error({ err: error, jobId, requestId, reason: notWritten.reason }, 'could not record that an import wrote nothing; its outcome is unknown');
+      this.log.error({ err: error, jobId: importId, requestId, reason: notWritten.reason }, 'could not record that an import wrote nothing; its outcome is unknown');
       throw new ImportOutcomeUnknownError(requestId);
     }
     if (record.state === 'failed') throw notWritten;
-    if (record.state === 'running') throw new Error(`import ${jobId} could not be fenced: its record is still running`);
-    this.log.warn({ jobId, requestId, reason: notWritten.reason }, 'an import the queue reported unwritten had committed; answering its recorded result');
+    if (record.state === 'running') throw new Error(`import ${importId} could not be fenced: its record is still running`);
+    this.log.warn({ jobId: importId, requestId, reason: notWritten.reason }, 'an import the queue reported unwritten had committed; answering its recorded result');
     return record.result;
   }
 
@@ -153,11 +157,11 @@ export class ImportRunner {
    * So that an import answered 504 can be watched (docs/imports.md). note: best effort, and at
    * most RECORD_UNSETTLED_MS: the answer is not held up by a database that does not answer.
    */
-  private async recordUnsettled(input: AnyNewImport, jobId: string): Promise<void> {
+  private async recordUnsettled(input: AnyNewImport, importId: string): Promise<void> {
     const { accountId, kind, requestId, total, errors, createdAt } = input;
     const limit = timeout(RECORD_UNSETTLED_MS);
-    const recorded = recordImportUnsettled(this.sql, { jobId, accountId, kind, requestId, total, errors, createdAt, action: actionOf(input) }).catch((err: unknown) =>
-      this.log.warn({ err, jobId, requestId }, 'could not record an import answered 504 as unsettled; it reads 404 until it ends'),
+    const recorded = recordImportUnsettled(this.sql, { importId, accountId, kind, requestId, total, errors, createdAt, action: actionOf(input) }).catch((err: unknown) =>
+      this.log.warn({ err, jobId: importId, requestId }, 'could not record an import answered 504 as unsettled; it reads 404 until it ends'),
     );
     await Promise.race([recorded, limit.promise]);
     limit.cancel();
@@ -183,16 +187,16 @@ export class ImportRunner {
    * After the job was added. note: a Redis error here (a failover while withdrawing the job,
    * say) leaves the job in an unknown state, so its outcome is unknown, never "nothing written".
    */
-  private async awaitOutcome(input: AnyNewImport, jobId: string, watch: JobWatch): Promise<AnyImportResult> {
+  private async awaitOutcome(input: AnyNewImport, importId: string, watch: JobWatch): Promise<AnyImportResult> {
     try {
       markImportStep(input.requestId, 'api.queued');
       if (!(await this.waitForPickup(watch))) {
         // note: remove() refuses a job a worker has locked, so a job that is withdrawn can
         // never run later, and one that was just taken is waited for as usual. A job that is
         // gone was withdrawn by another request waiting on it.
-        const removed = (await this.queue.remove(jobId)) === 1;
-        if (removed) await this.forgetRows(jobId);
-        if (removed || (await Job.fromId(this.queue, jobId)) === undefined) {
+        const removed = (await this.queue.remove(importId)) === 1;
+        if (removed) await this.forgetRows(importId);
+        if (removed || (await Job.fromId(this.queue, importId)) === undefined) {
           throw new ImportNotWrittenError('workers-unavailable');
         }
       }
@@ -201,43 +205,43 @@ export class ImportRunner {
       markImportStep(input.requestId, 'api.finished');
       limit.cancel();
       if (outcome === 'timeout') throw new ImportOutcomeUnknownError(input.requestId);
-      return this.resultOf(jobId, outcome);
+      return this.resultOf(importId, outcome);
     } catch (error) {
       if (error instanceof ImportNotWrittenError || error instanceof ImportOutcomeUnknownError) throw error;
-      this.log.error({ err: error, jobId, requestId: input.requestId }, 'lost track of an import job');
+      this.log.error({ err: error, jobId: importId, requestId: input.requestId }, 'lost track of an import job');
       throw new ImportOutcomeUnknownError(input.requestId);
     }
   }
 
   /**
-   * Waits for the job an earlier request started under `jobId` (an Idempotency-Key repeat),
+   * Waits for the job an earlier request started under `importId` (an Idempotency-Key repeat),
    * or starts it when it is not queued yet or failed: nothing had been written then, and the
    * worker's record by job id keeps a job that runs twice from writing twice.
    */
-  async rejoin(input: AnyNewImport, jobId: string): Promise<AnyImportResult> {
-    const existing = await Job.fromId<AnyImportJobData, AnyImportResult>(this.queue, jobId);
+  async rejoin(input: AnyNewImport, importId: string): Promise<AnyImportResult> {
+    const existing = await Job.fromId<AnyImportJobData, AnyImportResult>(this.queue, importId);
     if (existing && (await existing.isFailed())) await existing.remove();
-    return this.run(input, jobId);
+    return this.run(input, importId);
   }
 
-  private watch(jobId: string): JobWatch {
-    const shared = this.watches.get(jobId);
+  private watch(importId: string): JobWatch {
+    const shared = this.watches.get(importId);
     if (shared) {
       shared.waiters += 1;
       return shared.watch;
     }
-    const watch: JobWatch = new JobWatch((): Promise<void> => this.poll(jobId, watch), this.timeouts.pollIntervalMs ?? POLL_INTERVAL_MS);
-    this.watches.set(jobId, { watch, waiters: 1 });
+    const watch: JobWatch = new JobWatch((): Promise<void> => this.poll(importId, watch), this.timeouts.pollIntervalMs ?? POLL_INTERVAL_MS);
+    this.watches.set(importId, { watch, waiters: 1 });
     return watch;
   }
 
-  private unwatch(jobId: string): void {
-    const shared = this.watches.get(jobId);
+  private unwatch(importId: string): void {
+    const shared = this.watches.get(importId);
     if (!shared) return;
     shared.waiters -= 1;
     if (shared.waiters === 0) {
       shared.watch.stop();
-      this.watches.delete(jobId);
+      this.watches.delete(importId);
     }
   }
 
@@ -248,12 +252,12 @@ export class ImportRunner {
    * ImportRowsStore.keepsSendOrder). Re-storing the rows of a job that exists (a repeat) is
    * harmless: they are the same rows.
    */
-  private async enqueue({ rows, ...data }: AnyNewImport, jobId: string, watch: JobWatch): Promise<void> {
-    const stored = this.rowsStore.put(jobId, rows.take());
+  private async enqueue({ rows, ...data }: AnyNewImport, importId: string, watch: JobWatch): Promise<void> {
+    const stored = this.rowsStore.put(importId, rows.take());
     let added: Promise<unknown> | undefined;
     try {
       if (!this.rowsStore.keepsSendOrder) await stored;
-      added = this.queue.add(data.kind, data, { jobId });
+      added = this.queue.add(data.kind, data, { jobId: importId });
       await Promise.all([stored, added]);
       watch.markAdded();
     } catch (error) {
@@ -266,11 +270,11 @@ export class ImportRunner {
   }
 
   /** A withdrawn job never runs; its rows would otherwise wait out their expiry. */
-  private async forgetRows(jobId: string): Promise<void> {
+  private async forgetRows(importId: string): Promise<void> {
     try {
-      await this.rowsStore.delete(jobId);
+      await this.rowsStore.delete(importId);
     } catch (error) {
-      this.log.warn({ err: error, jobId }, 'could not delete the rows of a withdrawn import; they expire');
+      this.log.warn({ err: error, jobId: importId }, 'could not delete the rows of a withdrawn import; they expire');
     }
   }
 
@@ -281,27 +285,27 @@ export class ImportRunner {
     return picked === true;
   }
 
-  private resultOf(jobId: string, outcome: JobOutcome): AnyImportResult {
+  private resultOf(importId: string, outcome: JobOutcome): AnyImportResult {
     if (outcome.state === 'failed') {
       // note: proveNotWritten checks the record before the partner is told that nothing was written.
-      this.log.error({ jobId, reason: outcome.reason }, 'import job failed');
+      this.log.error({ jobId: importId, reason: outcome.reason }, 'import job failed');
       throw new ImportNotWrittenError('failed');
     }
     if (outcome.state === 'gone') {
-      this.log.error({ jobId }, 'import job is gone from the queue');
+      this.log.error({ jobId: importId }, 'import job is gone from the queue');
       throw new ImportNotWrittenError('lost');
     }
     const parsed = AnyImportResultSchema.safeParse(outcome.result);
-    if (!parsed.success) throw new Error(`import job ${jobId} returned an unexpected result`);
+    if (!parsed.success) throw new Error(`import job ${importId} returned an unexpected result`);
     return parsed.data;
   }
 
-  private async poll(jobId: string, watch: JobWatch): Promise<void> {
+  private async poll(importId: string, watch: JobWatch): Promise<void> {
     try {
       // note: the state first, then the job: a job read before its state would be a snapshot
       // taken before it finished (no result) if it completed in between. A finished job's result
       // is written in the same step that finishes it, so a read after the state has it.
-      const state = await this.queue.getJobState(jobId);
+      const state = await this.queue.getJobState(importId);
       if (state === 'unknown') {
         watch.markMissing();
         return;
@@ -311,13 +315,13 @@ export class ImportRunner {
         watch.markPickedUp();
         return;
       }
-      const job = await Job.fromId<AnyImportJobData, AnyImportResult>(this.queue, jobId);
+      const job = await Job.fromId<AnyImportJobData, AnyImportResult>(this.queue, importId);
       if (!job) return;
       if (state === 'completed') watch.finish({ state: 'completed', result: job.returnvalue });
       else if (state === 'failed') watch.finish({ state: 'failed', reason: job.failedReason });
       else if (job.attemptsMade > 0) watch.markPickedUp();
     } catch (error) {
-      this.log.warn({ err: error, jobId }, 'could not poll import job');
+      this.log.warn({ err: error, jobId: importId }, 'could not poll import job');
     }
   }
 }

@@ -4,7 +4,10 @@ import type { RedisClient } from '../infra/redis.js';
 
 /**
  * What a worker tells the waiting API: the job's result once its import committed, or its
- * reason once it failed for good (never a failed attempt that is retried).
+ * reason once it failed for good (never a failed attempt that is retried). note: `jobId` is the
+ * import's id (its job's id), named so on the wire: during a rolling deploy the API and the
+ * workers of two versions read each other's replies, so the field keeps its name; the code calls
+ * it importId on either side of it.
  */
 export const ImportReplySchema = z.discriminatedUnion('state', [
   z.object({ jobId: z.string().min(1), state: z.literal('completed'), result: z.unknown() }),

@@ -29,20 +29,20 @@ export class ImportRowsStore {
     this.keepsSendOrder = !(redis instanceof Cluster);
   }
 
-  private key(jobId: string): string {
-    return `${this.prefix}:import-rows:${jobId}`;
+  private key(importId: string): string {
+    return `${this.prefix}:import-rows:${importId}`;
   }
 
-  async put(jobId: string, rowsJson: string): Promise<void> {
-    await this.redis.set(this.key(jobId), rowsJson, 'PX', ROWS_TTL_MS);
+  async put(importId: string, rowsJson: string): Promise<void> {
+    await this.redis.set(this.key(importId), rowsJson, 'PX', ROWS_TTL_MS);
   }
 
   /** The rows, or null when they are gone (written and deleted, withdrawn, or expired). */
-  get(jobId: string): Promise<string | null> {
-    return this.redis.get(this.key(jobId));
+  get(importId: string): Promise<string | null> {
+    return this.redis.get(this.key(importId));
   }
 
-  async delete(jobId: string): Promise<void> {
-    await this.redis.del(this.key(jobId));
+  async delete(importId: string): Promise<void> {
+    await this.redis.del(this.key(importId));
   }
 }

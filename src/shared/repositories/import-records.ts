@@ -16,7 +16,7 @@ const PG_FOREIGN_KEY_VIOLATION = '23503';
 
 /** A request's import as the API knows it, to record it before or without its worker. */
 export interface ImportOfRequest {
-  jobId: string;
+  importId: string;
   accountId: string;
   kind: ImportKind;
   requestId: string;
@@ -45,10 +45,10 @@ export function createdAtOf(input: { createdAt?: number }): Date {
 const FENCE_LOCK_TIMEOUT_MS = 2_000;
 
 /** The record's result as its import answered it: an archive's and a delete's in their own shape (row-removal-job.ts). */
-export async function findImportRecord(sql: Sql | TransactionSql, jobId: string): Promise<ImportRecord | undefined> {
+export async function findImportRecord(sql: Sql | TransactionSql, importId: string): Promise<ImportRecord | undefined> {
   type Recorded = AnyImportResult & { state: string; action: ImportAction; updated: number | null; unchanged: number | null; archived: number | null; deleted: number | null };
   const [recorded] = await sql<Recorded[]>`
-    select state, action, inserted, updated, unchanged, archived, deleted, skipped, errors from imports where job_id = ${jobId}`;
+    select state, action, inserted, updated, unchanged, archived, deleted, skipped, errors from imports where job_id = ${importId}`;
   if (!recorded) return undefined;
   if (recorded.state === 'failed') return { state: 'failed' };
   if (recorded.state !== 'completed') return { state: 'running' };
@@ -92,15 +92,15 @@ async function fence(sql: Sql, input: ImportOfRequest): Promise<ImportRecord> {
     await tx.unsafe(`set local lock_timeout = ${FENCE_LOCK_TIMEOUT_MS}`);
     const [fenced] = await tx`
       insert into imports (job_id, account_id, kind, action, request_id, received, inserted, skipped, errors, state, created_at, finished_at)
-      values (${input.jobId}, ${input.accountId}, ${input.kind}, ${input.action ?? 'upsert'}, ${input.requestId}, ${input.total}, 0, ${input.errors.length},
+      values (${input.importId}, ${input.accountId}, ${input.kind}, ${input.action ?? 'upsert'}, ${input.requestId}, ${input.total}, 0, ${input.errors.length},
               ${tx.json(input.errors)}, 'failed', ${createdAtOf(input)}, now())
       on conflict (job_id) do nothing
       returning job_id`;
     // note: an import answered 504 before is settled now, one way or the other.
-    await tx`delete from unsettled_imports where job_id = ${input.jobId}`;
+    await tx`delete from unsettled_imports where job_id = ${input.importId}`;
     if (fenced) return { state: 'failed' } as const;
-    const recorded = await findImportRecord(tx, input.jobId);
-    if (!recorded) throw new Error(`import ${input.jobId} is recorded but its record cannot be read`);
+    const recorded = await findImportRecord(tx, input.importId);
+    if (!recorded) throw new Error(`import ${input.importId} is recorded but its record cannot be read`);
     return recorded;
   });
 }
@@ -115,7 +115,7 @@ async function fence(sql: Sql, input: ImportOfRequest): Promise<ImportRecord> {
 export async function recordImportUnsettled(sql: Sql, input: ImportOfRequest): Promise<void> {
   await sql`
     insert into unsettled_imports (job_id, account_id, kind, action, request_id, received, skipped, errors, created_at)
-    values (${input.jobId}, ${input.accountId}, ${input.kind}, ${input.action ?? 'upsert'}, ${input.requestId}, ${input.total}, ${input.errors.length},
+    values (${input.importId}, ${input.accountId}, ${input.kind}, ${input.action ?? 'upsert'}, ${input.requestId}, ${input.total}, ${input.errors.length},
             ${sql.json(input.errors)}, ${createdAtOf(input)})
     on conflict (job_id) do nothing`;
 }
@@ -127,9 +127,9 @@ export async function recordImportUnsettled(sql: Sql, input: ImportOfRequest): P
  * no record, so the queue cannot add imports to an account's list. A record already there (the
  * job committed after all, or the API fenced it) stays as it is.
  */
-export async function fenceUnsettledImport(sql: Sql, jobId: string): Promise<boolean> {
+export async function fenceUnsettledImport(sql: Sql, importId: string): Promise<boolean> {
   const [fenced] = await sql`
-    with settled as (delete from unsettled_imports where job_id = ${jobId} returning *)
+    with settled as (delete from unsettled_imports where job_id = ${importId} returning *)
     insert into imports (job_id, account_id, kind, action, request_id, received, inserted, skipped, errors, state, created_at, finished_at)
     select job_id, account_id, kind, action, request_id, received, 0, skipped, errors, 'failed', created_at, now() from settled
     on conflict (job_id) do nothing

@@ -24,7 +24,7 @@ export interface ImportingAccount {
 }
 
 /**
- * Records the import of `jobId` as completed with its request's counts and errors, unless it is
+ * Records the import of `importId` as completed with its request's counts and errors, unless it is
  * recorded already; true when this call recorded it. `started_at` is the transaction's start,
  * `finished_at` now. note: a concurrent insert of the same job id waits on the primary key until
  * the first transaction ends, then finds the record. The worker uses it only for a job whose rows
@@ -37,7 +37,7 @@ export async function insertImportRecord(
 ): Promise<boolean> {
   const [recorded] = await tx`
     insert into imports (job_id, account_id, kind, request_id, received, inserted, skipped, errors, state, created_at, started_at, finished_at)
-    values (${input.jobId}, ${input.accountId}, ${input.kind}, ${input.requestId}, ${input.total},
+    values (${input.importId}, ${input.accountId}, ${input.kind}, ${input.requestId}, ${input.total},
             ${input.rowCount}, ${input.errors.length}, ${tx.json(input.errors)}, 'completed', ${createdAtOf(input)}, now(), clock_timestamp())
     on conflict (job_id) do nothing
     returning job_id`;
@@ -98,19 +98,19 @@ export interface RowTarget {
   onUpdate: string;
 }
 
-export function rowTarget(sql: Sql | TransactionSql, kind: ImportKind, jobId: string, maker: MakerSource): RowTarget {
+export function rowTarget(sql: Sql | TransactionSql, kind: ImportKind, importId: string, maker: MakerSource): RowTarget {
   if (kind === 'listings') {
     return {
       table: 'listings',
       record: LISTING_RECORD,
-      fixed: { import_job_id: sql`${jobId}`, maker_name: maker.displayName, maker_photo_url: maker.avatarUrl },
+      fixed: { import_job_id: sql`${importId}`, maker_name: maker.displayName, maker_photo_url: maker.avatarUrl },
       onUpdate: '',
     };
   }
   return {
     table: 'machines',
     record: MACHINE_RECORD,
-    fixed: { import_job_id: sql`${jobId}`, verification_status: sql`${'pending'}` },
+    fixed: { import_job_id: sql`${importId}`, verification_status: sql`${'pending'}` },
     onUpdate: `, verification_status = case when ${changes(MACHINE_IDENTITY)} then 'pending' else t.verification_status end`,
   };
 }
@@ -215,7 +215,7 @@ export interface ImportStatementOutcome extends RowsWritten {
 }
 
 /**
- * Records the import of `jobId` completed and writes all its rows (rowsInsert), in one statement,
+ * Records the import of `importId` completed and writes all its rows (rowsInsert), in one statement,
  * or writes nothing at all: not when the account is gone, nor when the rows are not exactly
  * `rowCount`, nor when the import is recorded already. It reads the account's name and photo
  * itself. `started_at` is the statement's start (or its transaction's), `finished_at` the moment
@@ -233,8 +233,8 @@ export async function recordImportWithRows(
   sql: Sql | TransactionSql,
   input: ImportOfRequest & { rowCount: number; rows: string; matchExternalIds: boolean },
 ): Promise<ImportStatementOutcome> {
-  const { kind, jobId, accountId, rowCount, rows, matchExternalIds } = input;
-  const target = rowTarget(sql, kind, jobId, { displayName: sql`account.display_name`, avatarUrl: sql`account.avatar_url` });
+  const { kind, importId, accountId, rowCount, rows, matchExternalIds } = input;
+  const target = rowTarget(sql, kind, importId, { displayName: sql`account.display_name`, avatarUrl: sql`account.avatar_url` });
   const insert = rowsInsert(sql, accountId, target, sql`input as r, admitted, account`, matchExternalIds);
   const matchedCounts = matchExternalIds
     ? sql`counted.updated, sent.n - counted.inserted - counted.updated`
@@ -245,13 +245,13 @@ export async function recordImportWithRows(
     sent as (select count(*)::int as n from input),
     admitted as (
       select from account, sent
-      where sent.n = ${rowCount} and not exists (select from imports where job_id = ${jobId})),
+      where sent.n = ${rowCount} and not exists (select from imports where job_id = ${importId})),
     written as (${insert} returning (t.xmax = 0) as created),
     counted as (
       select (count(*) filter (where created))::int as inserted, (count(*) filter (where not created))::int as updated from written),
     recorded as (
       insert into imports (job_id, account_id, kind, request_id, received, inserted, updated, unchanged, skipped, errors, state, created_at, started_at, finished_at)
-      select ${jobId}, ${accountId}, ${kind}, ${input.requestId}, ${input.total}, counted.inserted, ${matchedCounts},
+      select ${importId}, ${accountId}, ${kind}, ${input.requestId}, ${input.total}, counted.inserted, ${matchedCounts},
              ${input.errors.length}, ${sql.json(input.errors)}, 'completed', ${createdAtOf(input)}, now(), clock_timestamp()
       from admitted, counted, sent
       returning job_id)

@@ -58,7 +58,7 @@ function mergeAssignments(target: RowTarget): { set: string; changes: string } {
 }
 
 /**
- * Records the merge import of `jobId` completed and writes its rows, in one statement, or writes
+ * Records the merge import of `importId` completed and writes its rows, in one statement, or writes
  * nothing: not when the account is gone, nor when the rows are not exactly `rowCount`, nor when
  * the import is recorded already (exactly once on the record's primary key, as
  * recordImportWithRows). The record counts the failed rows as skipped; their errors are the
@@ -73,20 +73,20 @@ export async function recordMergeWithRows(
   tx: TransactionSql,
   input: ImportOfRequest & { rowCount: number; rows: string },
 ): Promise<MergeStatementOutcome> {
-  const { kind, jobId, accountId, rowCount } = input;
-  const target = rowTarget(tx, kind, jobId, { displayName: tx`account.display_name`, avatarUrl: tx`account.avatar_url` });
+  const { kind, importId, accountId, rowCount } = input;
+  const target = rowTarget(tx, kind, importId, { displayName: tx`account.display_name`, avatarUrl: tx`account.avatar_url` });
   const [outcome] = await tx<MergeOutcomeRow[]>`
     with account as (select display_name, avatar_url from accounts where id = ${accountId}),
     input as (select r.* from json_to_recordset((${input.rows}::text::json)->'merge') as r(${tx.unsafe(mergeRecord(target))})),
     sent as (select count(*)::int as n from input),
     admitted as (
       select from account, sent
-      where sent.n = ${rowCount} and not exists (select from imports where job_id = ${jobId})),
-    ${mergeSteps(tx, target, accountId, jobId)},
+      where sent.n = ${rowCount} and not exists (select from imports where job_id = ${importId})),
+    ${mergeSteps(tx, target, accountId, importId)},
     recorded as (
       insert into imports (job_id, account_id, kind, request_id, received, inserted, updated, unchanged, skipped, errors, state, merge,
                            created_at, started_at, finished_at)
-      select ${jobId}, ${accountId}, ${kind satisfies ImportKind}, ${input.requestId}, ${input.total}, counted.inserted, counted.updated, counted.unchanged,
+      select ${importId}, ${accountId}, ${kind satisfies ImportKind}, ${input.requestId}, ${input.total}, counted.inserted, counted.updated, counted.unchanged,
              ${input.errors.length} + counted.failed, ${tx.json(input.errors)}, 'completed', true, ${createdAtOf(input)}, now(), clock_timestamp()
       from admitted, counted
       returning job_id)
@@ -130,7 +130,7 @@ const mergeRecord = (target: RowTarget) => `${target.record.definition}, present
  * name (`matched`), merge into them (`updated`), create the whole rows that name none
  * (`inserted`), list the rest (`failed`), and count it all (`counted`).
  */
-function mergeSteps(tx: TransactionSql, target: RowTarget, accountId: string, jobId: string): Fragment {
+function mergeSteps(tx: TransactionSql, target: RowTarget, accountId: string, importId: string): Fragment {
   const { table, record, fixed } = target;
   const fixedNames = Object.keys(fixed);
   const fixedValues = Object.entries(fixed).reduce<Fragment>((list, [name, value], i) => (i === 0 ? tx`${value} as ${tx(name)}` : tx`${list}, ${value} as ${tx(name)}`), tx``);
@@ -142,7 +142,7 @@ function mergeSteps(tx: TransactionSql, target: RowTarget, accountId: string, jo
       for update of t),
     f as (select ${fixedValues} from account),
     updated as (
-      update ${tx(table)} as t set ${tx.unsafe(set)}, import_job_id = ${jobId}, updated_at = now(), archived_at = null
+      update ${tx(table)} as t set ${tx.unsafe(set)}, import_job_id = ${importId}, updated_at = now(), archived_at = null
       from matched as g, input as r, f
       where t.id = g.id and r.index = g.index and (${tx.unsafe(changes)} or t.archived_at is not null)
       returning r.index),
@@ -171,8 +171,8 @@ function mergeCounts(tx: TransactionSql): Fragment {
 }
 
 /** Sets the errors of a merge import recorded by recordMergeWithRows: the request's and the rows that failed there, by index. */
-export async function recordMergeErrors(tx: TransactionSql, jobId: string, errors: readonly RowError[]): Promise<void> {
-  await tx`update imports set errors = ${tx.json(errors)} where job_id = ${jobId}`;
+export async function recordMergeErrors(tx: TransactionSql, importId: string, errors: readonly RowError[]): Promise<void> {
+  await tx`update imports set errors = ${tx.json(errors)} where job_id = ${importId}`;
 }
 
 /** The error of a merge row that could neither merge nor be created: its missing fields, each `required`. */

@@ -81,7 +81,7 @@ export async function deleteRows(tx: TransactionSql, kind: ImportKind, ids: read
 }
 
 /**
- * Records the import of `jobId` (completed, its counts written by completeRowRemovalRecord in the
+ * Records the import of `importId` (completed, its counts written by completeRowRemovalRecord in the
  * same transaction) unless it is recorded already; true when this call recorded it.
  * note: exactly once rests on the primary key, as for every import: a run of the same job whose
  * transaction holds the record makes this insert wait until it ends, then find the record (it
@@ -91,7 +91,7 @@ export async function deleteRows(tx: TransactionSql, kind: ImportKind, ids: read
 export async function claimRowRemovalRecord(tx: TransactionSql, input: ImportOfRequest & { action: RowRemovalAction }): Promise<boolean> {
   const [recorded] = await tx`
     insert into imports (job_id, account_id, kind, action, request_id, received, inserted, skipped, errors, state, created_at, started_at)
-    values (${input.jobId}, ${input.accountId}, ${input.kind}, ${input.action}, ${input.requestId}, ${input.total},
+    values (${input.importId}, ${input.accountId}, ${input.kind}, ${input.action}, ${input.requestId}, ${input.total},
             0, 0, '[]', 'completed', ${createdAtOf(input)}, now())
     on conflict (job_id) do nothing
     returning job_id`;
@@ -108,7 +108,7 @@ export interface RowRemovalCounts {
 }
 
 /** Writes the counts and the failed entries of the import claimRowRemovalRecord recorded, and its end. */
-export async function completeRowRemovalRecord(tx: TransactionSql, jobId: string, action: RowRemovalAction, counts: RowRemovalCounts): Promise<void> {
+export async function completeRowRemovalRecord(tx: TransactionSql, importId: string, action: RowRemovalAction, counts: RowRemovalCounts): Promise<void> {
   const { removed, unchanged, errors } = counts;
   await tx`
     update imports set
@@ -118,5 +118,5 @@ export async function completeRowRemovalRecord(tx: TransactionSql, jobId: string
       skipped = ${errors.length},
       errors = ${tx.json(errors)},
       finished_at = clock_timestamp()
-    where job_id = ${jobId}`;
+    where job_id = ${importId}`;
 }

@@ -80,15 +80,15 @@ describe('ImportRunner with replies from the worker', () => {
   it('a reply reaches every API process: one waiting on a job another process added (an Idempotency-Key repeat) is answered by it', async () => {
     const adding = runner(await listener(), NO_FALLBACK);
     const rejoining = runner(await listener(), NO_FALLBACK);
-    const jobId = randomUUID();
+    const importId = randomUUID();
     const rows = twoListings();
     // note: the second add of the same job id changes nothing; both requests wait on the one job.
-    const [byAdder, byOther] = await Promise.all([timed(adding.run(newImport(rows, 2), jobId)), timed(rejoining.run(newImport(rows, 2), jobId))]);
+    const [byAdder, byOther] = await Promise.all([timed(adding.run(newImport(rows, 2), importId)), timed(rejoining.run(newImport(rows, 2), importId))]);
     for (const { outcome, ms } of [byAdder, byOther]) {
       expect(outcome).toEqual({ inserted: 2, skipped: 0, errors: [] });
       expect(ms).toBeLessThan(BY_REPLY_MS);
     }
-    const [written] = await service.sql<{ n: number }[]>`select count(*)::int as n from listings where import_job_id = ${jobId}`;
+    const [written] = await service.sql<{ n: number }[]>`select count(*)::int as n from listings where import_job_id = ${importId}`;
     expect(written?.n).toBe(2);
   });
 

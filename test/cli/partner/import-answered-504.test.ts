@@ -33,7 +33,7 @@ function heldWorker(service: TestService) {
       taken += 1;
       if (taken === 1 && (await verdict) === 'fail') {
         const { accountId, kind, requestId, total, errors, createdAt } = job.data;
-        await recordImportNotWritten(service.deps.sql, { jobId: job.id!, accountId, kind, requestId, total, errors, createdAt });
+        await recordImportNotWritten(service.deps.sql, { importId: job.id!, accountId, kind, requestId, total, errors, createdAt });
         throw new UnrecoverableError('failed for good before writing');
       }
       return write(job);

@@ -25,14 +25,14 @@ describe('ImportRowsStore', () => {
   });
 
   it('keeps the rows of a job until they are deleted, under the prefix, with an expiry', async () => {
-    const jobId = randomUUID();
-    await store.put(jobId, '[{"title":"a"}]');
-    expect(await store.get(jobId)).toBe('[{"title":"a"}]');
-    const ttlMs = await redis.pttl(`${prefix}:import-rows:${jobId}`);
+    const importId = randomUUID();
+    await store.put(importId, '[{"title":"a"}]');
+    expect(await store.get(importId)).toBe('[{"title":"a"}]');
+    const ttlMs = await redis.pttl(`${prefix}:import-rows:${importId}`);
     expect(ttlMs).toBeGreaterThan(59 * 60_000);
     expect(ttlMs).toBeLessThanOrEqual(60 * 60_000);
-    await store.delete(jobId);
-    expect(await store.get(jobId)).toBeNull();
+    await store.delete(importId);
+    expect(await store.get(importId)).toBeNull();
   });
 
   it('answers null for rows that were never stored', async () => {
