@@ -1,10 +1,10 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { chownSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { chownSync, existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { binDir, postgresServersAvailable, postgresUser } from './postgres-servers.js';
-import { freePort } from './processes.js';
+import { freePorts } from './processes.js';
 
 /** Whether Patroni, etcd and PostgreSQL are installed (Debian's patroni and etcd-server packages). */
 export function patroniAvailable(): boolean {
@@ -65,13 +65,22 @@ export async function startPatroniCluster(): Promise<PatroniCluster> {
   const dir = mkdtempSync(join(tmpdir(), 'patroni-'));
   if (user) chownSync(dir, user.uid, user.gid);
   const children: ChildProcess[] = [];
+  /** the processes this cluster stopped on purpose (kill), whose exit is no failure */
+  const killed = new Set<ChildProcess>();
   const nodes: PatroniNode[] = [];
   const tails: OutputTail[] = [];
+  const etcdDirs: string[] = [];
   // note: a start that fails says why in the test's own error: what each process wrote last and
   // what each node's REST API answered last.
   const lastAnswers = new Map<string, string>();
+  // note: a process that dies while the cluster starts ends the wait at once (a Patroni whose
+  // bootstrap failed exits; waiting out the minute told nothing more).
   const untilOrExplain = (what: string, probe: () => Promise<boolean>, timeoutMs: number) =>
-    until(what, probe, timeoutMs, () =>
+    until(what, async () => {
+      const dead = [...children, ...nodes.map((node) => node.child)].find((child) => child.exitCode !== null || child.signalCode !== null);
+      if (dead !== undefined && !killed.has(dead)) throw new StartFailed(`${what}: a process of the cluster exited (${dead.spawnfile}, ${dead.signalCode ?? dead.exitCode})`);
+      return probe();
+    }, timeoutMs, () =>
       [
         ...tails.map((tail) => tail.report()),
         ...nodes.map((node) => `--- ${node.name} GET /patroni last answered: ${lastAnswers.get(node.name) ?? '(nothing)'}`),
@@ -112,13 +121,16 @@ export async function startPatroniCluster(): Promise<PatroniCluster> {
     await Promise.all(nodes.map((node) => stopChild(node.child, 'SIGKILL')));
     for (const node of nodes) pgCtlStop(node.dataDir);
     await Promise.all(children.map((child) => stopChild(child, 'SIGTERM')));
-    rmSync(dir, { recursive: true, force: true, maxRetries: 5 });
+    for (const path of [dir, ...etcdDirs]) rmSync(path, { recursive: true, force: true, maxRetries: 5 });
   };
 
   try {
-    const [etcdClient, etcdPeer] = [await freePort(), await freePort()];
-    const etcdDir = join(dir, 'etcd');
-    mkdirSync(etcdDir);
+    // note: every port of the cluster chosen at once, so that no two are the same.
+    const [etcdClient, etcdPeer, ...nodePorts] = (await freePorts(6)) as [number, number, number, number, number, number];
+    // note: etcd fsyncs every write of the leader lease; on tmpfs (when there is one) a disk busy
+    // with an earlier test's writeback cannot hold a renewal past Patroni's retry_timeout.
+    const etcdDir = mkdtempSync(join(existsSync('/dev/shm') ? '/dev/shm' : dir, 'patroni-etcd-'));
+    etcdDirs.push(etcdDir);
     if (user) chownSync(etcdDir, user.uid, user.gid);
     const etcd = spawn(
       '/usr/bin/etcd',
@@ -135,7 +147,7 @@ export async function startPatroniCluster(): Promise<PatroniCluster> {
     await untilOrExplain('etcd answers', async () => (await fetch(`http://127.0.0.1:${etcdClient}/health`)).ok, 20_000);
 
     const startNode = async (name: string): Promise<PatroniNode> => {
-      const [port, restPort] = [await freePort(), await freePort()];
+      const [port, restPort] = nodePorts.splice(0, 2) as [number, number];
       const dataDir = join(dir, name);
       const config = join(dir, `${name}.yml`);
       writeFileSync(config, patroniConfig({ name, port, restPort, etcdClient, dataDir, bin, socketDir: dir }));
@@ -176,6 +188,7 @@ export async function startPatroniCluster(): Promise<PatroniCluster> {
         return leader!;
       },
       async kill(node) {
+        killed.add(node.child);
         await stopChild(node.child, 'SIGKILL');
         pgCtlStop(node.dataDir);
       },
@@ -213,13 +226,21 @@ async function syncStandby(node: PatroniNode): Promise<string | undefined> {
   }
 }
 
+/** A start that cannot succeed any more: thrown by a probe to end its wait at once. */
+class StartFailed extends Error {}
+
 async function until(what: string, probe: () => Promise<boolean>, timeoutMs: number, explain?: () => string): Promise<void> {
   const deadline = Date.now() + timeoutMs;
+  const explained = (text: string) => new Error(`${text}${explain ? `\n${explain()}` : ''}`);
   for (let i = 0; i < 1_000 && Date.now() < deadline; i += 1) {
-    if (await probe().catch(() => false)) return;
+    try {
+      if (await probe()) return;
+    } catch (error) {
+      if (error instanceof StartFailed) throw explained(error.message);
+    }
     await new Promise((resolve) => setTimeout(resolve, 200));
   }
-  throw new Error(`${what}: not within ${timeoutMs} ms${explain ? `\n${explain()}` : ''}`);
+  throw explained(`${what}: not within ${timeoutMs} ms`);
 }
 
 function patroniConfig(o: { name: string; port: number; restPort: number; etcdClient: number; dataDir: string; bin: string; socketDir: string }): string {
@@ -264,6 +285,8 @@ postgresql:
       username: postgres
   parameters:
     unix_socket_directories: ${o.socketDir}
+watchdog:
+  mode: off
 tags:
   nofailover: false
   noloadbalance: false

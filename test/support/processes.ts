@@ -38,14 +38,31 @@ export interface ServiceProcess {
   exited: Promise<number | null>;
 }
 
+/**
+ * `count` distinct ports free now, for the processes of one start. note: each is held until all
+ * are chosen, so that two of them can never be the same port (freePort one after another can give
+ * back a port it has just handed out, once in some thousands of starts).
+ */
+export async function freePorts(count: number): Promise<number[]> {
+  const servers = Array.from({ length: count }, () => createServer());
+  try {
+    return await Promise.all(
+      servers.map(async (server) => {
+        server.listen(0, '127.0.0.1');
+        await once(server, 'listening');
+        const address = server.address();
+        if (address === null || typeof address === 'string') throw new Error('no port');
+        return address.port;
+      }),
+    );
+  } finally {
+    for (const server of servers) server.close();
+  }
+}
+
 export async function freePort(): Promise<number> {
-  const server = createServer();
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const address = server.address();
-  server.close();
-  if (address === null || typeof address === 'string') throw new Error('no port');
-  return address.port;
+  const [port] = await freePorts(1);
+  return port!;
 }
 
 /** Runs the API or a worker as its own Node process, as `npm run start:api|start:worker` would. */
