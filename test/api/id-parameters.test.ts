@@ -47,17 +47,22 @@ afterAll(async () => {
   await service?.close();
 });
 
+/** A new partner's key, and the id of one completed import of its account, recorded as from `source`. */
+async function partnerWithImport(source: 'file' | 'request'): Promise<{ key: string; importId: string }> {
+  const partner = await newPartner(service);
+  const importId = randomUUID();
+  await service.sql`
+    insert into imports (job_id, account_id, kind, request_id, received, inserted, skipped, errors, state, source, created_at)
+    values (${importId}, ${partner.account.id}, 'listings', 'id-parameters', 0, 0, 0, '[]', 'completed', ${source}, now())`;
+  return { key: partner.key, importId };
+}
+
 describe('GET /v1/api/imports/{id}, /errors and POST /cancel with an id no import can have', () => {
   let key: string;
   let importId: string;
 
   beforeAll(async () => {
-    const partner = await newPartner(service);
-    key = partner.key;
-    importId = randomUUID();
-    await service.sql`
-      insert into imports (job_id, account_id, kind, request_id, received, inserted, skipped, errors, state, source, created_at)
-      values (${importId}, ${partner.account.id}, 'listings', 'id-parameters', 0, 0, 0, '[]', 'completed', 'file', now())`;
+    ({ key, importId } = await partnerWithImport('file'));
   });
 
   const routes: [string, (id: string) => InjectOptions][] = [
@@ -110,12 +115,7 @@ describe('GET /v1/api/imports?starting_after= with an id no import can have', ()
   let importId: string;
 
   beforeAll(async () => {
-    const partner = await newPartner(service);
-    key = partner.key;
-    importId = randomUUID();
-    await service.sql`
-      insert into imports (job_id, account_id, kind, request_id, received, inserted, skipped, errors, state, source, created_at)
-      values (${importId}, ${partner.account.id}, 'listings', 'id-parameters', 0, 0, 0, '[]', 'completed', 'request', now())`;
+    ({ key, importId } = await partnerWithImport('request'));
   });
   const list = (query: string) => service.request({ method: 'GET', url: `/v1/api/imports?${query}`, headers: bearer(key) });
 
