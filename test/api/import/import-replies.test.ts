@@ -2,14 +2,14 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ImportNotWrittenError } from '../../../src/api/import/import-errors.js';
 import { ImportReplyListener } from '../../../src/api/import/import-reply-listener.js';
-import { ImportRunner, type ImportTimeouts } from '../../../src/api/import/import-runner.js';
+import type { ImportTimeouts } from '../../../src/api/import/import-runner.js';
 import type { ImportReply } from '../../../src/shared/import/import-reply.js';
-import type { NewImport } from '../../../src/shared/import/import-queue.js';
-import { RowsHandOver, encodeImportRows } from '../../../src/shared/import/rows-hand-over.js';
+import { encodeImportRows } from '../../../src/shared/import/rows-hand-over.js';
 import { ImportRowsStore } from '../../../src/shared/import/rows-store.js';
 import { ListingRowSchema } from '../../../src/shared/rows/listing-row.js';
 import { startWorker, type RunningWorker } from '../../../src/worker/worker.js';
 import { validListing } from '../../support/fixtures.js';
+import { importRunnerOf, listingsImport } from '../../support/import-runner.js';
 import { startTestService, type TestAccount, type TestService } from '../../support/test-service.js';
 
 /**
@@ -49,14 +49,7 @@ describe('ImportRunner with replies from the worker', () => {
     return replies;
   }
 
-  function runner(replies: ImportReplyListener | undefined, timeouts: ImportTimeouts): ImportRunner {
-    const rowsStore = new ImportRowsStore(service.deps.redis, service.config.redisPrefix);
-    return new ImportRunner(service.deps.sql, service.deps.queue, rowsStore, timeouts, service.deps.log, replies);
-  }
-
-  function newImport(rows: string, rowCount: number): NewImport {
-    return { kind: 'listings', accountId: account.id, requestId: randomUUID(), total: rowCount, errors: [], rowCount, rows: new RowsHandOver(rows) };
-  }
+  const newImport = (rows: string, rowCount: number) => listingsImport(account.id, rows, rowCount);
   async function timed(outcome: Promise<unknown>): Promise<{ outcome: unknown; ms: number }> {
     const started = performance.now();
     const settled = await outcome.catch((e: unknown) => e);
@@ -65,7 +58,7 @@ describe('ImportRunner with replies from the worker', () => {
   const twoListings = () => encodeImportRows([validListing(), validListing()].map((row) => ListingRowSchema.parse(row)));
 
   it('answers from the reply alone, with no poll: the result, and a failure for good', async () => {
-    const importRunner = runner(await listener(), NO_FALLBACK);
+    const importRunner = importRunnerOf(service, NO_FALLBACK, await listener());
     for (let i = 0; i < 3; i += 1) {
       const { outcome, ms } = await timed(importRunner.run(newImport(twoListings(), 2)));
       expect(outcome).toEqual({ inserted: 2, skipped: 0, errors: [] });
@@ -78,8 +71,8 @@ describe('ImportRunner with replies from the worker', () => {
   });
 
   it('a reply reaches every API process: one waiting on a job another process added (an Idempotency-Key repeat) is answered by it', async () => {
-    const adding = runner(await listener(), NO_FALLBACK);
-    const rejoining = runner(await listener(), NO_FALLBACK);
+    const adding = importRunnerOf(service, NO_FALLBACK, await listener());
+    const rejoining = importRunnerOf(service, NO_FALLBACK, await listener());
     const importId = randomUUID();
     const rows = twoListings();
     // note: the second add of the same job id changes nothing; both requests wait on the one job.
@@ -95,7 +88,7 @@ describe('ImportRunner with replies from the worker', () => {
   it('a lost reply (its process stopped listening): the poll ends the wait', async () => {
     const lost = await listener();
     await lost.close();
-    const importRunner = runner(lost, { ...NO_FALLBACK, pollIntervalMs: 200 });
+    const importRunner = importRunnerOf(service, { ...NO_FALLBACK, pollIntervalMs: 200 }, lost);
     const { outcome, ms } = await timed(importRunner.run(newImport(twoListings(), 2)));
     expect(outcome).toEqual({ inserted: 2, skipped: 0, errors: [] });
     expect(ms).toBeLessThan(BY_REPLY_MS);

@@ -3,15 +3,13 @@ import { Job, Worker } from 'bullmq';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { importErrorReply } from '../../../src/api/import/import-error-replies.js';
 import { ImportNotWrittenError, ImportOutcomeUnknownError } from '../../../src/api/import/import-errors.js';
-import { ImportRunner } from '../../../src/api/import/import-runner.js';
+import type { ImportRunner } from '../../../src/api/import/import-runner.js';
 import { startWorker, type RunningWorker } from '../../../src/worker/worker.js';
-import { RowsHandOver } from '../../../src/shared/import/rows-hand-over.js';
-import type { NewImport } from '../../../src/shared/import/import-queue.js';
-import { ImportRowsStore } from '../../../src/shared/import/rows-store.js';
 import { createRedis } from '../../../src/shared/infra/redis.js';
 import { encodeImportRows } from '../../../src/shared/import/rows-hand-over.js';
 import { ListingRowSchema } from '../../../src/shared/rows/listing-row.js';
 import { validListing } from '../../support/fixtures.js';
+import { importRunnerOf, listingsImport } from '../../support/import-runner.js';
 import { startTestService, type TestAccount, type TestService } from '../../support/test-service.js';
 
 /**
@@ -29,22 +27,14 @@ describe('ImportRunner when no reply arrives', () => {
     service = await startTestService({ worker: false });
     worker = await startImportWorker();
     account = await service.createAccount();
-    runner = new ImportRunner(
-      service.deps.sql,
-      service.deps.queue,
-      new ImportRowsStore(service.deps.redis, service.config.redisPrefix),
-      { pickupMs: 5_000, finishMs: 10_000 },
-      service.deps.log,
-    );
+    runner = importRunnerOf(service, { pickupMs: 5_000, finishMs: 10_000 });
   });
   afterAll(async () => {
     await worker?.close();
     await service?.close();
   });
 
-  function newImport(rows: string, rowCount: number): NewImport {
-    return { kind: 'listings', accountId: account.id, requestId: randomUUID(), total: rowCount, errors: [], rowCount, rows: new RowsHandOver(rows) };
-  }
+  const newImport = (rows: string, rowCount: number) => listingsImport(account.id, rows, rowCount);
 
   it('answers a completed import with its result, found by polling', async () => {
     const rows = [validListing(), validListing()].map((row) => ListingRowSchema.parse(row));
@@ -106,13 +96,7 @@ describe('ImportRunner when its job vanishes from the queue', () => {
   beforeAll(async () => {
     service = await startTestService({ worker: false });
     account = await service.createAccount();
-    runner = new ImportRunner(
-      service.deps.sql,
-      service.deps.queue,
-      new ImportRowsStore(service.deps.redis, service.config.redisPrefix),
-      { pickupMs: 60_000, finishMs: 60_000 },
-      service.deps.log,
-    );
+    runner = importRunnerOf(service, { pickupMs: 60_000, finishMs: 60_000 });
   });
   afterAll(async () => {
     await service?.close();
@@ -120,11 +104,8 @@ describe('ImportRunner when its job vanishes from the queue', () => {
 
   it('answers ImportNotWrittenError("lost") within seconds, records the import failed, and a worker started later writes nothing', async () => {
     const rows = [ListingRowSchema.parse(validListing())];
-    const requestId = randomUUID();
     const started = Date.now();
-    const outcome = runner
-      .run({ kind: 'listings', accountId: account.id, requestId, total: 1, errors: [], rowCount: 1, rows: new RowsHandOver(encodeImportRows(rows)) })
-      .catch((e: unknown) => e);
+    const outcome = runner.run(listingsImport(account.id, encodeImportRows(rows), 1)).catch((e: unknown) => e);
     await vi.waitFor(async () => expect((await service.deps.queue.getWaiting()).length).toBe(1), { timeout: 5_000 });
     const [job] = await service.deps.queue.getWaiting();
     await job!.remove();
@@ -165,17 +146,9 @@ describe('ImportRunner after an import answered 504', () => {
   });
 
   it('keeps watching the job (settled stays pending) until the runner closes, and then lets go at once', async () => {
-    const runner = new ImportRunner(
-      service.deps.sql,
-      service.deps.queue,
-      new ImportRowsStore(service.deps.redis, service.config.redisPrefix),
-      { pickupMs: 60_000, finishMs: 300 },
-      service.deps.log,
-    );
+    const runner = importRunnerOf(service, { pickupMs: 60_000, finishMs: 300 });
     const rows = encodeImportRows([ListingRowSchema.parse(validListing())]);
-    const outcome = runner
-      .run({ kind: 'listings', accountId: account.id, requestId: randomUUID(), total: 1, errors: [], rowCount: 1, rows: new RowsHandOver(rows) })
-      .catch((e: unknown) => e);
+    const outcome = runner.run(listingsImport(account.id, rows, 1)).catch((e: unknown) => e);
     await vi.waitFor(async () => expect((await service.deps.queue.getWaiting()).length).toBe(1), { timeout: 5_000 });
     // A worker takes the job (the runner's poll sees it active) and never finishes it.
     const connection = createRedis(service.config, 'blocking');
