@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bearer, validListing } from '../support/fixtures.js';
 import { newPartner } from '../support/bulk-endpoint.js';
+import { ndjson, readImport, uploadListingsFile } from '../support/file-imports.js';
 import { startTestService, type TestService } from '../support/test-service.js';
 
 /**
@@ -18,11 +19,9 @@ describe('POST /v1/api/imports?update=merge (whole files that merge)', () => {
     await service?.close();
   });
 
-  const ndjson = (rows: object[]) => rows.map((row) => JSON.stringify(row)).join('\n') + '\n';
-  const upload = (key: string, query: string, payload: string, contentType = 'application/x-ndjson', headers: Record<string, string> = {}) =>
-    service.request({ method: 'POST', url: `/v1/api/imports?kind=listings${query}`, headers: { ...bearer(key), 'content-type': contentType, ...headers }, payload });
-  const read = async (key: string, id: string) =>
-    (await service.request({ method: 'GET', url: `/v1/api/imports/${id}`, headers: bearer(key) })).json<{ state: string; rows: Record<string, number>; error_count: number }>();
+  const upload = (key: string, query: string, payload: string, contentType?: string, headers?: Record<string, string>) =>
+    uploadListingsFile(service, key, query, payload, contentType, headers);
+  const read = (key: string, id: string) => readImport<{ state: string; rows: Record<string, number>; error_count: number }>(service, key, id);
   const listingsOf = (accountId: string) =>
     service.sql<{ external_id: string; color: string | null; price_cents: number; title: string }[]>`
       select external_id, color, price_cents, title from listings where account_id = ${accountId} order by external_id`;

@@ -6,6 +6,7 @@ import { writeFileChunk } from '../../src/worker/write-file-chunk.js';
 import { writeImport, type ImportWrite } from '../../src/worker/write-import.js';
 import { bearer, validListing } from '../support/fixtures.js';
 import { newPartner } from '../support/bulk-endpoint.js';
+import { ndjson, readImport, uploadListingsFile } from '../support/file-imports.js';
 import { startTestService, type TestService } from '../support/test-service.js';
 import type { TestAccount } from '../support/test-service.js';
 
@@ -24,16 +25,14 @@ describe('POST /v1/api/imports?mode=mirror (a file that mirrors the catalogue)',
     await service?.close();
   });
 
-  const ndjson = (rows: object[]) => rows.map((row) => JSON.stringify(row)).join('\n') + '\n';
-  const upload = (key: string, query: string, payload: string, contentType = 'application/x-ndjson') =>
-    service.request({ method: 'POST', url: `/v1/api/imports?kind=listings${query}`, headers: { ...bearer(key), 'content-type': contentType }, payload });
+  const upload = (key: string, query: string, payload: string, contentType?: string) => uploadListingsFile(service, key, query, payload, contentType);
   interface ImportRead {
     state: string;
     mode: string;
     removal: { missing: string; max_removal: number; state: string; rows: number } | null;
     rows: Record<string, number>;
   }
-  const read = async (key: string, id: string) => (await service.request({ method: 'GET', url: `/v1/api/imports/${id}`, headers: bearer(key) })).json<ImportRead>();
+  const read = (key: string, id: string) => readImport<ImportRead>(service, key, id);
   const ids = (prefix: string, count: number) => Array.from({ length: count }, (_, n) => `${prefix}-${n}`);
 
   /** A partner with `count` listings that carry ids `<prefix>-0...`, and two without. */
