@@ -1,12 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createSql, type Sql } from '../../src/shared/infra/db.js';
+import { describe, expect, it } from 'vitest';
 import { writeImport, type ImportWrite } from '../../src/worker/write-import.js';
 import { encodeImportRows } from '../../src/shared/import/rows-hand-over.js';
 import { ListingRowSchema } from '../../src/shared/rows/listing-row.js';
 import { MachineRowSchema } from '../../src/shared/rows/machine-row.js';
 import { validListing, validMachine } from '../support/fixtures.js';
-import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
+import { insertAccount, useTestPool } from '../support/database-with-account.js';
 
 /**
  * writeImport matching rows on the partner's `external_id` (docs/rows.md#external-id): update in
@@ -14,23 +13,9 @@ import { createTestDatabase, type TestDatabase } from '../support/test-database.
  * once, and survive imports that race on the same ids.
  */
 describe('writeImport by external_id', () => {
-  let database: TestDatabase;
-  let sql: Sql;
+  const db = useTestPool(12);
 
-  beforeAll(async () => {
-    database = await createTestDatabase();
-    sql = createSql({ databaseUrl: database.url, databasePoolMax: 12 });
-  });
-  afterAll(async () => {
-    await sql?.end();
-    await database?.drop();
-  });
-
-  async function newAccount(name = 'Upserter', avatarUrl: string | null = null): Promise<string> {
-    const [account] = await sql<{ id: string }[]>`
-      insert into accounts (display_name, subscription_tier, avatar_url) values (${name}, 'global', ${avatarUrl}) returning id`;
-    return account!.id;
-  }
+  const newAccount = (name = 'Upserter', avatarUrl: string | null = null) => insertAccount(db.sql, name, avatarUrl);
 
   function listingsImport(accountId: string, inputs: Record<string, unknown>[], extra: Partial<ImportWrite> = {}): ImportWrite {
     const rows = inputs.map((input) => ListingRowSchema.parse(input));
@@ -48,13 +33,13 @@ describe('writeImport by external_id', () => {
     };
   }
 
-  const listingsOf = (accountId: string) => sql<{ external_id: string | null; title: string; price_cents: number; maker_name: string; updated_at: Date | null }[]>`
+  const listingsOf = (accountId: string) => db.sql<{ external_id: string | null; title: string; price_cents: number; maker_name: string; updated_at: Date | null }[]>`
     select external_id, title, price_cents, maker_name, updated_at from listings where account_id = ${accountId} order by external_id, title`;
 
   it('creates rows with new ids, updates the changed ones in place and leaves the others untouched', async () => {
     const accountId = await newAccount();
     const rows = Array.from({ length: 4 }, (_, i) => validListing({ external_id: `SKU-${i}`, title: `Lamp ${i}` }));
-    expect(await writeImport(sql, listingsImport(accountId, rows))).toEqual({ inserted: 4, updated: 0, unchanged: 0, skipped: 0, errors: [] });
+    expect(await writeImport(db.sql, listingsImport(accountId, rows))).toEqual({ inserted: 4, updated: 0, unchanged: 0, skipped: 0, errors: [] });
     const before = await listingsOf(accountId);
 
     const again = [
@@ -65,7 +50,7 @@ describe('writeImport by external_id', () => {
       validListing({ external_id: 'SKU-new', title: 'Brand new' }),
       validListing({ title: 'No id at all' }),
     ];
-    expect(await writeImport(sql, listingsImport(accountId, again))).toEqual({ inserted: 2, updated: 2, unchanged: 2, skipped: 0, errors: [] });
+    expect(await writeImport(db.sql, listingsImport(accountId, again))).toEqual({ inserted: 2, updated: 2, unchanged: 2, skipped: 0, errors: [] });
 
     const after = await listingsOf(accountId);
     expect(after.map((r) => [r.external_id, r.title, r.price_cents])).toEqual([
@@ -85,17 +70,17 @@ describe('writeImport by external_id', () => {
   it('replaces every input field, applying the defaults as a create does, and refreshes the maker from the profile', async () => {
     const accountId = await newAccount('Old name');
     const first = validListing({ external_id: 'A-1', color: 'red', tags: ['x'], is_available: false, print_time_hours: 3 });
-    await writeImport(sql, listingsImport(accountId, [first]));
-    await sql`update accounts set display_name = 'New name', avatar_url = 'https://cdn.example.test/me.png' where id = ${accountId}`;
+    await writeImport(db.sql, listingsImport(accountId, [first]));
+    await db.sql`update accounts set display_name = 'New name', avatar_url = 'https://cdn.example.test/me.png' where id = ${accountId}`;
     const { color: _c, tags: _t, is_available: _a, print_time_hours: _p, ...bare } = first;
-    expect(await writeImport(sql, listingsImport(accountId, [bare]))).toMatchObject({ inserted: 0, updated: 1, unchanged: 0 });
-    const [row] = await sql`
+    expect(await writeImport(db.sql, listingsImport(accountId, [bare]))).toMatchObject({ inserted: 0, updated: 1, unchanged: 0 });
+    const [row] = await db.sql`
       select color, tags, is_available, print_time_hours, maker_name, maker_photo_url from listings where account_id = ${accountId}`;
     expect(row).toEqual({
       color: null, tags: [], is_available: true, print_time_hours: null, maker_name: 'New name', maker_photo_url: 'https://cdn.example.test/me.png',
     });
     // the same rows once more change nothing
-    expect(await writeImport(sql, listingsImport(accountId, [bare]))).toMatchObject({ inserted: 0, updated: 0, unchanged: 1 });
+    expect(await writeImport(db.sql, listingsImport(accountId, [bare]))).toMatchObject({ inserted: 0, updated: 0, unchanged: 1 });
   });
 
   it('sends a machine whose identity changes back to pending, and keeps the status of one whose other fields change', async () => {
@@ -105,11 +90,11 @@ describe('writeImport by external_id', () => {
       validMachine({ external_id: 'M-2', nickname: 'Old' }),
       validMachine({ external_id: 'M-3', model_number: null }),
     ];
-    await writeImport(sql, machinesImport(accountId, rows));
-    await sql`update machines set verification_status = 'verified' where account_id = ${accountId}`;
+    await writeImport(db.sql, machinesImport(accountId, rows));
+    await db.sql`update machines set verification_status = 'verified' where account_id = ${accountId}`;
     const changed = [{ ...rows[0]!, model: 'MK4S' }, { ...rows[1]!, nickname: 'New' }, { ...rows[2]!, model_number: 'X-9' }];
-    expect(await writeImport(sql, machinesImport(accountId, changed))).toMatchObject({ inserted: 0, updated: 3, unchanged: 0 });
-    const statuses = await sql<{ external_id: string; verification_status: string; nickname: string | null }[]>`
+    expect(await writeImport(db.sql, machinesImport(accountId, changed))).toMatchObject({ inserted: 0, updated: 3, unchanged: 0 });
+    const statuses = await db.sql<{ external_id: string; verification_status: string; nickname: string | null }[]>`
       select external_id, verification_status, nickname from machines where account_id = ${accountId} order by external_id`;
     expect(statuses.map((r) => [r.external_id, r.verification_status, r.nickname])).toEqual([
       ['M-1', 'pending', null],
@@ -121,28 +106,28 @@ describe('writeImport by external_id', () => {
   it('never matches or touches another account\'s rows with the same ids', async () => {
     const mine = await newAccount('Mine');
     const theirs = await newAccount('Theirs');
-    await writeImport(sql, listingsImport(theirs, [validListing({ external_id: 'SHARED', title: 'Theirs' })]));
-    expect(await writeImport(sql, listingsImport(mine, [validListing({ external_id: 'SHARED', title: 'Mine' })]))).toMatchObject({ inserted: 1, updated: 0 });
+    await writeImport(db.sql, listingsImport(theirs, [validListing({ external_id: 'SHARED', title: 'Theirs' })]));
+    expect(await writeImport(db.sql, listingsImport(mine, [validListing({ external_id: 'SHARED', title: 'Mine' })]))).toMatchObject({ inserted: 1, updated: 0 });
     expect((await listingsOf(theirs)).map((r) => r.title)).toEqual(['Theirs']);
     expect((await listingsOf(mine)).map((r) => r.title)).toEqual(['Mine']);
   });
 
   it('keeps listings and machines apart: the same id in each is two things', async () => {
     const accountId = await newAccount();
-    await writeImport(sql, listingsImport(accountId, [validListing({ external_id: 'BOTH' })]));
-    expect(await writeImport(sql, machinesImport(accountId, [validMachine({ external_id: 'BOTH' })]))).toMatchObject({ inserted: 1 });
+    await writeImport(db.sql, listingsImport(accountId, [validListing({ external_id: 'BOTH' })]));
+    expect(await writeImport(db.sql, machinesImport(accountId, [validMachine({ external_id: 'BOTH' })]))).toMatchObject({ inserted: 1 });
   });
 
   it('returns the recorded result, with its counts, when the job runs again, and writes nothing', async () => {
     const accountId = await newAccount();
     const rows = [validListing({ external_id: 'R-1' }), validListing({ external_id: 'R-2' })];
-    await writeImport(sql, listingsImport(accountId, rows));
+    await writeImport(db.sql, listingsImport(accountId, rows));
     const job = listingsImport(accountId, [{ ...rows[0]!, price_cents: 1 }, rows[1]!]);
-    const first = await writeImport(sql, job);
+    const first = await writeImport(db.sql, job);
     expect(first).toEqual({ inserted: 0, updated: 1, unchanged: 1, skipped: 0, errors: [] });
     const updatedAt = (await listingsOf(accountId)).map((r) => r.updated_at?.getTime());
     // the second run of the same job, with other rows, finds the record
-    const rerun = await writeImport(sql, { ...job, rowsJson: encodeImportRows([ListingRowSchema.parse({ ...rows[0]!, price_cents: 7 })]), rowCount: 1 });
+    const rerun = await writeImport(db.sql, { ...job, rowsJson: encodeImportRows([ListingRowSchema.parse({ ...rows[0]!, price_cents: 7 })]), rowCount: 1 });
     expect(rerun).toEqual(first);
     expect((await listingsOf(accountId)).map((r) => [r.price_cents, r.updated_at?.getTime()])).toEqual([
       [1, updatedAt[0]],
@@ -153,12 +138,12 @@ describe('writeImport by external_id', () => {
   it('writes nothing in a dry run, and answers what the import would have done', async () => {
     const accountId = await newAccount();
     const rows = [validListing({ external_id: 'D-1' }), validListing({ external_id: 'D-2' })];
-    await writeImport(sql, listingsImport(accountId, rows));
+    await writeImport(db.sql, listingsImport(accountId, rows));
     const before = await listingsOf(accountId);
     const dryRun = listingsImport(accountId, [{ ...rows[0]!, title: 'Changed' }, rows[1]!, validListing({ external_id: 'D-3' })], { dryRun: true });
-    expect(await writeImport(sql, dryRun)).toEqual({ inserted: 1, updated: 1, unchanged: 1, skipped: 0, errors: [] });
+    expect(await writeImport(db.sql, dryRun)).toEqual({ inserted: 1, updated: 1, unchanged: 1, skipped: 0, errors: [] });
     expect(await listingsOf(accountId)).toEqual(before);
-    const [recorded] = await sql`select count(*)::int as n from imports where job_id = ${dryRun.importId}`;
+    const [recorded] = await db.sql`select count(*)::int as n from imports where job_id = ${dryRun.importId}`;
     expect(recorded!.n).toBe(0);
   });
 
@@ -166,7 +151,7 @@ describe('writeImport by external_id', () => {
     const accountId = await newAccount();
     const broken = listingsImport(accountId, [validListing()], { dryRun: true });
     broken.rowsJson = (broken.rowsJson as string).replace('"USD"', '"EUR"');
-    await expect(writeImport(sql, broken)).rejects.toMatchObject({ code: '23514' });
+    await expect(writeImport(db.sql, broken)).rejects.toMatchObject({ code: '23514' });
     expect(await listingsOf(accountId)).toEqual([]);
   });
 
@@ -180,7 +165,7 @@ describe('writeImport by external_id', () => {
       const rotated = [...order.slice(n * 5), ...order.slice(0, n * 5)];
       return listingsImport(accountId, rotated.map((id) => validListing({ external_id: id, price_cents: n })));
     });
-    const results = await Promise.all(imports.map((job) => writeImport(sql, job)));
+    const results = await Promise.all(imports.map((job) => writeImport(db.sql, job)));
     const rows = await listingsOf(accountId);
     expect(rows.map((r) => r.external_id)).toEqual(ids);
     // exactly one import created each row; every other one updated it (each sent a new price)
@@ -191,14 +176,14 @@ describe('writeImport by external_id', () => {
   it('restores an archived row its external_id names, counted updated even when no field changes, and moves its updated_at', async () => {
     const accountId = await newAccount();
     const rows = [validListing({ external_id: 'A-0', title: 'Kept' }), validListing({ external_id: 'A-1', title: 'Shelved' }), validListing({ external_id: 'A-2' })];
-    await writeImport(sql, listingsImport(accountId, rows));
+    await writeImport(db.sql, listingsImport(accountId, rows));
     const archivedAt = new Date(Date.now() - 60_000);
-    await sql`update listings set archived_at = ${archivedAt}, updated_at = ${archivedAt} where account_id = ${accountId} and external_id in ('A-1', 'A-2')`;
+    await db.sql`update listings set archived_at = ${archivedAt}, updated_at = ${archivedAt} where account_id = ${accountId} and external_id in ('A-1', 'A-2')`;
 
     // A-1 comes back as it was, A-2 with a new price; A-0 is active and unchanged
-    const result = await writeImport(sql, listingsImport(accountId, [rows[0]!, rows[1]!, { ...rows[2]!, price_cents: 1 }]));
+    const result = await writeImport(db.sql, listingsImport(accountId, [rows[0]!, rows[1]!, { ...rows[2]!, price_cents: 1 }]));
     expect(result).toEqual({ inserted: 0, updated: 2, unchanged: 1, skipped: 0, errors: [] });
-    const after = await sql<{ external_id: string; archived_at: Date | null; updated_at: Date | null; title: string }[]>`
+    const after = await db.sql<{ external_id: string; archived_at: Date | null; updated_at: Date | null; title: string }[]>`
       select external_id, archived_at, updated_at, title from listings where account_id = ${accountId} order by external_id`;
     expect(after.map((row) => [row.external_id, row.archived_at, row.title])).toEqual([['A-0', null, 'Kept'], ['A-1', null, 'Shelved'], ['A-2', null, rows[2]!.title as string]]);
     expect(after[0]!.updated_at).toBeNull();
@@ -208,6 +193,6 @@ describe('writeImport by external_id', () => {
   it('keeps the plain insert for an import without external ids, as before', async () => {
     const accountId = await newAccount();
     const job = listingsImport(accountId, [validListing(), validListing()], { matchExternalIds: false });
-    expect(await writeImport(sql, job)).toEqual({ inserted: 2, skipped: 0, errors: [] });
+    expect(await writeImport(db.sql, job)).toEqual({ inserted: 2, skipped: 0, errors: [] });
   });
 });
