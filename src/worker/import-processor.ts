@@ -81,8 +81,8 @@ export function createImportProcessor(sql: Sql, rowsStore: ImportRowsStore, log:
   const forgetRows = (importId: string, jobLog: Logger) =>
     rowsStore.delete(importId).catch((err: unknown) => jobLog.warn({ err }, 'could not delete the rows of a finished import; they expire'));
   return async function processImport(job: Job<AnyImportJobData, AnyImportResult>): Promise<AnyImportResult> {
-    // note: the worker's lines name the job `jobId` (docs/operators.md#logs, the alerts of
-    // ops/prometheus): a log field operators read, kept as STYLE.md's child logger has it.
+    // note: the worker's lines name the job `jobId` (docs/operators.md#logs, and the alerts in
+    // ops/prometheus/alerts.yml): a log field operators read, so it keeps its name.
     const jobLog = log.child({ jobId: job.id, requestId: job.data?.requestId });
     const checked = checkJob(job.data);
     if (checked === undefined || job.id === undefined) {

@@ -101,7 +101,6 @@ export class ImportRunner {
    */
   async run(input: AnyNewImport, importId: string = randomUUID()): Promise<AnyImportResult> {
     const watch = this.watch(importId);
-    // note: a dry run is never recorded, so its answer names no import (docs/endpoints.md#dry-run).
     const answeredId = input.dryRun === true ? undefined : importId;
     let settled: Promise<void> | undefined;
     try {
