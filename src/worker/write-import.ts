@@ -1,7 +1,7 @@
 import type { Sql } from '../shared/infra/db.js';
 import type { ImportResult, ImportJob } from '../shared/import/import-job.js';
 import { markImportStep } from '../shared/import/import-steps.js';
-import { findImportRecord, type ImportRecord } from '../shared/repositories/import-records.js';
+import { findImportRecord } from '../shared/repositories/import-records.js';
 import {
   findImportingAccount,
   insertImportRecord,
@@ -12,7 +12,8 @@ import {
 } from '../shared/repositories/imports.js';
 import { mergeFailureError, recordMergeErrors, recordMergeWithRows } from '../shared/repositories/merge-rows.js';
 import type { RowError } from '../shared/rows/row-errors.js';
-import { AccountGoneError, ImportAbandonedError, ImportRowCountError, ImportRowsGoneError, refuseMergeRace } from './write-errors.js';
+import { recordedResult } from './recorded-result.js';
+import { AccountGoneError, ImportRowCountError, ImportRowsGoneError, refuseMergeRace } from './write-errors.js';
 
 /** An import job as the worker writes it; the write fails unless exactly `rowCount` rows are inserted. */
 export interface ImportWrite extends Omit<ImportJob, 'matchExternalIds' | 'dryRun' | 'merge'>, Partial<Pick<ImportJob, 'matchExternalIds' | 'dryRun' | 'merge'>> {
@@ -138,13 +139,6 @@ async function resultOfNothingWritten(sql: Sql, input: ImportWrite, outcome: Imp
   if (previous) return recordedResult(importId, previous);
   if (outcome.sent !== rowCount) throw new ImportRowCountError(`import ${importId} holds ${outcome.sent} rows, not the ${rowCount} it announced`);
   throw new Error(`import ${importId} is recorded but its result cannot be read`);
-}
-
-function recordedResult(importId: string, previous: ImportRecord | undefined): ImportResult {
-  if (!previous) throw new Error(`import ${importId} is recorded but its result cannot be read`);
-  if (previous.state === 'failed') throw new ImportAbandonedError(`import ${importId} was answered "nothing was written"; it writes nothing`);
-  if (previous.state === 'running') throw new Error(`import ${importId} is recorded as an import not ended, not a bulk request's`);
-  return previous.result;
 }
 
 /**

@@ -1,7 +1,7 @@
 import type { Sql } from '../shared/infra/db.js';
 import { decodeRemovalEntries, type AnyImportResult, type RowRemovalJob } from '../shared/import/row-removal-job.js';
 import { markImportStep } from '../shared/import/import-steps.js';
-import { findImportRecord, type ImportRecord } from '../shared/repositories/import-records.js';
+import { findImportRecord } from '../shared/repositories/import-records.js';
 import { findImportingAccount } from '../shared/repositories/imports.js';
 import {
   archiveRows,
@@ -13,7 +13,8 @@ import {
 } from '../shared/repositories/row-removals.js';
 import { byIndex, entryError, notFoundDetail } from '../shared/rows/removal-entries.js';
 import type { RowError } from '../shared/rows/row-errors.js';
-import { AccountGoneError, ImportAbandonedError, ImportRowCountError, ImportRowsGoneError } from './write-errors.js';
+import { recordedResult } from './recorded-result.js';
+import { AccountGoneError, ImportRowCountError, ImportRowsGoneError } from './write-errors.js';
 
 /** An archive or delete job as the worker writes it. */
 export interface RowRemovalWrite extends RowRemovalJob {
@@ -90,9 +91,3 @@ function resultOf(action: RowRemovalWrite['action'], { removed, unchanged, error
   return action === 'archive' ? { inserted: 0, archived: removed, unchanged, skipped, errors } : { inserted: 0, deleted: removed, skipped, errors };
 }
 
-function recordedResult(importId: string, previous: ImportRecord | undefined): AnyImportResult {
-  if (!previous) throw new Error(`import ${importId} is recorded but its result cannot be read`);
-  if (previous.state === 'failed') throw new ImportAbandonedError(`import ${importId} was answered "nothing was written"; it writes nothing`);
-  if (previous.state === 'running') throw new Error(`import ${importId} is recorded as an import not ended, not a bulk request's`);
-  return previous.result;
-}
