@@ -1,4 +1,5 @@
 import { sendMirror } from './soak-catalogue-mirror.js';
+import { pause } from './pause.js';
 import { CatalogueIds, nextWrite, planMirror, seedPlan, type MirrorPlan } from './soak-catalogue-plan.js';
 import { readCatalogue } from './soak-catalogue-tables.js';
 import { sendWrite, type CatalogueContext } from './soak-catalogue-write.js';
@@ -17,17 +18,6 @@ const MIRROR_TURN: readonly (Pick<MirrorPlan, 'meant' | 'missing'>)[] = [
   { meant: 'held', missing: 'delete' },
 ];
 
-const sleep = (ms: number, signal: AbortSignal) =>
-  new Promise<void>((resolve) => {
-    const done = () => {
-      clearTimeout(timer);
-      signal.removeEventListener('abort', done);
-      resolve();
-    };
-    const timer = setTimeout(done, Math.max(0, ms));
-    signal.addEventListener('abort', done, { once: true });
-  });
-
 /**
  * The catalogue client of one account, until the load stops: it seeds the catalogue with 50
  * listings, then, again and again, sends one to three writes (upserts, merges, archives, deletes by
@@ -40,17 +30,17 @@ export async function runCatalogueClient(ctx: CatalogueContext, account: number)
   const ids = new CatalogueIds(`cat${account}`);
   const log = ctx.logs[account]!;
   const accountId = ctx.accountIds[account]!;
-  const pause = () => sleep(ctx.client.pauseMs * (0.5 + Math.random()), stopOrAbort);
+  const rest = () => pause(ctx.client.pauseMs * (0.5 + Math.random()), stopOrAbort);
   let seq = 1;
   await sendWrite(ctx, account, `soak-cat${account}-${seq}`, seedPlan(ids, Math.random), log);
   for (let turn = account; !stopOrAbort.aborted; turn += 1) {
     for (let w = 1 + Math.floor(Math.random() * 3); w > 0 && !stopOrAbort.aborted; w -= 1) {
-      await pause();
+      await rest();
       seq += 1;
       await sendWrite(ctx, account, `soak-cat${account}-${seq}`, nextWrite(await readCatalogue(ctx.sql, accountId), ids, Math.random), log);
     }
     if (stopOrAbort.aborted) return;
-    await pause();
+    await rest();
     seq += 1;
     const { meant, missing } = MIRROR_TURN[turn % MIRROR_TURN.length]!;
     await sendMirror(ctx, account, seq, planMirror(await readCatalogue(ctx.sql, accountId), ids, meant, missing, Math.random), log);

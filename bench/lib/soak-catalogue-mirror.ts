@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { pause } from './pause.js';
 import type { CatalogueOp, CatalogueWrite, MirrorOp } from './soak-catalogue-log.js';
 import { catalogueListing, type MirrorPlan, type WritePlan } from './soak-catalogue-plan.js';
 import { isUploading, readCatalogue } from './soak-catalogue-tables.js';
@@ -7,17 +8,6 @@ import { serveSlowUpload, waitWritten, type SlowUploadRecord } from './soak-slow
 
 /** How long the writes wait to see the upload recorded before they start anyway. */
 const SEE_UPLOAD_WITHIN_MS = 3_000;
-
-const sleep = (ms: number, signal: AbortSignal) =>
-  new Promise<void>((resolve) => {
-    const done = () => {
-      clearTimeout(timer);
-      signal.removeEventListener('abort', done);
-      resolve();
-    };
-    const timer = setTimeout(done, Math.max(0, ms));
-    signal.addEventListener('abort', done, { once: true });
-  });
 
 /**
  * The account's writes sent while its mirror's file is uploaded (decisions K.6's race): one
@@ -56,9 +46,9 @@ class WritesAlongside {
     const signal = AbortSignal.any([stop.signal, this.ctx.client.abort]);
     const done = (async () => {
       const seenBy = Date.now() + SEE_UPLOAD_WITHIN_MS;
-      while (!signal.aborted && Date.now() < seenBy && !(await isUploading(this.ctx.sql, this.ctx.accountIds[this.account]!))) await sleep(50, signal);
+      while (!signal.aborted && Date.now() < seenBy && !(await isUploading(this.ctx.sql, this.ctx.accountIds[this.account]!))) await pause(50, signal);
       while (!signal.aborted && this.plans.length > 0) {
-        await sleep(100 + Math.random() * 300, signal);
+        await pause(100 + Math.random() * 300, signal);
         if (signal.aborted) return;
         this.sent += 1;
         // note: not stopped mid-request: a write once sent is seen through to its answer.

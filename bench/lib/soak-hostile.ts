@@ -1,4 +1,5 @@
 import type postgres from 'postgres';
+import { pause } from './pause.js';
 import { percentile } from './stats.js';
 import type { SoakLog } from './soak-log.js';
 import { rssMb } from './soak-memory.js';
@@ -233,17 +234,6 @@ async function sendHostile(ctx: HostileContext, kind: HostileKind, requestId: st
   return attempt;
 }
 
-const sleep = (ms: number, signal: AbortSignal) =>
-  new Promise<void>((resolve) => {
-    const done = () => {
-      clearTimeout(timer);
-      signal.removeEventListener('abort', done);
-      resolve();
-    };
-    const timer = setTimeout(done, Math.max(0, ms));
-    signal.addEventListener('abort', done, { once: true });
-  });
-
 /**
  * One hostile client: the three kinds in turn, one upload at a time (the account's file-import
  * cap allows two in progress), a pause between them, until the load stops.
@@ -259,7 +249,7 @@ export async function runHostileSender(ctx: HostileContext, sender: number): Pro
     if (attempt.verdict !== 'refused') {
       ctx.log.note(`hostile ${attempt.requestId} ${kind} -> ${attempt.outcome} ${attempt.detail ?? ''} (${attempt.verdict}${attempt.why ? `: ${attempt.why}` : ''})`);
     }
-    await sleep(ctx.pauseMs * (0.5 + Math.random()), stopOrAbort);
+    await pause(ctx.pauseMs * (0.5 + Math.random()), stopOrAbort);
   }
 }
 

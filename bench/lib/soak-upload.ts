@@ -1,4 +1,5 @@
 import { once } from 'node:events';
+import { pause } from './pause.js';
 import { request, type IncomingHttpHeaders } from 'node:http';
 import { connect } from 'node:net';
 import { requestHead } from '../../test/support/raw-http.js';
@@ -119,16 +120,6 @@ export async function sendUpload(upload: UploadRequest): Promise<UploadOutcome> 
     else req.destroy();
     settled.abort();
   };
-  const wait = (ms: number, signal: AbortSignal) =>
-    new Promise<void>((resolve) => {
-      const done = () => {
-        clearTimeout(pause);
-        signal.removeEventListener('abort', done);
-        resolve();
-      };
-      const pause = setTimeout(done, Math.max(0, ms));
-      signal.addEventListener('abort', done, { once: true });
-    });
 
   try {
     let written = 0;
@@ -136,7 +127,7 @@ export async function sendUpload(upload: UploadRequest): Promise<UploadOutcome> 
       if (stopWriting.aborted) break;
       const gap = written > 0 && upload.gapMs !== undefined ? upload.gapMs() : 0;
       if (gap > 0) {
-        await wait(gap, stopWriting);
+        await pause(gap, stopWriting);
         if (stopWriting.aborted) break;
       }
       if (upload.hangUpAfter === written) {
@@ -154,7 +145,7 @@ export async function sendUpload(upload: UploadRequest): Promise<UploadOutcome> 
       if (upload.hangUpAfter === 'all') {
         // note: the file is whole; closing a few milliseconds later lands before, during or
         // after the acceptance, which the retry must meet whichever it was.
-        await wait(Math.random() * 30, settled.signal);
+        await pause(Math.random() * 30, settled.signal);
         if (!settled.signal.aborted) hangUp();
       }
     }
