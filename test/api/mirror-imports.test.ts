@@ -142,6 +142,19 @@ describe('POST /v1/api/imports?mode=mirror (a file that mirrors the catalogue)',
     expect((await rowsOf(account)).map((row) => row.external_id)).toEqual([...ids('F', 8), null, null]);
   });
 
+  it('turns the percentage off with max_removal=100 even when the catalogue it replaces has no active row: the archived rows left out are deleted; under the default guard they are held', async () => {
+    const held = await catalogue('H', 3);
+    await service.sql`update listings set archived_at = now() - interval '1 day' where account_id = ${held.account.id} and external_id is not null`;
+    const kept = await mirror(held.key, '&missing=delete', ndjson([validListing({ external_id: 'H-new' })]));
+    expect(kept.removal).toMatchObject({ state: 'held', rows: 3 });
+
+    const off = await catalogue('J', 3);
+    await service.sql`update listings set archived_at = now() - interval '1 day' where account_id = ${off.account.id} and external_id is not null`;
+    const done = await mirror(off.key, '&missing=delete&max_removal=100', ndjson([validListing({ external_id: 'J-new' })]));
+    expect(done).toMatchObject({ removal: { state: 'done', rows: 3 }, rows: { deleted: 3 } });
+    expect((await rowsOf(off.account)).map((row) => row.external_id)).toEqual(['J-new', null, null]);
+  });
+
   it('counts a row restored by the mirror itself as present: an archived row in the file comes back', async () => {
     const { account, key } = await catalogue('G', 10);
     await service.sql`update listings set archived_at = now() - interval '1 day' where account_id = ${account.id} and external_id = 'G-0'`;
