@@ -46,7 +46,11 @@ export function errorResponse(
   schema: z.ZodType = ErrorBodySchema,
   sometimes: readonly ResponseHeaderName[] = [],
 ): JsonResponse {
-  const codes = z.object({ code: z.string().meta({ description: ERROR_CODE_DESCRIPTION, enum: codesOf(examples), [OPEN_ENUM]: true }) }).meta({ additionalProperties: true });
+  // note: the list says nothing of the other fields: the shape's component closes the body.
+  // `additionalProperties: false` (zod's default) would refuse the shape's `error` beside it, and
+  // `true` becomes an index signature in a generated client, whose union over the statuses then
+  // loses the shape's own fields (a 400's row `errors`, issue 44); so it is left out.
+  const codes = z.object({ code: z.string().meta({ description: ERROR_CODE_DESCRIPTION, enum: codesOf(examples), [OPEN_ENUM]: true }) }).meta({ additionalProperties: undefined });
   return jsonResponse(z.intersection(schema, codes), { description, headers, sometimes, examples });
 }
 

@@ -1411,12 +1411,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"] & ({
+                    "application/json": components["schemas"]["Error"] & {
                         /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
                         code: "origin_not_allowed" | string;
-                    } & {
-                        [key: string]: unknown;
-                    });
+                    };
                 };
             };
             /** @description An unexpected failure. A GET is safe to retry; after a bulk import, retry with the same `Idempotency-Key` (or check what was created). */
@@ -1426,12 +1424,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["RequestIdError"] & ({
+                    "application/json": components["schemas"]["RequestIdError"] & {
                         /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
                         code: "internal_error" | string;
-                    } & {
-                        [key: string]: unknown;
-                    });
+                    };
                 };
             };
             /** @description Degraded: the failing check is `down`. Or the process is shutting down (a load balancer should stop sending it requests): the error `service_unavailable`, with `Retry-After`. */
@@ -1478,12 +1474,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"] & ({
+                    "application/json": components["schemas"]["Error"] & {
                         /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
                         code: ("missing_api_key" | "invalid_api_key" | "api_key_expired") | string;
-                    } & {
-                        [key: string]: unknown;
-                    });
+                    };
                 };
             };
             /** @description The account is not on an Enterprise or Global subscription. */
@@ -1493,12 +1487,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["TierError"] & ({
+                    "application/json": components["schemas"]["TierError"] & {
                         /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
                         code: "subscription_required" | string;
-                    } & {
-                        [key: string]: unknown;
-                    });
+                    };
                 };
             };
             /** @description The key does not work from this client address (`ip_not_allowed`, counts toward the IP lockout, spends no quota), or a browser sent an Origin that is not allowed. */
@@ -1508,12 +1500,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"] & ({
+                    "application/json": components["schemas"]["Error"] & {
                         /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
                         code: ("ip_not_allowed" | "origin_not_allowed") | string;
-                    } & {
-                        [key: string]: unknown;
-                    });
+                    };
                 };
             };
             /** @description The account's per-minute or per-day limit is reached (all its keys share them), or this IP is locked out after 20 failed authentications in 5 minutes. Nothing was done; retry after `Retry-After` seconds. */
@@ -1536,12 +1526,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["RetryLaterError"] & ({
+                    "application/json": components["schemas"]["RetryLaterError"] & {
                         /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
                         code: ("rate_limited_minute" | "rate_limited_day" | "locked_out") | string;
-                    } & {
-                        [key: string]: unknown;
-                    });
+                    };
                 };
             };
             /** @description An unexpected failure. A GET is safe to retry; after a bulk import, retry with the same `Idempotency-Key` (or check what was created). */
@@ -1563,12 +1551,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["RequestIdError"] & ({
+                    "application/json": components["schemas"]["RequestIdError"] & {
                         /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
                         code: "internal_error" | string;
-                    } & {
-                        [key: string]: unknown;
-                    });
+                    };
                 };
             };
             /** @description A dependency (PostgreSQL or Redis) is unavailable. Nothing was written; retry after `Retry-After` seconds. */
@@ -1579,12 +1565,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["RetryLaterError"] & ({
+                    "application/json": components["schemas"]["RetryLaterError"] & {
                         /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
                         code: "service_unavailable" | string;
-                    } & {
-                        [key: string]: unknown;
-                    });
+                    };
                 };
             };
         };
@@ -1670,12 +1654,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["BulkRequestError"] & ({
+                    "application/json": components["schemas"]["BulkRequestError"] & {
                         /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
                         code: ("no_valid_rows" | "too_many_rows" | "no_rows" | "missing_rows_array" | "invalid_json" | "invalid_idempotency_key" | "bad_request" | "invalid_dry_run" | "dry_run_with_idempotency_key" | "invalid_update" | "unknown_query_parameter") | string;
-                    } & {
-                        [key: string]: unknown;
-                    });
+                    };
                 };
             };
             /** @description The key is missing, malformed, unknown, revoked or expired (`api_key_expired`). Counts toward the IP lockout. */
@@ -1685,12 +1667,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"] & ({
+                    "application/json": components["schemas"]["Error"] & {
                         /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
                         code: ("missing_api_key" | "invalid_api_key" | "api_key_expired") | string;
-                    } & {
-                        [key: string]: unknown;
-                    });
+                    };
                 };
             };
             /** @description The account is not on an Enterprise or Global subscription. */
@@ -1700,12 +1680,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["TierError"] & ({
+                    "application/json": components["schemas"]["TierError"] & {
                         /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
                         code: "subscription_required" | string;
-                    } & {
-                        [key: string]: unknown;
-                    });
+                    };
                 };
             };
             /** @description The key lacks the required scope (named in underscore form), the key does not work from this client address (`ip_not_allowed`, counts toward the IP lockout, spends no quota), or a browser sent an Origin that is not allowed. */
@@ -1727,12 +1705,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"] & ({
+                    "application/json": components["schemas"]["Error"] & {
                         /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
                         code: ("missing_scope" | "ip_not_allowed" | "origin_not_allowed") | string;
-                    } & {
-                        [key: string]: unknown;
-                    });
+                    };
                 };
             };
             /** @description The body is over the endpoint's limit; nothing was read or written. */
@@ -1754,12 +1730,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["TooLargeError"] & ({
+                    "application/json": components["schemas"]["TooLargeError"] & {
                         /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
                         code: "body_too_large" | string;
-                    } & {
-                        [key: string]: unknown;
-                    });
+                    };
                 };
             };
             /** @description The body is not sent as `application/json`. */
@@ -1781,12 +1755,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"] & ({
+                    "application/json": components["schemas"]["Error"] & {
                         /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
                         code: "unsupported_media_type" | string;
-                    } & {
-                        [key: string]: unknown;
-                    });
+                    };
                 };
             };
             /** @description The `Idempotency-Key` was used before with another body (or on the other bulk endpoint). Nothing was written. */
@@ -1808,12 +1780,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"] & ({
+                    "application/json": components["schemas"]["Error"] & {
                         /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
                         code: "idempotency_key_reused" | string;
-                    } & {
-                        [key: string]: unknown;
-                    });
+                    };
                 };
             };
             /** @description The account's per-minute or per-day limit is reached, or it already has `ACCOUNT_MAX_IN_FLIGHT` imports in flight (10 by default, across all replicas), or this IP is locked out after 20 failed authentications in 5 minutes. Nothing was done; retry after `Retry-After` seconds. */
@@ -1836,12 +1806,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["RetryLaterError"] & ({
+                    "application/json": components["schemas"]["RetryLaterError"] & {
                         /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
                         code: ("rate_limited_minute" | "rate_limited_day" | "too_many_concurrent_requests" | "locked_out") | string;
-                    } & {
-                        [key: string]: unknown;
-                    });
+                    };
                 };
             };
             /** @description An unexpected failure. A GET is safe to retry; after a bulk import, retry with the same `Idempotency-Key` (or check what was created). */
@@ -1863,12 +1831,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["RequestIdError"] & ({
+                    "application/json": components["schemas"]["RequestIdError"] & {
                         /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
                         code: "internal_error" | string;
-                    } & {
-                        [key: string]: unknown;
-                    });
+                    };
                 };
             };
             /** @description Nothing was written; retry after `Retry-After` seconds, with the same `Idempotency-Key`. `Service overloaded, retry shortly`: this API process is overloaded (decided after the in-flight cap, before the body is read), or too many large bodies wait to be read. */
@@ -1893,12 +1859,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["RetryLaterError"] & ({
+                    "application/json": components["schemas"]["RetryLaterError"] & {
                         /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
                         code: ("workers_unavailable" | "import_failed" | "service_unavailable" | "overloaded") | string;
-                    } & {
-                        [key: string]: unknown;
-                    });
+                    };
                 };
             };
             /** @description The import is still running and its outcome is not known yet. Watch it at `Location` (`GET /v1/api/imports/{id}`) until it reads `completed` or `failed`, or retry with the same `Idempotency-Key`: you get its real result, never a second run. */
@@ -1922,12 +1886,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["RequestIdError"] & ({
+                    "application/json": components["schemas"]["RequestIdError"] & {
                         /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
                         code: "import_still_running" | string;
-                    } & {
-                        [key: string]: unknown;
-                    });
+                    };
                 };
             };
         };
@@ -2013,12 +1975,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["BulkRequestError"] & ({
+                    "application/json": components["schemas"]["BulkRequestError"] & {
                         /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
                         code: ("no_valid_rows" | "too_many_rows" | "no_rows" | "missing_rows_array" | "invalid_json" | "invalid_idempotency_key" | "bad_request" | "invalid_dry_run" | "dry_run_with_idempotency_key" | "invalid_update" | "unknown_query_parameter") | string;
-                    } & {
-                        [key: string]: unknown;
-                    });
+                    };
                 };
             };
             /** @description The key is missing, malformed, unknown, revoked or expired (`api_key_expired`). Counts toward the IP lockout. */
@@ -2028,12 +1988,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"] & ({
+                    "application/json": components["schemas"]["Error"] & {
                         /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
                         code: ("missing_api_key" | "invalid_api_key" | "api_key_expired") | string;
-                    } & {
-                        [key: string]: unknown;
-                    });
+                    };
                 };
             };
             /** @description The account is not on an Enterprise or Global subscription. */
@@ -2043,12 +2001,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["TierError"] & ({
+                    "application/json": components["schemas"]["TierError"] & {
                         /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
                         code: "subscription_required" | string;
-                    } & {
-                        [key: string]: unknown;
-                    });
+                    };
                 };
             };
             /** @description The key lacks the required scope (named in underscore form), the key does not work from this client address (`ip_not_allowed`, counts toward the IP lockout, spends no quota), or a browser sent an Origin that is not allowed. */
@@ -2070,12 +2026,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"] & ({
+                    "application/json": components["schemas"]["Error"] & {
                         /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
                         code: ("missing_scope" | "ip_not_allowed" | "origin_not_allowed") | string;
-                    } & {
-                        [key: string]: unknown;
-                    });
+                    };
                 };
             };
             /** @description The body is over the endpoint's limit; nothing was read or written. */
@@ -2097,12 +2051,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["TooLargeError"] & ({
+                    "application/json": components["schemas"]["TooLargeError"] & {
                         /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
                         code: "body_too_large" | string;
-                    } & {
-                        [key: string]: unknown;
-                    });
+                    };
                 };
             };
             /** @description The body is not sent as `application/json`. */
@@ -2124,12 +2076,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"] & ({
+                    "application/json": components["schemas"]["Error"] & {
                         /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
                         code: "unsupported_media_type" | string;
-                    } & {
-                        [key: string]: unknown;
-                    });
+                    };
                 };
             };
             /** @description The `Idempotency-Key` was used before with another body (or on the other bulk endpoint). Nothing was written. */
@@ -2151,12 +2101,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"] & ({
+                    "application/json": components["schemas"]["Error"] & {
                         /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
                         code: "idempotency_key_reused" | string;
-                    } & {
-                        [key: string]: unknown;
-                    });
+                    };
                 };
             };
             /** @description The account's per-minute or per-day limit is reached, or it already has `ACCOUNT_MAX_IN_FLIGHT` imports in flight (10 by default, across all replicas), or this IP is locked out after 20 failed authentications in 5 minutes. Nothing was done; retry after `Retry-After` seconds. */
@@ -2179,12 +2127,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["RetryLaterError"] & ({
+                    "application/json": components["schemas"]["RetryLaterError"] & {
                         /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
                         code: ("rate_limited_minute" | "rate_limited_day" | "too_many_concurrent_requests" | "locked_out") | string;
-                    } & {
-                        [key: string]: unknown;
-                    });
+                    };
                 };
             };
             /** @description An unexpected failure. A GET is safe to retry; after a bulk import, retry with the same `Idempotency-Key` (or check what was created). */
@@ -2206,12 +2152,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["RequestIdError"] & ({
+                    "application/json": components["schemas"]["RequestIdError"] & {
                         /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
                         code: "internal_error" | string;
-                    } & {
-                        [key: string]: unknown;
-                    });
+                    };
                 };
             };
             /** @description Nothing was written; retry after `Retry-After` seconds, with the same `Idempotency-Key`. `Service overloaded, retry shortly`: this API process is overloaded (decided after the in-flight cap, before the body is read), or too many large bodies wait to be read. */
@@ -2236,12 +2180,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["RetryLaterError"] & ({
+                    "application/json": components["schemas"]["RetryLaterError"] & {
                         /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
                         code: ("workers_unavailable" | "import_failed" | "service_unavailable" | "overloaded") | string;
-                    } & {
-                        [key: string]: unknown;
-                    });
+                    };
                 };
             };
             /** @description The import is still running and its outcome is not known yet. Watch it at `Location` (`GET /v1/api/imports/{id}`) until it reads `completed` or `failed`, or retry with the same `Idempotency-Key`: you get its real result, never a second run. */
@@ -2265,12 +2207,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["RequestIdError"] & ({
+                    "application/json": components["schemas"]["RequestIdError"] & {
                         /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
                         code: "import_still_running" | string;
-                    } & {
-                        [key: string]: unknown;
-                    });
+                    };
                 };
             };
         };
@@ -2347,12 +2287,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["BulkRequestError"] & ({
+                    "application/json": components["schemas"]["BulkRequestError"] & {
                         /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
                         code: ("no_valid_rows" | "too_many_rows" | "no_rows" | "missing_entries_array" | "invalid_json" | "invalid_idempotency_key" | "bad_request" | "invalid_dry_run" | "dry_run_with_idempotency_key" | "invalid_update" | "unknown_query_parameter") | string;
-                    } & {
-                        [key: string]: unknown;
-                    });
+                    };
                 };
             };
             /** @description The key is missing, malformed, unknown, revoked or expired (`api_key_expired`). Counts toward the IP lockout. */
@@ -2362,12 +2300,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"] & ({
+                    "application/json": components["schemas"]["Error"] & {
                         /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
                         code: ("missing_api_key" | "invalid_api_key" | "api_key_expired") | string;
-                    } & {
-                        [key: string]: unknown;
-                    });
+                    };
                 };
             };
             /** @description The account is not on an Enterprise or Global subscription. */
@@ -2377,12 +2313,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["TierError"] & ({
+                    "application/json": components["schemas"]["TierError"] & {
                         /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
                         code: "subscription_required" | string;
-                    } & {
-                        [key: string]: unknown;
-                    });
+                    };
                 };
             };
             /** @description The key lacks the required scope (named in underscore form), the key does not work from this client address (`ip_not_allowed`, counts toward the IP lockout, spends no quota), or a browser sent an Origin that is not allowed. */
@@ -2404,12 +2338,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"] & ({
+                    "application/json": components["schemas"]["Error"] & {
                         /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
                         code: ("missing_scope" | "ip_not_allowed" | "origin_not_allowed") | string;
-                    } & {
-                        [key: string]: unknown;
-                    });
+                    };
                 };
             };
             /** @description The body is over the endpoint's limit; nothing was read or written. */
@@ -2431,12 +2363,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["TooLargeError"] & ({
+                    "application/json": components["schemas"]["TooLargeError"] & {
                         /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
                         code: "body_too_large" | string;
-                    } & {
-                        [key: string]: unknown;
-                    });
+                    };
                 };
             };
             /** @description The body is not sent as `application/json`. */
@@ -2458,12 +2388,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"] & ({
+                    "application/json": components["schemas"]["Error"] & {
                         /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
                         code: "unsupported_media_type" | string;
-                    } & {
-                        [key: string]: unknown;
-                    });
+                    };
                 };
             };
             /** @description The `Idempotency-Key` was used before with another body or on another endpoint. Nothing was changed. */
@@ -2485,12 +2413,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"] & ({
+                    "application/json": components["schemas"]["Error"] & {
                         /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
                         code: "idempotency_key_reused" | string;
-                    } & {
-                        [key: string]: unknown;
-                    });
+                    };
                 };
             };
             /** @description The account's per-minute or per-day limit is reached, or it already has `ACCOUNT_MAX_IN_FLIGHT` imports in flight (10 by default, across all replicas), or this IP is locked out after 20 failed authentications in 5 minutes. Nothing was done; retry after `Retry-After` seconds. */
@@ -2513,12 +2439,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["RetryLaterError"] & ({
+                    "application/json": components["schemas"]["RetryLaterError"] & {
                         /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
                         code: ("rate_limited_minute" | "rate_limited_day" | "too_many_concurrent_requests" | "locked_out") | string;
-                    } & {
-                        [key: string]: unknown;
-                    });
+                    };
                 };
             };
             /** @description An unexpected failure. A GET is safe to retry; after a bulk import, retry with the same `Idempotency-Key` (or check what was created). */
@@ -2540,12 +2464,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["RequestIdError"] & ({
+                    "application/json": components["schemas"]["RequestIdError"] & {
                         /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
                         code: "internal_error" | string;
-                    } & {
-                        [key: string]: unknown;
-                    });
+                    };
                 };
             };
             /** @description Nothing was changed; retry after `Retry-After` seconds, with the same `Idempotency-Key`. `Service overloaded, retry shortly`: this API process is overloaded (decided after the in-flight cap, before the body is read), or too many large bodies wait to be read. */
@@ -2570,12 +2492,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["RetryLaterError"] & ({
+                    "application/json": components["schemas"]["RetryLaterError"] & {
                         /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
                         code: ("workers_unavailable" | "import_failed" | "service_unavailable" | "overloaded") | string;
-                    } & {
-                        [key: string]: unknown;
-                    });
+                    };
                 };
             };
             /** @description The import is still running and its outcome is not known yet. Watch it at `Location` (`GET /v1/api/imports/{id}`) until it reads `completed` or `failed`, or retry with the same `Idempotency-Key`: you get its real result, never a second run. */
@@ -2599,12 +2519,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["RequestIdError"] & ({
+                    "application/json": components["schemas"]["RequestIdError"] & {
                         /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
                         code: "import_still_running" | string;
-                    } & {
-                        [key: string]: unknown;
-                    });
+                    };
                 };
             };
         };
@@ -2681,12 +2599,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["BulkRequestError"] & ({
+                    "application/json": components["schemas"]["BulkRequestError"] & {
                         /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
                         code: ("no_valid_rows" | "too_many_rows" | "no_rows" | "missing_entries_array" | "invalid_json" | "invalid_idempotency_key" | "bad_request" | "invalid_dry_run" | "dry_run_with_idempotency_key" | "invalid_update" | "unknown_query_parameter") | string;
-                    } & {
-                        [key: string]: unknown;
-                    });
+                    };
                 };
             };
             /** @description The key is missing, malformed, unknown, revoked or expired (`api_key_expired`). Counts toward the IP lockout. */
@@ -2696,12 +2612,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"] & ({
+                    "application/json": components["schemas"]["Error"] & {
                         /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
                         code: ("missing_api_key" | "invalid_api_key" | "api_key_expired") | string;
-                    } & {
-                        [key: string]: unknown;
-                    });
+                    };
                 };
             };
             /** @description The account is not on an Enterprise or Global subscription. */
@@ -2711,12 +2625,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["TierError"] & ({
+                    "application/json": components["schemas"]["TierError"] & {
                         /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
                         code: "subscription_required" | string;
-                    } & {
-                        [key: string]: unknown;
-                    });
+                    };
                 };
             };
             /** @description The key lacks the required scope (named in underscore form), the key does not work from this client address (`ip_not_allowed`, counts toward the IP lockout, spends no quota), or a browser sent an Origin that is not allowed. */
@@ -2738,12 +2650,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"] & ({
+                    "application/json": components["schemas"]["Error"] & {
                         /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
                         code: ("missing_scope" | "ip_not_allowed" | "origin_not_allowed") | string;
-                    } & {
-                        [key: string]: unknown;
-                    });
+                    };
                 };
             };
             /** @description The body is over the endpoint's limit; nothing was read or written. */
@@ -2765,12 +2675,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["TooLargeError"] & ({
+                    "application/json": components["schemas"]["TooLargeError"] & {
                         /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
                         code: "body_too_large" | string;
-                    } & {
-                        [key: string]: unknown;
-                    });
+                    };
                 };
             };
             /** @description The body is not sent as `application/json`. */
@@ -2792,12 +2700,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"] & ({
+                    "application/json": components["schemas"]["Error"] & {
                         /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
                         code: "unsupported_media_type" | string;
-                    } & {
-                        [key: string]: unknown;
-                    });
+                    };
                 };
             };
             /** @description The `Idempotency-Key` was used before with another body or on another endpoint. Nothing was changed. */
@@ -2819,12 +2725,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"] & ({
+                    "application/json": components["schemas"]["Error"] & {
                         /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
                         code: "idempotency_key_reused" | string;
-                    } & {
-                        [key: string]: unknown;
-                    });
+                    };
                 };
             };
             /** @description The account's per-minute or per-day limit is reached, or it already has `ACCOUNT_MAX_IN_FLIGHT` imports in flight (10 by default, across all replicas), or this IP is locked out after 20 failed authentications in 5 minutes. Nothing was done; retry after `Retry-After` seconds. */
@@ -2847,12 +2751,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["RetryLaterError"] & ({
+                    "application/json": components["schemas"]["RetryLaterError"] & {
                         /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
                         code: ("rate_limited_minute" | "rate_limited_day" | "too_many_concurrent_requests" | "locked_out") | string;
-                    } & {
-                        [key: string]: unknown;
-                    });
+                    };
                 };
             };
             /** @description An unexpected failure. A GET is safe to retry; after a bulk import, retry with the same `Idempotency-Key` (or check what was created). */
@@ -2874,12 +2776,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["RequestIdError"] & ({
+                    "application/json": components["schemas"]["RequestIdError"] & {
                         /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
                         code: "internal_error" | string;
-                    } & {
-                        [key: string]: unknown;
-                    });
+                    };
                 };
             };
             /** @description Nothing was changed; retry after `Retry-After` seconds, with the same `Idempotency-Key`. `Service overloaded, retry shortly`: this API process is overloaded (decided after the in-flight cap, before the body is read), or too many large bodies wait to be read. */
@@ -2904,12 +2804,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["RetryLaterError"] & ({
+                    "application/json": components["schemas"]["RetryLaterError"] & {
                         /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
                         code: ("workers_unavailable" | "import_failed" | "service_unavailable" | "overloaded") | string;
-                    } & {
-                        [key: string]: unknown;
-                    });
+                    };
                 };
             };
             /** @description The import is still running and its outcome is not known yet. Watch it at `Location` (`GET /v1/api/imports/{id}`) until it reads `completed` or `failed`, or retry with the same `Idempotency-Key`: you get its real result, never a second run. */
@@ -2933,12 +2831,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["RequestIdError"] & ({
+                    "application/json": components["schemas"]["RequestIdError"] & {
                         /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
                         code: "import_still_running" | string;
-                    } & {
-                        [key: string]: unknown;
-                    });
+                    };
                 };
             };
         };
@@ -3015,12 +2911,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["BulkRequestError"] & ({
+                    "application/json": components["schemas"]["BulkRequestError"] & {
                         /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
                         code: ("no_valid_rows" | "too_many_rows" | "no_rows" | "missing_entries_array" | "invalid_json" | "invalid_idempotency_key" | "bad_request" | "invalid_dry_run" | "dry_run_with_idempotency_key" | "invalid_update" | "unknown_query_parameter") | string;
-                    } & {
-                        [key: string]: unknown;
-                    });
+                    };
                 };
             };
             /** @description The key is missing, malformed, unknown, revoked or expired (`api_key_expired`). Counts toward the IP lockout. */
@@ -3030,12 +2924,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"] & ({
+                    "application/json": components["schemas"]["Error"] & {
                         /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
                         code: ("missing_api_key" | "invalid_api_key" | "api_key_expired") | string;
-                    } & {
-                        [key: string]: unknown;
-                    });
+                    };
                 };
             };
             /** @description The account is not on an Enterprise or Global subscription. */
@@ -3045,12 +2937,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["TierError"] & ({
+                    "application/json": components["schemas"]["TierError"] & {
                         /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
                         code: "subscription_required" | string;
-                    } & {
-                        [key: string]: unknown;
-                    });
+                    };
                 };
             };
             /** @description The key lacks the required scope (named in underscore form), the key does not work from this client address (`ip_not_allowed`, counts toward the IP lockout, spends no quota), or a browser sent an Origin that is not allowed. */
@@ -3072,12 +2962,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"] & ({
+                    "application/json": components["schemas"]["Error"] & {
                         /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
                         code: ("missing_scope" | "ip_not_allowed" | "origin_not_allowed") | string;
-                    } & {
-                        [key: string]: unknown;
-                    });
+                    };
                 };
             };
             /** @description The body is over the endpoint's limit; nothing was read or written. */
@@ -3099,12 +2987,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["TooLargeError"] & ({
+                    "application/json": components["schemas"]["TooLargeError"] & {
                         /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
                         code: "body_too_large" | string;
-                    } & {
-                        [key: string]: unknown;
-                    });
+                    };
                 };
             };
             /** @description The body is not sent as `application/json`. */
@@ -3126,12 +3012,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"] & ({
+                    "application/json": components["schemas"]["Error"] & {
                         /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
                         code: "unsupported_media_type" | string;
-                    } & {
-                        [key: string]: unknown;
-                    });
+                    };
                 };
             };
             /** @description The `Idempotency-Key` was used before with another body or on another endpoint. Nothing was changed. */
@@ -3153,12 +3037,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"] & ({
+                    "application/json": components["schemas"]["Error"] & {
                         /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
                         code: "idempotency_key_reused" | string;
-                    } & {
-                        [key: string]: unknown;
-                    });
+                    };
                 };
             };
             /** @description The account's per-minute or per-day limit is reached, or it already has `ACCOUNT_MAX_IN_FLIGHT` imports in flight (10 by default, across all replicas), or this IP is locked out after 20 failed authentications in 5 minutes. Nothing was done; retry after `Retry-After` seconds. */
@@ -3181,12 +3063,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["RetryLaterError"] & ({
+                    "application/json": components["schemas"]["RetryLaterError"] & {
                         /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
                         code: ("rate_limited_minute" | "rate_limited_day" | "too_many_concurrent_requests" | "locked_out") | string;
-                    } & {
-                        [key: string]: unknown;
-                    });
+                    };
                 };
             };
             /** @description An unexpected failure. A GET is safe to retry; after a bulk import, retry with the same `Idempotency-Key` (or check what was created). */
@@ -3208,12 +3088,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["RequestIdError"] & ({
+                    "application/json": components["schemas"]["RequestIdError"] & {
                         /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
                         code: "internal_error" | string;
-                    } & {
-                        [key: string]: unknown;
-                    });
+                    };
                 };
             };
             /** @description Nothing was changed; retry after `Retry-After` seconds, with the same `Idempotency-Key`. `Service overloaded, retry shortly`: this API process is overloaded (decided after the in-flight cap, before the body is read), or too many large bodies wait to be read. */
@@ -3238,12 +3116,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["RetryLaterError"] & ({
+                    "application/json": components["schemas"]["RetryLaterError"] & {
                         /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
                         code: ("workers_unavailable" | "import_failed" | "service_unavailable" | "overloaded") | string;
-                    } & {
-                        [key: string]: unknown;
-                    });
+                    };
                 };
             };
             /** @description The import is still running and its outcome is not known yet. Watch it at `Location` (`GET /v1/api/imports/{id}`) until it reads `completed` or `failed`, or retry with the same `Idempotency-Key`: you get its real result, never a second run. */
@@ -3267,12 +3143,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["RequestIdError"] & ({
+                    "application/json": components["schemas"]["RequestIdError"] & {
                         /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
                         code: "import_still_running" | string;
-                    } & {
-                        [key: string]: unknown;
-                    });
+                    };
                 };
             };
         };
@@ -3349,12 +3223,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["BulkRequestError"] & ({
+                    "application/json": components["schemas"]["BulkRequestError"] & {
                         /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
                         code: ("no_valid_rows" | "too_many_rows" | "no_rows" | "missing_entries_array" | "invalid_json" | "invalid_idempotency_key" | "bad_request" | "invalid_dry_run" | "dry_run_with_idempotency_key" | "invalid_update" | "unknown_query_parameter") | string;
-                    } & {
-                        [key: string]: unknown;
-                    });
+                    };
                 };
             };
             /** @description The key is missing, malformed, unknown, revoked or expired (`api_key_expired`). Counts toward the IP lockout. */
@@ -3364,12 +3236,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"] & ({
+                    "application/json": components["schemas"]["Error"] & {
                         /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
                         code: ("missing_api_key" | "invalid_api_key" | "api_key_expired") | string;
-                    } & {
-                        [key: string]: unknown;
-                    });
+                    };
                 };
             };
             /** @description The account is not on an Enterprise or Global subscription. */
@@ -3379,12 +3249,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["TierError"] & ({
+                    "application/json": components["schemas"]["TierError"] & {
                         /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
                         code: "subscription_required" | string;
-                    } & {
-                        [key: string]: unknown;
-                    });
+                    };
                 };
             };
             /** @description The key lacks the required scope (named in underscore form), the key does not work from this client address (`ip_not_allowed`, counts toward the IP lockout, spends no quota), or a browser sent an Origin that is not allowed. */
@@ -3406,12 +3274,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"] & ({
+                    "application/json": components["schemas"]["Error"] & {
                         /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
                         code: ("missing_scope" | "ip_not_allowed" | "origin_not_allowed") | string;
-                    } & {
-                        [key: string]: unknown;
-                    });
+                    };
                 };
             };
             /** @description The body is over the endpoint's limit; nothing was read or written. */
@@ -3433,12 +3299,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["TooLargeError"] & ({
+                    "application/json": components["schemas"]["TooLargeError"] & {
                         /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
                         code: "body_too_large" | string;
-                    } & {
-                        [key: string]: unknown;
-                    });
+                    };
                 };
             };
             /** @description The body is not sent as `application/json`. */
@@ -3460,12 +3324,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"] & ({
+                    "application/json": components["schemas"]["Error"] & {
                         /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
                         code: "unsupported_media_type" | string;
-                    } & {
-                        [key: string]: unknown;
-                    });
+                    };
                 };
             };
             /** @description The `Idempotency-Key` was used before with another body or on another endpoint. Nothing was changed. */
@@ -3487,12 +3349,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"] & ({
+                    "application/json": components["schemas"]["Error"] & {
                         /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
                         code: "idempotency_key_reused" | string;
-                    } & {
-                        [key: string]: unknown;
-                    });
+                    };
                 };
             };
             /** @description The account's per-minute or per-day limit is reached, or it already has `ACCOUNT_MAX_IN_FLIGHT` imports in flight (10 by default, across all replicas), or this IP is locked out after 20 failed authentications in 5 minutes. Nothing was done; retry after `Retry-After` seconds. */
@@ -3515,12 +3375,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["RetryLaterError"] & ({
+                    "application/json": components["schemas"]["RetryLaterError"] & {
                         /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
                         code: ("rate_limited_minute" | "rate_limited_day" | "too_many_concurrent_requests" | "locked_out") | string;
-                    } & {
-                        [key: string]: unknown;
-                    });
+                    };
                 };
             };
             /** @description An unexpected failure. A GET is safe to retry; after a bulk import, retry with the same `Idempotency-Key` (or check what was created). */
@@ -3542,12 +3400,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["RequestIdError"] & ({
+                    "application/json": components["schemas"]["RequestIdError"] & {
                         /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
                         code: "internal_error" | string;
-                    } & {
-                        [key: string]: unknown;
-                    });
+                    };
                 };
             };
             /** @description Nothing was changed; retry after `Retry-After` seconds, with the same `Idempotency-Key`. `Service overloaded, retry shortly`: this API process is overloaded (decided after the in-flight cap, before the body is read), or too many large bodies wait to be read. */
@@ -3572,12 +3428,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["RetryLaterError"] & ({
+                    "application/json": components["schemas"]["RetryLaterError"] & {
                         /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
                         code: ("workers_unavailable" | "import_failed" | "service_unavailable" | "overloaded") | string;
-                    } & {
-                        [key: string]: unknown;
-                    });
+                    };
                 };
             };
             /** @description The import is still running and its outcome is not known yet. Watch it at `Location` (`GET /v1/api/imports/{id}`) until it reads `completed` or `failed`, or retry with the same `Idempotency-Key`: you get its real result, never a second run. */
@@ -3601,12 +3455,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["RequestIdError"] & ({
+                    "application/json": components["schemas"]["RequestIdError"] & {
                         /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
                         code: "import_still_running" | string;
-                    } & {
-                        [key: string]: unknown;
-                    });
+                    };
                 };
             };
         };
@@ -3660,12 +3512,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"] & ({
+                    "application/json": components["schemas"]["Error"] & {
                         /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
                         code: ("invalid_limit" | "unknown_starting_after" | "unknown_query_parameter") | string;
-                    } & {
-                        [key: string]: unknown;
-                    });
+                    };
                 };
             };
             /** @description The key is missing, malformed, unknown, revoked or expired (`api_key_expired`). Counts toward the IP lockout. */
@@ -3675,12 +3525,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"] & ({
+                    "application/json": components["schemas"]["Error"] & {
                         /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
                         code: ("missing_api_key" | "invalid_api_key" | "api_key_expired") | string;
-                    } & {
-                        [key: string]: unknown;
-                    });
+                    };
                 };
             };
             /** @description The account is not on an Enterprise or Global subscription. */
@@ -3690,12 +3538,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["TierError"] & ({
+                    "application/json": components["schemas"]["TierError"] & {
                         /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
                         code: "subscription_required" | string;
-                    } & {
-                        [key: string]: unknown;
-                    });
+                    };
                 };
             };
             /** @description The key lacks the required scope (named in underscore form), the key does not work from this client address (`ip_not_allowed`, counts toward the IP lockout, spends no quota), or a browser sent an Origin that is not allowed. */
@@ -3717,12 +3563,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"] & ({
+                    "application/json": components["schemas"]["Error"] & {
                         /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
                         code: ("missing_scope" | "ip_not_allowed" | "origin_not_allowed") | string;
-                    } & {
-                        [key: string]: unknown;
-                    });
+                    };
                 };
             };
             /** @description The account's per-minute or per-day limit is reached (all its keys share them), or this IP is locked out after 20 failed authentications in 5 minutes. Nothing was done; retry after `Retry-After` seconds. */
@@ -3745,12 +3589,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["RetryLaterError"] & ({
+                    "application/json": components["schemas"]["RetryLaterError"] & {
                         /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
                         code: ("rate_limited_minute" | "rate_limited_day" | "locked_out") | string;
-                    } & {
-                        [key: string]: unknown;
-                    });
+                    };
                 };
             };
             /** @description An unexpected failure. A GET is safe to retry; after a bulk import, retry with the same `Idempotency-Key` (or check what was created). */
@@ -3772,12 +3614,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["RequestIdError"] & ({
+                    "application/json": components["schemas"]["RequestIdError"] & {
                         /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
                         code: "internal_error" | string;
-                    } & {
-                        [key: string]: unknown;
-                    });
+                    };
                 };
             };
             /** @description A dependency (PostgreSQL or Redis) is unavailable. Nothing was written; retry after `Retry-After` seconds. */
@@ -3800,12 +3640,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["RetryLaterError"] & ({
+                    "application/json": components["schemas"]["RetryLaterError"] & {
                         /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
                         code: "service_unavailable" | string;
-                    } & {
-                        [key: string]: unknown;
-                    });
+                    };
                 };
             };
         };
@@ -3879,12 +3717,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["BulkRequestError"] & ({
+                    "application/json": components["schemas"]["BulkRequestError"] & {
                         /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
                         code: ("invalid_import_kind" | "invalid_update" | "invalid_mode" | "invalid_max_removal" | "removal_without_mirror" | "file_empty" | "file_not_utf8" | "file_unreadable" | "file_too_many_rows" | "no_valid_rows" | "invalid_idempotency_key" | "unknown_query_parameter" | "bad_request") | string;
-                    } & {
-                        [key: string]: unknown;
-                    });
+                    };
                 };
             };
             /** @description The key is missing, malformed, unknown, revoked or expired (`api_key_expired`). Counts toward the IP lockout. */
@@ -3894,12 +3730,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"] & ({
+                    "application/json": components["schemas"]["Error"] & {
                         /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
                         code: ("missing_api_key" | "invalid_api_key" | "api_key_expired") | string;
-                    } & {
-                        [key: string]: unknown;
-                    });
+                    };
                 };
             };
             /** @description The account is not on an Enterprise or Global subscription. */
@@ -3909,12 +3743,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["TierError"] & ({
+                    "application/json": components["schemas"]["TierError"] & {
                         /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
                         code: "subscription_required" | string;
-                    } & {
-                        [key: string]: unknown;
-                    });
+                    };
                 };
             };
             /** @description The key lacks the required scope (named in underscore form), the key does not work from this client address (`ip_not_allowed`, counts toward the IP lockout, spends no quota), or a browser sent an Origin that is not allowed. */
@@ -3936,12 +3768,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"] & ({
+                    "application/json": components["schemas"]["Error"] & {
                         /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
                         code: ("missing_scope" | "ip_not_allowed" | "origin_not_allowed") | string;
-                    } & {
-                        [key: string]: unknown;
-                    });
+                    };
                 };
             };
             /** @description The body is over the endpoint's limit; nothing was read or written. */
@@ -3963,12 +3793,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["TooLargeError"] & ({
+                    "application/json": components["schemas"]["TooLargeError"] & {
                         /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
                         code: "body_too_large" | string;
-                    } & {
-                        [key: string]: unknown;
-                    });
+                    };
                 };
             };
             /** @description The body is neither `application/x-ndjson` nor `text/csv`. */
@@ -3990,12 +3818,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"] & ({
+                    "application/json": components["schemas"]["Error"] & {
                         /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
                         code: "unsupported_file_media_type" | string;
-                    } & {
-                        [key: string]: unknown;
-                    });
+                    };
                 };
             };
             /** @description The `Idempotency-Key` was used before with another file (or another endpoint). Nothing was kept. */
@@ -4017,12 +3843,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"] & ({
+                    "application/json": components["schemas"]["Error"] & {
                         /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
                         code: "idempotency_key_reused" | string;
-                    } & {
-                        [key: string]: unknown;
-                    });
+                    };
                 };
             };
             /** @description The account already has `ACCOUNT_MAX_FILE_IMPORTS` file imports queued or running (2 by default), the day quota cannot take the file (charged as the bulk requests it replaces), the per-minute limit is reached, or this IP is locked out. Nothing was kept; retry after `Retry-After` seconds. */
@@ -4045,12 +3869,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["RetryLaterError"] & ({
+                    "application/json": components["schemas"]["RetryLaterError"] & {
                         /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
                         code: ("too_many_file_imports" | "rate_limited_day" | "rate_limited_minute" | "locked_out") | string;
-                    } & {
-                        [key: string]: unknown;
-                    });
+                    };
                 };
             };
             /** @description An unexpected failure. A GET is safe to retry; after a bulk import, retry with the same `Idempotency-Key` (or check what was created). */
@@ -4072,12 +3894,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["RequestIdError"] & ({
+                    "application/json": components["schemas"]["RequestIdError"] & {
                         /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
                         code: "internal_error" | string;
-                    } & {
-                        [key: string]: unknown;
-                    });
+                    };
                 };
             };
             /** @description Retry after `Retry-After` seconds, with the same `Idempotency-Key`. `Service overloaded, retry shortly`: this API process is overloaded or already receives `FILE_UPLOADS_PER_PROCESS` uploads (decided before the body is read; nothing was kept). `Service temporarily unavailable`: PostgreSQL or Redis is unavailable; nothing was kept. `Import may have been accepted; look it up before sending it again`: the database's answer to the commit that accepts the file was lost, so the file may be kept: `Location` names the import (404 there: it was not kept). */
@@ -4102,12 +3922,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["RetryLaterError"] & ({
+                    "application/json": components["schemas"]["RetryLaterError"] & {
                         /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
                         code: ("service_unavailable" | "overloaded" | "import_outcome_unknown") | string;
-                    } & {
-                        [key: string]: unknown;
-                    });
+                    };
                 };
             };
         };
@@ -4159,12 +3977,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"] & ({
+                    "application/json": components["schemas"]["Error"] & {
                         /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
                         code: "unknown_query_parameter" | string;
-                    } & {
-                        [key: string]: unknown;
-                    });
+                    };
                 };
             };
             /** @description The key is missing, malformed, unknown, revoked or expired (`api_key_expired`). Counts toward the IP lockout. */
@@ -4174,12 +3990,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"] & ({
+                    "application/json": components["schemas"]["Error"] & {
                         /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
                         code: ("missing_api_key" | "invalid_api_key" | "api_key_expired") | string;
-                    } & {
-                        [key: string]: unknown;
-                    });
+                    };
                 };
             };
             /** @description The account is not on an Enterprise or Global subscription. */
@@ -4189,12 +4003,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["TierError"] & ({
+                    "application/json": components["schemas"]["TierError"] & {
                         /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
                         code: "subscription_required" | string;
-                    } & {
-                        [key: string]: unknown;
-                    });
+                    };
                 };
             };
             /** @description The key lacks the required scope (named in underscore form), the key does not work from this client address (`ip_not_allowed`, counts toward the IP lockout, spends no quota), or a browser sent an Origin that is not allowed. */
@@ -4216,12 +4028,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"] & ({
+                    "application/json": components["schemas"]["Error"] & {
                         /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
                         code: ("missing_scope" | "ip_not_allowed" | "origin_not_allowed") | string;
-                    } & {
-                        [key: string]: unknown;
-                    });
+                    };
                 };
             };
             /** @description Not one of the account's imports: unknown, another account's, malformed, or purged after its retention. */
@@ -4243,12 +4053,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"] & ({
+                    "application/json": components["schemas"]["Error"] & {
                         /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
                         code: "import_not_found" | string;
-                    } & {
-                        [key: string]: unknown;
-                    });
+                    };
                 };
             };
             /** @description A path parameter is over 100 characters: refused before the route is reached, whatever else the request holds. */
@@ -4258,12 +4066,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"] & ({
+                    "application/json": components["schemas"]["Error"] & {
                         /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
                         code: "url_too_long" | string;
-                    } & {
-                        [key: string]: unknown;
-                    });
+                    };
                 };
             };
             /** @description The account's per-minute or per-day limit is reached (all its keys share them), or this IP is locked out after 20 failed authentications in 5 minutes. Nothing was done; retry after `Retry-After` seconds. */
@@ -4286,12 +4092,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["RetryLaterError"] & ({
+                    "application/json": components["schemas"]["RetryLaterError"] & {
                         /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
                         code: ("rate_limited_minute" | "rate_limited_day" | "locked_out") | string;
-                    } & {
-                        [key: string]: unknown;
-                    });
+                    };
                 };
             };
             /** @description An unexpected failure. A GET is safe to retry; after a bulk import, retry with the same `Idempotency-Key` (or check what was created). */
@@ -4313,12 +4117,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["RequestIdError"] & ({
+                    "application/json": components["schemas"]["RequestIdError"] & {
                         /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
                         code: "internal_error" | string;
-                    } & {
-                        [key: string]: unknown;
-                    });
+                    };
                 };
             };
             /** @description A dependency (PostgreSQL or Redis) is unavailable. Nothing was written; retry after `Retry-After` seconds. */
@@ -4341,12 +4143,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["RetryLaterError"] & ({
+                    "application/json": components["schemas"]["RetryLaterError"] & {
                         /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
                         code: "service_unavailable" | string;
-                    } & {
-                        [key: string]: unknown;
-                    });
+                    };
                 };
             };
         };
@@ -4408,12 +4208,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"] & ({
+                    "application/json": components["schemas"]["Error"] & {
                         /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
                         code: ("invalid_limit" | "invalid_starting_after" | "unknown_query_parameter") | string;
-                    } & {
-                        [key: string]: unknown;
-                    });
+                    };
                 };
             };
             /** @description The key is missing, malformed, unknown, revoked or expired (`api_key_expired`). Counts toward the IP lockout. */
@@ -4423,12 +4221,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"] & ({
+                    "application/json": components["schemas"]["Error"] & {
                         /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
                         code: ("missing_api_key" | "invalid_api_key" | "api_key_expired") | string;
-                    } & {
-                        [key: string]: unknown;
-                    });
+                    };
                 };
             };
             /** @description The account is not on an Enterprise or Global subscription. */
@@ -4438,12 +4234,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["TierError"] & ({
+                    "application/json": components["schemas"]["TierError"] & {
                         /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
                         code: "subscription_required" | string;
-                    } & {
-                        [key: string]: unknown;
-                    });
+                    };
                 };
             };
             /** @description The key lacks the required scope (named in underscore form), the key does not work from this client address (`ip_not_allowed`, counts toward the IP lockout, spends no quota), or a browser sent an Origin that is not allowed. */
@@ -4465,12 +4259,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"] & ({
+                    "application/json": components["schemas"]["Error"] & {
                         /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
                         code: ("missing_scope" | "ip_not_allowed" | "origin_not_allowed") | string;
-                    } & {
-                        [key: string]: unknown;
-                    });
+                    };
                 };
             };
             /** @description Not one of the account's imports: unknown, another account's, malformed, or purged after its retention. */
@@ -4492,12 +4284,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"] & ({
+                    "application/json": components["schemas"]["Error"] & {
                         /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
                         code: "import_not_found" | string;
-                    } & {
-                        [key: string]: unknown;
-                    });
+                    };
                 };
             };
             /** @description A path parameter is over 100 characters: refused before the route is reached, whatever else the request holds. */
@@ -4507,12 +4297,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"] & ({
+                    "application/json": components["schemas"]["Error"] & {
                         /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
                         code: "url_too_long" | string;
-                    } & {
-                        [key: string]: unknown;
-                    });
+                    };
                 };
             };
             /** @description The account's per-minute or per-day limit is reached (all its keys share them), or this IP is locked out after 20 failed authentications in 5 minutes. Nothing was done; retry after `Retry-After` seconds. */
@@ -4535,12 +4323,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["RetryLaterError"] & ({
+                    "application/json": components["schemas"]["RetryLaterError"] & {
                         /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
                         code: ("rate_limited_minute" | "rate_limited_day" | "locked_out") | string;
-                    } & {
-                        [key: string]: unknown;
-                    });
+                    };
                 };
             };
             /** @description An unexpected failure. A GET is safe to retry; after a bulk import, retry with the same `Idempotency-Key` (or check what was created). */
@@ -4562,12 +4348,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["RequestIdError"] & ({
+                    "application/json": components["schemas"]["RequestIdError"] & {
                         /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
                         code: "internal_error" | string;
-                    } & {
-                        [key: string]: unknown;
-                    });
+                    };
                 };
             };
             /** @description A dependency (PostgreSQL or Redis) is unavailable. Nothing was written; retry after `Retry-After` seconds. */
@@ -4590,12 +4374,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["RetryLaterError"] & ({
+                    "application/json": components["schemas"]["RetryLaterError"] & {
                         /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
                         code: "service_unavailable" | string;
-                    } & {
-                        [key: string]: unknown;
-                    });
+                    };
                 };
             };
         };
@@ -4652,12 +4434,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"] & ({
+                    "application/json": components["schemas"]["Error"] & {
                         /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
                         code: ("unknown_query_parameter" | "invalid_json" | "bad_request") | string;
-                    } & {
-                        [key: string]: unknown;
-                    });
+                    };
                 };
             };
             /** @description The key is missing, malformed, unknown, revoked or expired (`api_key_expired`). Counts toward the IP lockout. */
@@ -4667,12 +4447,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"] & ({
+                    "application/json": components["schemas"]["Error"] & {
                         /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
                         code: ("missing_api_key" | "invalid_api_key" | "api_key_expired") | string;
-                    } & {
-                        [key: string]: unknown;
-                    });
+                    };
                 };
             };
             /** @description The account is not on an Enterprise or Global subscription. */
@@ -4682,12 +4460,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["TierError"] & ({
+                    "application/json": components["schemas"]["TierError"] & {
                         /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
                         code: "subscription_required" | string;
-                    } & {
-                        [key: string]: unknown;
-                    });
+                    };
                 };
             };
             /** @description The key lacks the required scope (named in underscore form), the key does not work from this client address (`ip_not_allowed`, counts toward the IP lockout, spends no quota), or a browser sent an Origin that is not allowed. */
@@ -4709,12 +4485,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"] & ({
+                    "application/json": components["schemas"]["Error"] & {
                         /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
                         code: ("missing_scope" | "ip_not_allowed" | "origin_not_allowed") | string;
-                    } & {
-                        [key: string]: unknown;
-                    });
+                    };
                 };
             };
             /** @description Not one of the account's imports: unknown, another account's, malformed, or purged after its retention. */
@@ -4736,12 +4510,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"] & ({
+                    "application/json": components["schemas"]["Error"] & {
                         /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
                         code: "import_not_found" | string;
-                    } & {
-                        [key: string]: unknown;
-                    });
+                    };
                 };
             };
             /** @description The body is over the endpoint's limit; nothing was read or written. */
@@ -4763,12 +4535,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["TooLargeError"] & ({
+                    "application/json": components["schemas"]["TooLargeError"] & {
                         /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
                         code: "body_too_large" | string;
-                    } & {
-                        [key: string]: unknown;
-                    });
+                    };
                 };
             };
             /** @description A path parameter is over 100 characters: refused before the route is reached, whatever else the request holds. */
@@ -4778,12 +4548,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"] & ({
+                    "application/json": components["schemas"]["Error"] & {
                         /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
                         code: "url_too_long" | string;
-                    } & {
-                        [key: string]: unknown;
-                    });
+                    };
                 };
             };
             /** @description The body is not sent as `application/json`. */
@@ -4805,12 +4573,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"] & ({
+                    "application/json": components["schemas"]["Error"] & {
                         /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
                         code: "unsupported_media_type" | string;
-                    } & {
-                        [key: string]: unknown;
-                    });
+                    };
                 };
             };
             /** @description The account's per-minute or per-day limit is reached (all its keys share them), or this IP is locked out after 20 failed authentications in 5 minutes. Nothing was done; retry after `Retry-After` seconds. */
@@ -4833,12 +4599,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["RetryLaterError"] & ({
+                    "application/json": components["schemas"]["RetryLaterError"] & {
                         /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
                         code: ("rate_limited_minute" | "rate_limited_day" | "locked_out") | string;
-                    } & {
-                        [key: string]: unknown;
-                    });
+                    };
                 };
             };
             /** @description An unexpected failure. A GET is safe to retry; after a bulk import, retry with the same `Idempotency-Key` (or check what was created). */
@@ -4860,12 +4624,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["RequestIdError"] & ({
+                    "application/json": components["schemas"]["RequestIdError"] & {
                         /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
                         code: "internal_error" | string;
-                    } & {
-                        [key: string]: unknown;
-                    });
+                    };
                 };
             };
             /** @description PostgreSQL or Redis is unavailable, or a chunk of the import held it for more than 5 s. Nothing was cancelled; retry after `Retry-After` seconds. */
@@ -4888,12 +4650,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["RetryLaterError"] & ({
+                    "application/json": components["schemas"]["RetryLaterError"] & {
                         /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
                         code: "service_unavailable" | string;
-                    } & {
-                        [key: string]: unknown;
-                    });
+                    };
                 };
             };
         };
@@ -4956,12 +4716,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"] & ({
+                    "application/json": components["schemas"]["Error"] & {
                         /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
                         code: ("invalid_limit" | "invalid_row_starting_after" | "invalid_external_id" | "invalid_updated_since" | "invalid_archived" | "unknown_query_parameter") | string;
-                    } & {
-                        [key: string]: unknown;
-                    });
+                    };
                 };
             };
             /** @description The key is missing, malformed, unknown, revoked or expired (`api_key_expired`). Counts toward the IP lockout. */
@@ -4971,12 +4729,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"] & ({
+                    "application/json": components["schemas"]["Error"] & {
                         /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
                         code: ("missing_api_key" | "invalid_api_key" | "api_key_expired") | string;
-                    } & {
-                        [key: string]: unknown;
-                    });
+                    };
                 };
             };
             /** @description The account is not on an Enterprise or Global subscription. */
@@ -4986,12 +4742,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["TierError"] & ({
+                    "application/json": components["schemas"]["TierError"] & {
                         /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
                         code: "subscription_required" | string;
-                    } & {
-                        [key: string]: unknown;
-                    });
+                    };
                 };
             };
             /** @description The key lacks the required scope (named in underscore form), the key does not work from this client address (`ip_not_allowed`, counts toward the IP lockout, spends no quota), or a browser sent an Origin that is not allowed. */
@@ -5013,12 +4767,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"] & ({
+                    "application/json": components["schemas"]["Error"] & {
                         /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
                         code: ("missing_scope" | "ip_not_allowed" | "origin_not_allowed") | string;
-                    } & {
-                        [key: string]: unknown;
-                    });
+                    };
                 };
             };
             /** @description The account's per-minute or per-day limit is reached (all its keys share them), or this IP is locked out after 20 failed authentications in 5 minutes. Nothing was done; retry after `Retry-After` seconds. */
@@ -5041,12 +4793,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["RetryLaterError"] & ({
+                    "application/json": components["schemas"]["RetryLaterError"] & {
                         /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
                         code: ("rate_limited_minute" | "rate_limited_day" | "locked_out") | string;
-                    } & {
-                        [key: string]: unknown;
-                    });
+                    };
                 };
             };
             /** @description An unexpected failure. A GET is safe to retry; after a bulk import, retry with the same `Idempotency-Key` (or check what was created). */
@@ -5068,12 +4818,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["RequestIdError"] & ({
+                    "application/json": components["schemas"]["RequestIdError"] & {
                         /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
                         code: "internal_error" | string;
-                    } & {
-                        [key: string]: unknown;
-                    });
+                    };
                 };
             };
             /** @description A dependency (PostgreSQL or Redis) is unavailable. Nothing was written; retry after `Retry-After` seconds. */
@@ -5096,12 +4844,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["RetryLaterError"] & ({
+                    "application/json": components["schemas"]["RetryLaterError"] & {
                         /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
                         code: "service_unavailable" | string;
-                    } & {
-                        [key: string]: unknown;
-                    });
+                    };
                 };
             };
         };
@@ -5153,12 +4899,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"] & ({
+                    "application/json": components["schemas"]["Error"] & {
                         /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
                         code: "unknown_query_parameter" | string;
-                    } & {
-                        [key: string]: unknown;
-                    });
+                    };
                 };
             };
             /** @description The key is missing, malformed, unknown, revoked or expired (`api_key_expired`). Counts toward the IP lockout. */
@@ -5168,12 +4912,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"] & ({
+                    "application/json": components["schemas"]["Error"] & {
                         /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
                         code: ("missing_api_key" | "invalid_api_key" | "api_key_expired") | string;
-                    } & {
-                        [key: string]: unknown;
-                    });
+                    };
                 };
             };
             /** @description The account is not on an Enterprise or Global subscription. */
@@ -5183,12 +4925,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["TierError"] & ({
+                    "application/json": components["schemas"]["TierError"] & {
                         /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
                         code: "subscription_required" | string;
-                    } & {
-                        [key: string]: unknown;
-                    });
+                    };
                 };
             };
             /** @description The key lacks the required scope (named in underscore form), the key does not work from this client address (`ip_not_allowed`, counts toward the IP lockout, spends no quota), or a browser sent an Origin that is not allowed. */
@@ -5210,12 +4950,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"] & ({
+                    "application/json": components["schemas"]["Error"] & {
                         /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
                         code: ("missing_scope" | "ip_not_allowed" | "origin_not_allowed") | string;
-                    } & {
-                        [key: string]: unknown;
-                    });
+                    };
                 };
             };
             /** @description Not one of the account's listings: unknown, another account's, deleted, or an id no listing can have; all answered alike. */
@@ -5237,12 +4975,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"] & ({
+                    "application/json": components["schemas"]["Error"] & {
                         /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
                         code: "listing_not_found" | string;
-                    } & {
-                        [key: string]: unknown;
-                    });
+                    };
                 };
             };
             /** @description A path parameter is over 100 characters: refused before the route is reached, whatever else the request holds. */
@@ -5252,12 +4988,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"] & ({
+                    "application/json": components["schemas"]["Error"] & {
                         /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
                         code: "url_too_long" | string;
-                    } & {
-                        [key: string]: unknown;
-                    });
+                    };
                 };
             };
             /** @description The account's per-minute or per-day limit is reached (all its keys share them), or this IP is locked out after 20 failed authentications in 5 minutes. Nothing was done; retry after `Retry-After` seconds. */
@@ -5280,12 +5014,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["RetryLaterError"] & ({
+                    "application/json": components["schemas"]["RetryLaterError"] & {
                         /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
                         code: ("rate_limited_minute" | "rate_limited_day" | "locked_out") | string;
-                    } & {
-                        [key: string]: unknown;
-                    });
+                    };
                 };
             };
             /** @description An unexpected failure. A GET is safe to retry; after a bulk import, retry with the same `Idempotency-Key` (or check what was created). */
@@ -5307,12 +5039,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["RequestIdError"] & ({
+                    "application/json": components["schemas"]["RequestIdError"] & {
                         /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
                         code: "internal_error" | string;
-                    } & {
-                        [key: string]: unknown;
-                    });
+                    };
                 };
             };
             /** @description A dependency (PostgreSQL or Redis) is unavailable. Nothing was written; retry after `Retry-After` seconds. */
@@ -5335,12 +5065,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["RetryLaterError"] & ({
+                    "application/json": components["schemas"]["RetryLaterError"] & {
                         /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
                         code: "service_unavailable" | string;
-                    } & {
-                        [key: string]: unknown;
-                    });
+                    };
                 };
             };
         };
@@ -5403,12 +5131,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"] & ({
+                    "application/json": components["schemas"]["Error"] & {
                         /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
                         code: ("invalid_limit" | "invalid_row_starting_after" | "invalid_external_id" | "invalid_updated_since" | "invalid_archived" | "unknown_query_parameter") | string;
-                    } & {
-                        [key: string]: unknown;
-                    });
+                    };
                 };
             };
             /** @description The key is missing, malformed, unknown, revoked or expired (`api_key_expired`). Counts toward the IP lockout. */
@@ -5418,12 +5144,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"] & ({
+                    "application/json": components["schemas"]["Error"] & {
                         /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
                         code: ("missing_api_key" | "invalid_api_key" | "api_key_expired") | string;
-                    } & {
-                        [key: string]: unknown;
-                    });
+                    };
                 };
             };
             /** @description The account is not on an Enterprise or Global subscription. */
@@ -5433,12 +5157,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["TierError"] & ({
+                    "application/json": components["schemas"]["TierError"] & {
                         /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
                         code: "subscription_required" | string;
-                    } & {
-                        [key: string]: unknown;
-                    });
+                    };
                 };
             };
             /** @description The key lacks the required scope (named in underscore form), the key does not work from this client address (`ip_not_allowed`, counts toward the IP lockout, spends no quota), or a browser sent an Origin that is not allowed. */
@@ -5460,12 +5182,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"] & ({
+                    "application/json": components["schemas"]["Error"] & {
                         /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
                         code: ("missing_scope" | "ip_not_allowed" | "origin_not_allowed") | string;
-                    } & {
-                        [key: string]: unknown;
-                    });
+                    };
                 };
             };
             /** @description The account's per-minute or per-day limit is reached (all its keys share them), or this IP is locked out after 20 failed authentications in 5 minutes. Nothing was done; retry after `Retry-After` seconds. */
@@ -5488,12 +5208,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["RetryLaterError"] & ({
+                    "application/json": components["schemas"]["RetryLaterError"] & {
                         /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
                         code: ("rate_limited_minute" | "rate_limited_day" | "locked_out") | string;
-                    } & {
-                        [key: string]: unknown;
-                    });
+                    };
                 };
             };
             /** @description An unexpected failure. A GET is safe to retry; after a bulk import, retry with the same `Idempotency-Key` (or check what was created). */
@@ -5515,12 +5233,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["RequestIdError"] & ({
+                    "application/json": components["schemas"]["RequestIdError"] & {
                         /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
                         code: "internal_error" | string;
-                    } & {
-                        [key: string]: unknown;
-                    });
+                    };
                 };
             };
             /** @description A dependency (PostgreSQL or Redis) is unavailable. Nothing was written; retry after `Retry-After` seconds. */
@@ -5543,12 +5259,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["RetryLaterError"] & ({
+                    "application/json": components["schemas"]["RetryLaterError"] & {
                         /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
                         code: "service_unavailable" | string;
-                    } & {
-                        [key: string]: unknown;
-                    });
+                    };
                 };
             };
         };
@@ -5600,12 +5314,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"] & ({
+                    "application/json": components["schemas"]["Error"] & {
                         /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
                         code: "unknown_query_parameter" | string;
-                    } & {
-                        [key: string]: unknown;
-                    });
+                    };
                 };
             };
             /** @description The key is missing, malformed, unknown, revoked or expired (`api_key_expired`). Counts toward the IP lockout. */
@@ -5615,12 +5327,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"] & ({
+                    "application/json": components["schemas"]["Error"] & {
                         /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
                         code: ("missing_api_key" | "invalid_api_key" | "api_key_expired") | string;
-                    } & {
-                        [key: string]: unknown;
-                    });
+                    };
                 };
             };
             /** @description The account is not on an Enterprise or Global subscription. */
@@ -5630,12 +5340,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["TierError"] & ({
+                    "application/json": components["schemas"]["TierError"] & {
                         /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
                         code: "subscription_required" | string;
-                    } & {
-                        [key: string]: unknown;
-                    });
+                    };
                 };
             };
             /** @description The key lacks the required scope (named in underscore form), the key does not work from this client address (`ip_not_allowed`, counts toward the IP lockout, spends no quota), or a browser sent an Origin that is not allowed. */
@@ -5657,12 +5365,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"] & ({
+                    "application/json": components["schemas"]["Error"] & {
                         /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
                         code: ("missing_scope" | "ip_not_allowed" | "origin_not_allowed") | string;
-                    } & {
-                        [key: string]: unknown;
-                    });
+                    };
                 };
             };
             /** @description Not one of the account's machines: unknown, another account's, deleted, or an id no machine can have; all answered alike. */
@@ -5684,12 +5390,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"] & ({
+                    "application/json": components["schemas"]["Error"] & {
                         /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
                         code: "machine_not_found" | string;
-                    } & {
-                        [key: string]: unknown;
-                    });
+                    };
                 };
             };
             /** @description A path parameter is over 100 characters: refused before the route is reached, whatever else the request holds. */
@@ -5699,12 +5403,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"] & ({
+                    "application/json": components["schemas"]["Error"] & {
                         /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
                         code: "url_too_long" | string;
-                    } & {
-                        [key: string]: unknown;
-                    });
+                    };
                 };
             };
             /** @description The account's per-minute or per-day limit is reached (all its keys share them), or this IP is locked out after 20 failed authentications in 5 minutes. Nothing was done; retry after `Retry-After` seconds. */
@@ -5727,12 +5429,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["RetryLaterError"] & ({
+                    "application/json": components["schemas"]["RetryLaterError"] & {
                         /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
                         code: ("rate_limited_minute" | "rate_limited_day" | "locked_out") | string;
-                    } & {
-                        [key: string]: unknown;
-                    });
+                    };
                 };
             };
             /** @description An unexpected failure. A GET is safe to retry; after a bulk import, retry with the same `Idempotency-Key` (or check what was created). */
@@ -5754,12 +5454,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["RequestIdError"] & ({
+                    "application/json": components["schemas"]["RequestIdError"] & {
                         /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
                         code: "internal_error" | string;
-                    } & {
-                        [key: string]: unknown;
-                    });
+                    };
                 };
             };
             /** @description A dependency (PostgreSQL or Redis) is unavailable. Nothing was written; retry after `Retry-After` seconds. */
@@ -5782,12 +5480,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["RetryLaterError"] & ({
+                    "application/json": components["schemas"]["RetryLaterError"] & {
                         /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
                         code: "service_unavailable" | string;
-                    } & {
-                        [key: string]: unknown;
-                    });
+                    };
                 };
             };
         };
@@ -5825,12 +5521,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"] & ({
+                    "application/json": components["schemas"]["Error"] & {
                         /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
                         code: ("invalid_limit" | "unknown_key_starting_after" | "invalid_key_status" | "unknown_query_parameter") | string;
-                    } & {
-                        [key: string]: unknown;
-                    });
+                    };
                 };
             };
             /** @description The session token is missing, malformed, badly signed, expired or of an unknown account. Counts toward the IP lockout. */
@@ -5840,12 +5534,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"] & ({
+                    "application/json": components["schemas"]["Error"] & {
                         /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
                         code: ("missing_session_token" | "invalid_session_token") | string;
-                    } & {
-                        [key: string]: unknown;
-                    });
+                    };
                 };
             };
             /** @description The account is not on an Enterprise or Global subscription. */
@@ -5855,12 +5547,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["TierError"] & ({
+                    "application/json": components["schemas"]["TierError"] & {
                         /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
                         code: "subscription_required" | string;
-                    } & {
-                        [key: string]: unknown;
-                    });
+                    };
                 };
             };
             /** @description A browser sent an Origin that is not allowed. */
@@ -5870,12 +5560,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"] & ({
+                    "application/json": components["schemas"]["Error"] & {
                         /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
                         code: "origin_not_allowed" | string;
-                    } & {
-                        [key: string]: unknown;
-                    });
+                    };
                 };
             };
             /** @description This IP is locked out after 20 failed authentications in 5 minutes; retry after `Retry-After` seconds. */
@@ -5886,12 +5574,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["RetryLaterError"] & ({
+                    "application/json": components["schemas"]["RetryLaterError"] & {
                         /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
                         code: "locked_out" | string;
-                    } & {
-                        [key: string]: unknown;
-                    });
+                    };
                 };
             };
             /** @description An unexpected failure. A GET is safe to retry; after a bulk import, retry with the same `Idempotency-Key` (or check what was created). */
@@ -5901,12 +5587,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["RequestIdError"] & ({
+                    "application/json": components["schemas"]["RequestIdError"] & {
                         /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
                         code: "internal_error" | string;
-                    } & {
-                        [key: string]: unknown;
-                    });
+                    };
                 };
             };
             /** @description A dependency (PostgreSQL or Redis) is unavailable. Nothing was written; retry after `Retry-After` seconds. */
@@ -5917,12 +5601,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["RetryLaterError"] & ({
+                    "application/json": components["schemas"]["RetryLaterError"] & {
                         /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
                         code: "service_unavailable" | string;
-                    } & {
-                        [key: string]: unknown;
-                    });
+                    };
                 };
             };
         };
@@ -5957,12 +5639,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"] & ({
+                    "application/json": components["schemas"]["Error"] & {
                         /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
                         code: ("invalid_key_fields" | "unknown_scope" | "key_body_not_object" | "invalid_json" | "bad_request") | string;
-                    } & {
-                        [key: string]: unknown;
-                    });
+                    };
                 };
             };
             /** @description The session token is missing, malformed, badly signed, expired or of an unknown account. Counts toward the IP lockout. */
@@ -5972,12 +5652,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"] & ({
+                    "application/json": components["schemas"]["Error"] & {
                         /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
                         code: ("missing_session_token" | "invalid_session_token") | string;
-                    } & {
-                        [key: string]: unknown;
-                    });
+                    };
                 };
             };
             /** @description The account is not on an Enterprise or Global subscription. */
@@ -5987,12 +5665,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["TierError"] & ({
+                    "application/json": components["schemas"]["TierError"] & {
                         /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
                         code: "subscription_required" | string;
-                    } & {
-                        [key: string]: unknown;
-                    });
+                    };
                 };
             };
             /** @description A browser sent an Origin that is not allowed. */
@@ -6002,12 +5678,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"] & ({
+                    "application/json": components["schemas"]["Error"] & {
                         /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
                         code: "origin_not_allowed" | string;
-                    } & {
-                        [key: string]: unknown;
-                    });
+                    };
                 };
             };
             /** @description The body is over the endpoint's limit; nothing was read or written. */
@@ -6017,12 +5691,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["TooLargeError"] & ({
+                    "application/json": components["schemas"]["TooLargeError"] & {
                         /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
                         code: "body_too_large" | string;
-                    } & {
-                        [key: string]: unknown;
-                    });
+                    };
                 };
             };
             /** @description The body is not sent as `application/json`. */
@@ -6032,12 +5704,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"] & ({
+                    "application/json": components["schemas"]["Error"] & {
                         /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
                         code: "unsupported_media_type" | string;
-                    } & {
-                        [key: string]: unknown;
-                    });
+                    };
                 };
             };
             /** @description The account already has 20 active keys (revoke one first), or this IP is locked out after 20 failed authentications in 5 minutes. */
@@ -6049,12 +5719,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["MaybeRetryLaterError"] & ({
+                    "application/json": components["schemas"]["MaybeRetryLaterError"] & {
                         /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
                         code: ("active_key_limit" | "locked_out") | string;
-                    } & {
-                        [key: string]: unknown;
-                    });
+                    };
                 };
             };
             /** @description An unexpected failure. A GET is safe to retry; after a bulk import, retry with the same `Idempotency-Key` (or check what was created). */
@@ -6064,12 +5732,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["RequestIdError"] & ({
+                    "application/json": components["schemas"]["RequestIdError"] & {
                         /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
                         code: "internal_error" | string;
-                    } & {
-                        [key: string]: unknown;
-                    });
+                    };
                 };
             };
             /** @description A dependency (PostgreSQL or Redis) is unavailable. Nothing was written; retry after `Retry-After` seconds. */
@@ -6080,12 +5746,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["RetryLaterError"] & ({
+                    "application/json": components["schemas"]["RetryLaterError"] & {
                         /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
                         code: "service_unavailable" | string;
-                    } & {
-                        [key: string]: unknown;
-                    });
+                    };
                 };
             };
         };
@@ -6123,12 +5787,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"] & ({
+                    "application/json": components["schemas"]["Error"] & {
                         /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
                         code: ("invalid_expires_in_sec" | "invalid_json" | "bad_request") | string;
-                    } & {
-                        [key: string]: unknown;
-                    });
+                    };
                 };
             };
             /** @description The session token is missing, malformed, badly signed, expired or of an unknown account. Counts toward the IP lockout. */
@@ -6138,12 +5800,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"] & ({
+                    "application/json": components["schemas"]["Error"] & {
                         /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
                         code: ("missing_session_token" | "invalid_session_token") | string;
-                    } & {
-                        [key: string]: unknown;
-                    });
+                    };
                 };
             };
             /** @description The account is not on an Enterprise or Global subscription. */
@@ -6153,12 +5813,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["TierError"] & ({
+                    "application/json": components["schemas"]["TierError"] & {
                         /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
                         code: "subscription_required" | string;
-                    } & {
-                        [key: string]: unknown;
-                    });
+                    };
                 };
             };
             /** @description A browser sent an Origin that is not allowed. */
@@ -6168,12 +5826,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"] & ({
+                    "application/json": components["schemas"]["Error"] & {
                         /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
                         code: "origin_not_allowed" | string;
-                    } & {
-                        [key: string]: unknown;
-                    });
+                    };
                 };
             };
             /** @description Not one of the account's keys. */
@@ -6183,12 +5839,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"] & ({
+                    "application/json": components["schemas"]["Error"] & {
                         /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
                         code: "api_key_not_found" | string;
-                    } & {
-                        [key: string]: unknown;
-                    });
+                    };
                 };
             };
             /** @description The key is revoked, expired or already rolled (also: another roll of it won the race). */
@@ -6198,12 +5852,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"] & ({
+                    "application/json": components["schemas"]["Error"] & {
                         /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
                         code: "api_key_not_rollable" | string;
-                    } & {
-                        [key: string]: unknown;
-                    });
+                    };
                 };
             };
             /** @description The body is over the endpoint's limit; nothing was read or written. */
@@ -6213,12 +5865,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["TooLargeError"] & ({
+                    "application/json": components["schemas"]["TooLargeError"] & {
                         /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
                         code: "body_too_large" | string;
-                    } & {
-                        [key: string]: unknown;
-                    });
+                    };
                 };
             };
             /** @description A path parameter is over 100 characters: refused before the route is reached, whatever else the request holds. */
@@ -6228,12 +5878,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"] & ({
+                    "application/json": components["schemas"]["Error"] & {
                         /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
                         code: "url_too_long" | string;
-                    } & {
-                        [key: string]: unknown;
-                    });
+                    };
                 };
             };
             /** @description The body is not sent as `application/json`. */
@@ -6243,12 +5891,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"] & ({
+                    "application/json": components["schemas"]["Error"] & {
                         /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
                         code: "unsupported_media_type" | string;
-                    } & {
-                        [key: string]: unknown;
-                    });
+                    };
                 };
             };
             /** @description The account already holds 21 keys, one of them an earlier roll's old key still in its grace period: revoke that one (or wait for it to end), or roll with `expires_in_sec` 0. Or this IP is locked out after 20 failed authentications in 5 minutes. */
@@ -6260,12 +5906,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["MaybeRetryLaterError"] & ({
+                    "application/json": components["schemas"]["MaybeRetryLaterError"] & {
                         /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
                         code: ("active_key_limit" | "locked_out") | string;
-                    } & {
-                        [key: string]: unknown;
-                    });
+                    };
                 };
             };
             /** @description An unexpected failure. A GET is safe to retry; after a bulk import, retry with the same `Idempotency-Key` (or check what was created). */
@@ -6275,12 +5919,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["RequestIdError"] & ({
+                    "application/json": components["schemas"]["RequestIdError"] & {
                         /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
                         code: "internal_error" | string;
-                    } & {
-                        [key: string]: unknown;
-                    });
+                    };
                 };
             };
             /** @description A dependency (PostgreSQL or Redis) is unavailable. Nothing was written; retry after `Retry-After` seconds. */
@@ -6291,12 +5933,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["RetryLaterError"] & ({
+                    "application/json": components["schemas"]["RetryLaterError"] & {
                         /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
                         code: "service_unavailable" | string;
-                    } & {
-                        [key: string]: unknown;
-                    });
+                    };
                 };
             };
         };
@@ -6335,12 +5975,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"] & ({
+                    "application/json": components["schemas"]["Error"] & {
                         /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
                         code: ("invalid_json" | "bad_request") | string;
-                    } & {
-                        [key: string]: unknown;
-                    });
+                    };
                 };
             };
             /** @description The session token is missing, malformed, badly signed, expired or of an unknown account. Counts toward the IP lockout. */
@@ -6350,12 +5988,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"] & ({
+                    "application/json": components["schemas"]["Error"] & {
                         /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
                         code: ("missing_session_token" | "invalid_session_token") | string;
-                    } & {
-                        [key: string]: unknown;
-                    });
+                    };
                 };
             };
             /** @description The account is not on an Enterprise or Global subscription. */
@@ -6365,12 +6001,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["TierError"] & ({
+                    "application/json": components["schemas"]["TierError"] & {
                         /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
                         code: "subscription_required" | string;
-                    } & {
-                        [key: string]: unknown;
-                    });
+                    };
                 };
             };
             /** @description A browser sent an Origin that is not allowed. */
@@ -6380,12 +6014,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"] & ({
+                    "application/json": components["schemas"]["Error"] & {
                         /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
                         code: "origin_not_allowed" | string;
-                    } & {
-                        [key: string]: unknown;
-                    });
+                    };
                 };
             };
             /** @description Not one of the account's keys. */
@@ -6395,12 +6027,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"] & ({
+                    "application/json": components["schemas"]["Error"] & {
                         /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
                         code: "api_key_not_found" | string;
-                    } & {
-                        [key: string]: unknown;
-                    });
+                    };
                 };
             };
             /** @description The body is over the endpoint's limit; nothing was read or written. */
@@ -6410,12 +6040,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["TooLargeError"] & ({
+                    "application/json": components["schemas"]["TooLargeError"] & {
                         /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
                         code: "body_too_large" | string;
-                    } & {
-                        [key: string]: unknown;
-                    });
+                    };
                 };
             };
             /** @description A path parameter is over 100 characters: refused before the route is reached, whatever else the request holds. */
@@ -6425,12 +6053,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"] & ({
+                    "application/json": components["schemas"]["Error"] & {
                         /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
                         code: "url_too_long" | string;
-                    } & {
-                        [key: string]: unknown;
-                    });
+                    };
                 };
             };
             /** @description The body is not sent as `application/json`. */
@@ -6440,12 +6066,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"] & ({
+                    "application/json": components["schemas"]["Error"] & {
                         /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
                         code: "unsupported_media_type" | string;
-                    } & {
-                        [key: string]: unknown;
-                    });
+                    };
                 };
             };
             /** @description This IP is locked out after 20 failed authentications in 5 minutes; retry after `Retry-After` seconds. */
@@ -6456,12 +6080,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["RetryLaterError"] & ({
+                    "application/json": components["schemas"]["RetryLaterError"] & {
                         /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
                         code: "locked_out" | string;
-                    } & {
-                        [key: string]: unknown;
-                    });
+                    };
                 };
             };
             /** @description An unexpected failure. A GET is safe to retry; after a bulk import, retry with the same `Idempotency-Key` (or check what was created). */
@@ -6471,12 +6093,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["RequestIdError"] & ({
+                    "application/json": components["schemas"]["RequestIdError"] & {
                         /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
                         code: "internal_error" | string;
-                    } & {
-                        [key: string]: unknown;
-                    });
+                    };
                 };
             };
             /** @description A dependency (PostgreSQL or Redis) is unavailable. Nothing was written; retry after `Retry-After` seconds. */
@@ -6487,12 +6107,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["RetryLaterError"] & ({
+                    "application/json": components["schemas"]["RetryLaterError"] & {
                         /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
                         code: "service_unavailable" | string;
-                    } & {
-                        [key: string]: unknown;
-                    });
+                    };
                 };
             };
         };
@@ -6530,12 +6148,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"] & ({
+                    "application/json": components["schemas"]["Error"] & {
                         /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
                         code: ("invalid_key_fields" | "key_change_not_object" | "invalid_json" | "bad_request") | string;
-                    } & {
-                        [key: string]: unknown;
-                    });
+                    };
                 };
             };
             /** @description The session token is missing, malformed, badly signed, expired or of an unknown account. Counts toward the IP lockout. */
@@ -6545,12 +6161,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"] & ({
+                    "application/json": components["schemas"]["Error"] & {
                         /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
                         code: ("missing_session_token" | "invalid_session_token") | string;
-                    } & {
-                        [key: string]: unknown;
-                    });
+                    };
                 };
             };
             /** @description The account is not on an Enterprise or Global subscription. */
@@ -6560,12 +6174,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["TierError"] & ({
+                    "application/json": components["schemas"]["TierError"] & {
                         /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
                         code: "subscription_required" | string;
-                    } & {
-                        [key: string]: unknown;
-                    });
+                    };
                 };
             };
             /** @description A browser sent an Origin that is not allowed. */
@@ -6575,12 +6187,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"] & ({
+                    "application/json": components["schemas"]["Error"] & {
                         /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
                         code: "origin_not_allowed" | string;
-                    } & {
-                        [key: string]: unknown;
-                    });
+                    };
                 };
             };
             /** @description Not one of the account's keys. */
@@ -6590,12 +6200,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"] & ({
+                    "application/json": components["schemas"]["Error"] & {
                         /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
                         code: "api_key_not_found" | string;
-                    } & {
-                        [key: string]: unknown;
-                    });
+                    };
                 };
             };
             /** @description The key is revoked or expired: a change would not bring it back. */
@@ -6605,12 +6213,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"] & ({
+                    "application/json": components["schemas"]["Error"] & {
                         /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
                         code: "api_key_ended" | string;
-                    } & {
-                        [key: string]: unknown;
-                    });
+                    };
                 };
             };
             /** @description The body is over the endpoint's limit; nothing was read or written. */
@@ -6620,12 +6226,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["TooLargeError"] & ({
+                    "application/json": components["schemas"]["TooLargeError"] & {
                         /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
                         code: "body_too_large" | string;
-                    } & {
-                        [key: string]: unknown;
-                    });
+                    };
                 };
             };
             /** @description A path parameter is over 100 characters: refused before the route is reached, whatever else the request holds. */
@@ -6635,12 +6239,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"] & ({
+                    "application/json": components["schemas"]["Error"] & {
                         /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
                         code: "url_too_long" | string;
-                    } & {
-                        [key: string]: unknown;
-                    });
+                    };
                 };
             };
             /** @description The body is not sent as `application/json`. */
@@ -6650,12 +6252,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"] & ({
+                    "application/json": components["schemas"]["Error"] & {
                         /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
                         code: "unsupported_media_type" | string;
-                    } & {
-                        [key: string]: unknown;
-                    });
+                    };
                 };
             };
             /** @description This IP is locked out after 20 failed authentications in 5 minutes; retry after `Retry-After` seconds. */
@@ -6666,12 +6266,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["RetryLaterError"] & ({
+                    "application/json": components["schemas"]["RetryLaterError"] & {
                         /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
                         code: "locked_out" | string;
-                    } & {
-                        [key: string]: unknown;
-                    });
+                    };
                 };
             };
             /** @description An unexpected failure. A GET is safe to retry; after a bulk import, retry with the same `Idempotency-Key` (or check what was created). */
@@ -6681,12 +6279,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["RequestIdError"] & ({
+                    "application/json": components["schemas"]["RequestIdError"] & {
                         /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
                         code: "internal_error" | string;
-                    } & {
-                        [key: string]: unknown;
-                    });
+                    };
                 };
             };
             /** @description A dependency (PostgreSQL or Redis) is unavailable. Nothing was written; retry after `Retry-After` seconds. */
@@ -6697,12 +6293,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["RetryLaterError"] & ({
+                    "application/json": components["schemas"]["RetryLaterError"] & {
                         /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
                         code: "service_unavailable" | string;
-                    } & {
-                        [key: string]: unknown;
-                    });
+                    };
                 };
             };
         };
