@@ -22,7 +22,7 @@ const SAME_ON_EVERY_TOPOLOGY = [
   // on every topology
   'test/api/{framework-errors,hostile-input,load-shedding}.test.ts',
   // note: the OpenAPI document: what it says, and that what the service answers and accepts fits it
-  'test/api/{openapi,openapi-refusals,openapi-request-validation}.test.ts',
+  'test/api/{openapi,openapi-refusals,openapi-refused-before-route,openapi-request-validation}.test.ts',
   'test/shared/access/allowed-ips.test.ts',
   'test/shared/infra/{log-format,migrate,migration-key-lifecycle,redis-tls}.test.ts',
   // note: the operator CLI's commands (the API's tests cover the same tables and keys on every
@@ -30,9 +30,10 @@ const SAME_ON_EVERY_TOPOLOGY = [
   'test/cli/admin.test.ts',
   'test/shared/infra/db-socket.test.ts',
   'test/shared/repositories/catalogue-plans.test.ts',
-  // note: the client package's generated types, its packed files, the README's example and its
-  // transport against hand-made servers, the merge rows' types; its partner path runs on every topology
-  'test/client/{generated-drift,merge-row-types,package-contents,readme-example,transport}.test.ts',
+  // note: the client package's generated types (and a partner's openapi-fetch project over them),
+  // its packed files, the README's example and its transport against hand-made servers, the merge
+  // rows' types; its partner path runs on every topology
+  'test/client/{generated-drift,merge-row-types,openapi-fetch-partner,package-contents,readme-example,transport}.test.ts',
 ];
 const topologyRun = Boolean(process.env.TEST_REDIS_CLUSTER || process.env.TEST_PGBOUNCER);
 

@@ -51,7 +51,7 @@ export function errorResponse(
   // `true` becomes an index signature in a generated client, whose union over the statuses then
   // loses the shape's own fields (a 400's row `errors`, issue 44); so it is left out.
   const codes = z.object({ code: z.string().meta({ description: ERROR_CODE_DESCRIPTION, enum: codesOf(examples), [OPEN_ENUM]: true }) }).meta({ additionalProperties: undefined });
-  return jsonResponse(z.intersection(schema, codes), { description, headers, sometimes, examples });
+  return { ...jsonResponse(z.intersection(schema, codes), { description, headers, sometimes, examples }), errorShape: schema };
 }
 
 const { apiKeyMissing, apiKeyInvalid, apiKeyExpired, ipNotAllowed, sessionMissing, sessionInvalid, tier, origin, rateMinute, rateDay, lockout } = ERROR_EXAMPLES;

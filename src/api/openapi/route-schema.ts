@@ -22,6 +22,8 @@ export interface JsonResponse {
   /** of `headers`, those some answers of this status do not carry (see transforms.ts, isAlwaysSent) */
   sometimes?: readonly ResponseHeaderName[];
   content: { 'application/json': { schema: z.ZodType; examples: Examples }; 'text/csv'?: { schema: z.ZodType; example: string } };
+  /** an error status's shape (error-body.ts) before its codes were listed, so that codes can be added (refused-before-route.ts) */
+  errorShape?: z.ZodType;
 }
 
 export function jsonResponse(

@@ -3,6 +3,7 @@ import { createJsonSchemaTransform, createJsonSchemaTransformObject } from 'fast
 import { z } from 'zod';
 import { RATE_LIMIT_HEADER_NAMES, RESPONSE_HEADERS, type ResponseHeaderName } from '../../shared/api-schemas/headers.js';
 import { OPEN_ENUM } from '../../shared/rows/open-enum.js';
+import { withRefusalsBeforeRoute } from './refused-before-route.js';
 import { isJsonResponse } from './route-schema.js';
 
 /** The partner API: every route under it is documented; operator endpoints and /docs are not. */
@@ -51,18 +52,22 @@ function isOptionalBody(schema: unknown): boolean {
 }
 
 /**
- * Per route: zod schemas to JSON Schema (fastify-type-provider-zod), request headers spelt as
- * sent, then the response headers and examples of each `jsonResponse` carried over, which that
- * transform leaves out.
+ * Per route: the refusals any request can get before the route runs added to its responses
+ * (refused-before-route.ts), zod schemas to JSON Schema (fastify-type-provider-zod), request
+ * headers spelt as sent, then the response headers and examples of each `jsonResponse` carried
+ * over, which that transform leaves out.
  */
 export const transformRoute: SwaggerTransform = (document) => {
   if (!document.url.startsWith(DOCUMENTED_PREFIX)) return { schema: { hide: true }, url: document.url };
-  const result = zodTransform(document);
+  const routeResponses = document.schema?.response as Record<string, unknown> | undefined;
+  // note: for the document only; the route's own schema, which Fastify serializes with, is left as it is
+  const schema = routeResponses === undefined ? document.schema : { ...document.schema, response: withRefusalsBeforeRoute(document.url, routeResponses) };
+  const result = zodTransform({ ...document, schema });
   const requestHeaders = (result.schema as { headers?: { properties?: Record<string, unknown>; required?: string[] } }).headers;
   if (requestHeaders) spelledAsSent(requestHeaders);
   // note: @fastify/swagger copies an `x-` key of the route's schema onto the operation
   if (isOptionalBody(document.schema?.body)) (result.schema as Record<string, unknown>)[OPTIONAL_BODY] = true;
-  const declared = document.schema?.response as Record<string, unknown> | undefined;
+  const declared = schema?.response as Record<string, unknown> | undefined;
   const transformed = (result.schema as { response?: Record<string, { headers?: unknown; content: Record<string, { examples?: unknown; example?: unknown }> }> })
     .response;
   if (declared === undefined || transformed === undefined) return result;

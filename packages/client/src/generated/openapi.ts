@@ -400,6 +400,31 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        NewApiKeyInput: {
+            /** @description Trimmed, 1 to 80 characters (counted once trimmed). */
+            label: string;
+            /** @description One or more scopes, in colon or underscore form; duplicates are merged, an unknown scope is refused. */
+            scopes: ("listings:write" | "listings:read" | "jobs:read" | "earnings:read" | "webhooks" | "listings_write" | "listings_read" | "jobs_read" | "earnings_read")[];
+            /**
+             * Format: date-time
+             * @description When the key stops working: an ISO 8601 date and time with a zone, at least 60 seconds and at most 1,096 days (3 years) ahead. Leave it out for a key that does not expire.
+             */
+            expires_at?: string;
+            /** @description The client addresses the key works from: 1 to 20 IPv4 or IPv6 addresses or CIDR blocks, stored canonical (`203.0.113.9/24` as `203.0.113.0/24`). Leave it out, or send null in a change, for any address. */
+            allowed_ips?: string[];
+        };
+        RollApiKeyInput: {
+            /**
+             * @description Seconds the old key keeps working, 0 to 604800 (7 days; 0 ends it at once); default 86400 (a day). It never works past its own `expires_at`.
+             * @default 86400
+             */
+            expires_in_sec: number;
+        } | null;
+        ApiKeyChangeInput: {
+            /** @description Trimmed, 1 to 80 characters (counted once trimmed). */
+            label?: string;
+            allowed_ips?: string[] | null;
+        };
         MachineInput: {
             external_id?: string | null;
             template_id: string;
@@ -498,133 +523,115 @@ export interface components {
             /** @description Default `false`. */
             allows_custom_orders?: boolean | null;
         };
-        NewApiKeyInput: {
-            /** @description Trimmed, 1 to 80 characters (counted once trimmed). */
+        ApiKey: {
+            /**
+             * Format: uuid
+             * @description The key's id.
+             */
+            id: string;
             label: string;
-            /** @description One or more scopes, in colon or underscore form; duplicates are merged, an unknown scope is refused. */
-            scopes: ("listings:write" | "listings:read" | "jobs:read" | "earnings:read" | "webhooks" | "listings_write" | "listings_read" | "jobs_read" | "earnings_read")[];
+            /** @description The 8 hex characters after `svc_live_`; the only part of a key that is stored readable. */
+            key_prefix: string;
+            /** @description In colon form. */
+            scopes: ("listings:write" | "listings:read" | "jobs:read" | "earnings:read" | "webhooks")[];
+            is_revoked: boolean;
             /**
-             * Format: date-time
-             * @description When the key stops working: an ISO 8601 date and time with a zone, at least 60 seconds and at most 1,096 days (3 years) ahead. Leave it out for a key that does not expire.
+             * @description `active`: the key works; `expired`: its `expires_at` has passed (after a roll too); `revoked`: revoked.
+             * @enum {string}
              */
-            expires_at?: string;
-            /** @description The client addresses the key works from: 1 to 20 IPv4 or IPv6 addresses or CIDR blocks, stored canonical (`203.0.113.9/24` as `203.0.113.0/24`). Leave it out, or send null in a change, for any address. */
-            allowed_ips?: string[];
+            status: "active" | "expired" | "revoked";
+            /** @description When the key stops working (ISO 8601, UTC); null: never. */
+            expires_at: string | null;
+            /** @description The client addresses and CIDR blocks the key works from, canonical (a single address without a prefix length, a block as its network); null: any address. */
+            allowed_ips: string[] | null;
+            /** @description null until first used; updated at most about once a minute. */
+            last_used_at: string | null;
+            /** Format: date-time */
+            created_at: string;
         };
-        RollApiKeyInput: {
-            /**
-             * @description Seconds the old key keeps working, 0 to 604800 (7 days; 0 ends it at once); default 86400 (a day). It never works past its own `expires_at`.
-             * @default 86400
-             */
-            expires_in_sec: number;
-        } | null;
-        ApiKeyChangeInput: {
-            /** @description Trimmed, 1 to 80 characters (counted once trimmed). */
-            label?: string;
-            allowed_ips?: string[] | null;
+        ApiKeyList: {
+            /** @description Newest first (ties by id). Without a query parameter: the 50 newest, revoked keys included; with one, a page of `limit` keys. */
+            keys: components["schemas"]["ApiKey"][];
+            /** @description Only when the query has a parameter: more keys follow; ask again with `starting_after` the last id of `keys`. The list without parameters is `{keys}` alone, as it always was. */
+            has_more?: boolean;
         };
-        /** @description `inserted + skipped` is the number of rows sent; `errors` is sorted by `index`. When some row of the request carries `external_id`, `updated` and `unchanged` are added and `inserted + updated + unchanged + skipped` is the number of rows sent. `import_id` names the import, also in `Location`: an Idempotency-Key replay answers the same one. */
-        BulkResult: {
-            inserted: number;
-            updated?: number;
-            unchanged?: number;
-            skipped: number;
-            errors: {
-                index: number;
-                /** @description The row's own `external_id`, when it sent a valid one. */
-                external_id?: string;
-                /** @description An archive's or delete's entry of `ids`, when it is a well-formed id. */
-                id?: string;
-                /** @description Every problem of the row in words: `field: message`, joined with `; `. */
-                reason: string;
+        /** @description An account may hold 20 active keys. */
+        CreatedApiKey: {
+            /** @description The full key, shown this once: it cannot be retrieved again. */
+            key: string;
+            metadata: {
                 /**
-                 * @description One entry per problem, in the order of the reason.
-                 * @default []
+                 * Format: uuid
+                 * @description The key's id.
                  */
-                details: {
-                    /** @description The field as the reason names it (`title`, `photo_urls[2]`), or null for the whole row. */
-                    field: string | null;
-                    /**
-                     * @description What is wrong; a code never changes meaning. The codes known today:
-                     *
-                     *     - `not_an_object`: the row is not a JSON object
-                     *     - `required`: a required field is missing, null or blank (for `photo_urls`: no URL at all)
-                     *     - `wrong_type`: the value has a JSON type the field does not take (a price sent as the string `"1500"`, `"true"` for a boolean, a number where text goes)
-                     *     - `not_allowed`: a value outside the field's allowed values (a currency other than USD, an unknown listing category)
-                     *     - `out_of_range`: a number below or above its bounds (`must be >= 0`, `must be at most 2147483647`)
-                     *     - `not_whole_number`: a JSON number that is not whole where a whole number is needed (`12.5` cents)
-                     *     - `invalid_url`: not an absolute `https://` URL with a host
-                     *     - `too_many_items`: more entries than the field allows (`capabilities: at most 100 entries`)
-                     *     - `too_long`: text longer than the field allows (where it is refused, not cut)
-                     *     - `invalid_characters`: text with characters the field may not hold (NUL or a lone surrogate, which is not valid Unicode, anywhere; control or bidirectional characters in `external_id`)
-                     *     - `blank`: an optional text that, when sent, must not be empty or only whitespace (`external_id`)
-                     *     - `duplicate_external_id`: an `external_id` an earlier row of the same request already has
-                     *     - `invalid_id`: not an id of ours in its shape (a UUID): an entry of `ids` (bulk-archive, bulk-delete)
-                     *     - `not_found`: the entry names no row of the account (bulk-archive, bulk-delete; another account's row included)
-                     *     - `duplicate`: the entry names the same row as an earlier entry of the request (bulk-archive, bulk-delete)
-                     *
-                     *     New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it.
-                     */
-                    code: ("not_an_object" | "required" | "wrong_type" | "not_allowed" | "out_of_range" | "not_whole_number" | "invalid_url" | "too_many_items" | "too_long" | "invalid_characters" | "blank" | "duplicate_external_id" | "invalid_id" | "not_found" | "duplicate") | string;
-                    /** @description The same problem in words, as the reason says it. */
-                    message: string;
-                }[];
-            }[];
-            /**
-             * @description The import's id: opaque, at most 64 characters. Read the import at `/v1/api/imports/{id}`.
-             * @example 0b6f2c1e-3d4a-4f8e-9c7f-5a1e0d9b8c76
-             */
-            import_id: string;
+                id: string;
+                label: string;
+                /** @description The 8 hex characters after `svc_live_`; the only part of a key that is stored readable. */
+                key_prefix: string;
+                /** @description In underscore form. */
+                scopes: ("listings_write" | "listings_read" | "jobs_read" | "earnings_read" | "webhooks")[];
+                /** Format: date-time */
+                created_at: string;
+            };
+            /** @description Says that the full key is shown only once and must be stored securely. */
+            note: string;
+            /** @description When the key stops working (ISO 8601, UTC); null: never. */
+            expires_at: string | null;
+            /** @description The client addresses and CIDR blocks the key works from, canonical (a single address without a prefix length, a block as its network); null: any address. */
+            allowed_ips: string[] | null;
         };
-        /** @description What the import would have given, with `dry_run: true`; nothing was written. */
-        BulkDryRunResult: {
-            inserted: number;
-            updated?: number;
-            unchanged?: number;
-            skipped: number;
-            errors: {
-                index: number;
-                /** @description The row's own `external_id`, when it sent a valid one. */
-                external_id?: string;
-                /** @description An archive's or delete's entry of `ids`, when it is a well-formed id. */
-                id?: string;
-                /** @description Every problem of the row in words: `field: message`, joined with `; `. */
-                reason: string;
+        /** @description The new key has the old one's label, scopes and allowed addresses, and no expiry. */
+        RolledApiKey: {
+            /** @description The full key, shown this once: it cannot be retrieved again. */
+            key: string;
+            metadata: {
                 /**
-                 * @description One entry per problem, in the order of the reason.
-                 * @default []
+                 * Format: uuid
+                 * @description The key's id.
                  */
-                details: {
-                    /** @description The field as the reason names it (`title`, `photo_urls[2]`), or null for the whole row. */
-                    field: string | null;
-                    /**
-                     * @description What is wrong; a code never changes meaning. The codes known today:
-                     *
-                     *     - `not_an_object`: the row is not a JSON object
-                     *     - `required`: a required field is missing, null or blank (for `photo_urls`: no URL at all)
-                     *     - `wrong_type`: the value has a JSON type the field does not take (a price sent as the string `"1500"`, `"true"` for a boolean, a number where text goes)
-                     *     - `not_allowed`: a value outside the field's allowed values (a currency other than USD, an unknown listing category)
-                     *     - `out_of_range`: a number below or above its bounds (`must be >= 0`, `must be at most 2147483647`)
-                     *     - `not_whole_number`: a JSON number that is not whole where a whole number is needed (`12.5` cents)
-                     *     - `invalid_url`: not an absolute `https://` URL with a host
-                     *     - `too_many_items`: more entries than the field allows (`capabilities: at most 100 entries`)
-                     *     - `too_long`: text longer than the field allows (where it is refused, not cut)
-                     *     - `invalid_characters`: text with characters the field may not hold (NUL or a lone surrogate, which is not valid Unicode, anywhere; control or bidirectional characters in `external_id`)
-                     *     - `blank`: an optional text that, when sent, must not be empty or only whitespace (`external_id`)
-                     *     - `duplicate_external_id`: an `external_id` an earlier row of the same request already has
-                     *     - `invalid_id`: not an id of ours in its shape (a UUID): an entry of `ids` (bulk-archive, bulk-delete)
-                     *     - `not_found`: the entry names no row of the account (bulk-archive, bulk-delete; another account's row included)
-                     *     - `duplicate`: the entry names the same row as an earlier entry of the request (bulk-archive, bulk-delete)
-                     *
-                     *     New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it.
-                     */
-                    code: ("not_an_object" | "required" | "wrong_type" | "not_allowed" | "out_of_range" | "not_whole_number" | "invalid_url" | "too_many_items" | "too_long" | "invalid_characters" | "blank" | "duplicate_external_id" | "invalid_id" | "not_found" | "duplicate") | string;
-                    /** @description The same problem in words, as the reason says it. */
-                    message: string;
-                }[];
-            }[];
-            /** @constant */
-            dry_run: true;
+                id: string;
+                label: string;
+                /** @description The 8 hex characters after `svc_live_`; the only part of a key that is stored readable. */
+                key_prefix: string;
+                /** @description In underscore form. */
+                scopes: ("listings_write" | "listings_read" | "jobs_read" | "earnings_read" | "webhooks")[];
+                /** Format: date-time */
+                created_at: string;
+            };
+            /** @description Says that the full key is shown only once and must be stored securely. */
+            note: string;
+            /** @description When the key stops working (ISO 8601, UTC); null: never. */
+            expires_at: string | null;
+            /** @description The client addresses and CIDR blocks the key works from, canonical (a single address without a prefix length, a block as its network); null: any address. */
+            allowed_ips: string[] | null;
+            /** @description The old key, which works until `expires_at`. */
+            rolled: {
+                /**
+                 * Format: uuid
+                 * @description The key's id.
+                 */
+                id: string;
+                /** @description The 8 hex characters after `svc_live_`; the only part of a key that is stored readable. */
+                key_prefix: string;
+                /**
+                 * Format: date-time
+                 * @description When the old key stops working.
+                 */
+                expires_at: string;
+            };
+        };
+        RevokedApiKey: {
+            revoked: {
+                /**
+                 * Format: uuid
+                 * @description The key's id.
+                 */
+                id: string;
+                /** @description The 8 hex characters after `svc_live_`; the only part of a key that is stored readable. */
+                key_prefix: string;
+                /** @constant */
+                is_revoked: true;
+            };
         };
         /** @description An error: what went wrong. */
         Error: {
@@ -741,115 +748,108 @@ export interface components {
              */
             import_id?: string;
         };
-        ApiKey: {
+        /** @description `inserted + skipped` is the number of rows sent; `errors` is sorted by `index`. When some row of the request carries `external_id`, `updated` and `unchanged` are added and `inserted + updated + unchanged + skipped` is the number of rows sent. `import_id` names the import, also in `Location`: an Idempotency-Key replay answers the same one. */
+        BulkResult: {
+            inserted: number;
+            updated?: number;
+            unchanged?: number;
+            skipped: number;
+            errors: {
+                index: number;
+                /** @description The row's own `external_id`, when it sent a valid one. */
+                external_id?: string;
+                /** @description An archive's or delete's entry of `ids`, when it is a well-formed id. */
+                id?: string;
+                /** @description Every problem of the row in words: `field: message`, joined with `; `. */
+                reason: string;
+                /**
+                 * @description One entry per problem, in the order of the reason.
+                 * @default []
+                 */
+                details: {
+                    /** @description The field as the reason names it (`title`, `photo_urls[2]`), or null for the whole row. */
+                    field: string | null;
+                    /**
+                     * @description What is wrong; a code never changes meaning. The codes known today:
+                     *
+                     *     - `not_an_object`: the row is not a JSON object
+                     *     - `required`: a required field is missing, null or blank (for `photo_urls`: no URL at all)
+                     *     - `wrong_type`: the value has a JSON type the field does not take (a price sent as the string `"1500"`, `"true"` for a boolean, a number where text goes)
+                     *     - `not_allowed`: a value outside the field's allowed values (a currency other than USD, an unknown listing category)
+                     *     - `out_of_range`: a number below or above its bounds (`must be >= 0`, `must be at most 2147483647`)
+                     *     - `not_whole_number`: a JSON number that is not whole where a whole number is needed (`12.5` cents)
+                     *     - `invalid_url`: not an absolute `https://` URL with a host
+                     *     - `too_many_items`: more entries than the field allows (`capabilities: at most 100 entries`)
+                     *     - `too_long`: text longer than the field allows (where it is refused, not cut)
+                     *     - `invalid_characters`: text with characters the field may not hold (NUL or a lone surrogate, which is not valid Unicode, anywhere; control or bidirectional characters in `external_id`)
+                     *     - `blank`: an optional text that, when sent, must not be empty or only whitespace (`external_id`)
+                     *     - `duplicate_external_id`: an `external_id` an earlier row of the same request already has
+                     *     - `invalid_id`: not an id of ours in its shape (a UUID): an entry of `ids` (bulk-archive, bulk-delete)
+                     *     - `not_found`: the entry names no row of the account (bulk-archive, bulk-delete; another account's row included)
+                     *     - `duplicate`: the entry names the same row as an earlier entry of the request (bulk-archive, bulk-delete)
+                     *
+                     *     New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it.
+                     */
+                    code: ("not_an_object" | "required" | "wrong_type" | "not_allowed" | "out_of_range" | "not_whole_number" | "invalid_url" | "too_many_items" | "too_long" | "invalid_characters" | "blank" | "duplicate_external_id" | "invalid_id" | "not_found" | "duplicate") | string;
+                    /** @description The same problem in words, as the reason says it. */
+                    message: string;
+                }[];
+            }[];
             /**
-             * Format: uuid
-             * @description The key's id.
+             * @description The import's id: opaque, at most 64 characters. Read the import at `/v1/api/imports/{id}`.
+             * @example 0b6f2c1e-3d4a-4f8e-9c7f-5a1e0d9b8c76
              */
-            id: string;
-            label: string;
-            /** @description The 8 hex characters after `svc_live_`; the only part of a key that is stored readable. */
-            key_prefix: string;
-            /** @description In colon form. */
-            scopes: ("listings:write" | "listings:read" | "jobs:read" | "earnings:read" | "webhooks")[];
-            is_revoked: boolean;
-            /**
-             * @description `active`: the key works; `expired`: its `expires_at` has passed (after a roll too); `revoked`: revoked.
-             * @enum {string}
-             */
-            status: "active" | "expired" | "revoked";
-            /** @description When the key stops working (ISO 8601, UTC); null: never. */
-            expires_at: string | null;
-            /** @description The client addresses and CIDR blocks the key works from, canonical (a single address without a prefix length, a block as its network); null: any address. */
-            allowed_ips: string[] | null;
-            /** @description null until first used; updated at most about once a minute. */
-            last_used_at: string | null;
-            /** Format: date-time */
-            created_at: string;
+            import_id: string;
         };
-        ApiKeyList: {
-            /** @description Newest first (ties by id). Without a query parameter: the 50 newest, revoked keys included; with one, a page of `limit` keys. */
-            keys: components["schemas"]["ApiKey"][];
-            /** @description Only when the query has a parameter: more keys follow; ask again with `starting_after` the last id of `keys`. The list without parameters is `{keys}` alone, as it always was. */
-            has_more?: boolean;
-        };
-        /** @description An account may hold 20 active keys. */
-        CreatedApiKey: {
-            /** @description The full key, shown this once: it cannot be retrieved again. */
-            key: string;
-            metadata: {
+        /** @description What the import would have given, with `dry_run: true`; nothing was written. */
+        BulkDryRunResult: {
+            inserted: number;
+            updated?: number;
+            unchanged?: number;
+            skipped: number;
+            errors: {
+                index: number;
+                /** @description The row's own `external_id`, when it sent a valid one. */
+                external_id?: string;
+                /** @description An archive's or delete's entry of `ids`, when it is a well-formed id. */
+                id?: string;
+                /** @description Every problem of the row in words: `field: message`, joined with `; `. */
+                reason: string;
                 /**
-                 * Format: uuid
-                 * @description The key's id.
+                 * @description One entry per problem, in the order of the reason.
+                 * @default []
                  */
-                id: string;
-                label: string;
-                /** @description The 8 hex characters after `svc_live_`; the only part of a key that is stored readable. */
-                key_prefix: string;
-                /** @description In underscore form. */
-                scopes: ("listings_write" | "listings_read" | "jobs_read" | "earnings_read" | "webhooks")[];
-                /** Format: date-time */
-                created_at: string;
-            };
-            /** @description Says that the full key is shown only once and must be stored securely. */
-            note: string;
-            /** @description When the key stops working (ISO 8601, UTC); null: never. */
-            expires_at: string | null;
-            /** @description The client addresses and CIDR blocks the key works from, canonical (a single address without a prefix length, a block as its network); null: any address. */
-            allowed_ips: string[] | null;
-        };
-        /** @description The new key has the old one's label, scopes and allowed addresses, and no expiry. */
-        RolledApiKey: {
-            /** @description The full key, shown this once: it cannot be retrieved again. */
-            key: string;
-            metadata: {
-                /**
-                 * Format: uuid
-                 * @description The key's id.
-                 */
-                id: string;
-                label: string;
-                /** @description The 8 hex characters after `svc_live_`; the only part of a key that is stored readable. */
-                key_prefix: string;
-                /** @description In underscore form. */
-                scopes: ("listings_write" | "listings_read" | "jobs_read" | "earnings_read" | "webhooks")[];
-                /** Format: date-time */
-                created_at: string;
-            };
-            /** @description Says that the full key is shown only once and must be stored securely. */
-            note: string;
-            /** @description When the key stops working (ISO 8601, UTC); null: never. */
-            expires_at: string | null;
-            /** @description The client addresses and CIDR blocks the key works from, canonical (a single address without a prefix length, a block as its network); null: any address. */
-            allowed_ips: string[] | null;
-            /** @description The old key, which works until `expires_at`. */
-            rolled: {
-                /**
-                 * Format: uuid
-                 * @description The key's id.
-                 */
-                id: string;
-                /** @description The 8 hex characters after `svc_live_`; the only part of a key that is stored readable. */
-                key_prefix: string;
-                /**
-                 * Format: date-time
-                 * @description When the old key stops working.
-                 */
-                expires_at: string;
-            };
-        };
-        RevokedApiKey: {
-            revoked: {
-                /**
-                 * Format: uuid
-                 * @description The key's id.
-                 */
-                id: string;
-                /** @description The 8 hex characters after `svc_live_`; the only part of a key that is stored readable. */
-                key_prefix: string;
-                /** @constant */
-                is_revoked: true;
-            };
+                details: {
+                    /** @description The field as the reason names it (`title`, `photo_urls[2]`), or null for the whole row. */
+                    field: string | null;
+                    /**
+                     * @description What is wrong; a code never changes meaning. The codes known today:
+                     *
+                     *     - `not_an_object`: the row is not a JSON object
+                     *     - `required`: a required field is missing, null or blank (for `photo_urls`: no URL at all)
+                     *     - `wrong_type`: the value has a JSON type the field does not take (a price sent as the string `"1500"`, `"true"` for a boolean, a number where text goes)
+                     *     - `not_allowed`: a value outside the field's allowed values (a currency other than USD, an unknown listing category)
+                     *     - `out_of_range`: a number below or above its bounds (`must be >= 0`, `must be at most 2147483647`)
+                     *     - `not_whole_number`: a JSON number that is not whole where a whole number is needed (`12.5` cents)
+                     *     - `invalid_url`: not an absolute `https://` URL with a host
+                     *     - `too_many_items`: more entries than the field allows (`capabilities: at most 100 entries`)
+                     *     - `too_long`: text longer than the field allows (where it is refused, not cut)
+                     *     - `invalid_characters`: text with characters the field may not hold (NUL or a lone surrogate, which is not valid Unicode, anywhere; control or bidirectional characters in `external_id`)
+                     *     - `blank`: an optional text that, when sent, must not be empty or only whitespace (`external_id`)
+                     *     - `duplicate_external_id`: an `external_id` an earlier row of the same request already has
+                     *     - `invalid_id`: not an id of ours in its shape (a UUID): an entry of `ids` (bulk-archive, bulk-delete)
+                     *     - `not_found`: the entry names no row of the account (bulk-archive, bulk-delete; another account's row included)
+                     *     - `duplicate`: the entry names the same row as an earlier entry of the request (bulk-archive, bulk-delete)
+                     *
+                     *     New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it.
+                     */
+                    code: ("not_an_object" | "required" | "wrong_type" | "not_allowed" | "out_of_range" | "not_whole_number" | "invalid_url" | "too_many_items" | "too_long" | "invalid_characters" | "blank" | "duplicate_external_id" | "invalid_id" | "not_found" | "duplicate") | string;
+                    /** @description The same problem in words, as the reason says it. */
+                    message: string;
+                }[];
+            }[];
+            /** @constant */
+            dry_run: true;
         };
         /** @description `archived + unchanged + skipped` is the number of entries sent; `errors` is sorted by `index`. `import_id` names the import (`action: archive`), also in `Location`. */
         ArchiveResult: {
@@ -1404,6 +1404,19 @@ export interface operations {
                     "application/json": components["schemas"]["Health"];
                 };
             };
+            /** @description A request the HTTP parser cannot read (a NUL in a header value, a Content-Length that does not match the body): refused before the route is reached; the connection is closed. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+                        code: "bad_request" | string;
+                    };
+                };
+            };
             /** @description A browser sent an Origin that is not allowed. */
             403: {
                 headers: {
@@ -1414,6 +1427,32 @@ export interface operations {
                     "application/json": components["schemas"]["Error"] & {
                         /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
                         code: "origin_not_allowed" | string;
+                    };
+                };
+            };
+            /** @description The request (its headers or its body) did not all arrive within the server's time (`REQUEST_TIMEOUT_MS`; a file, `FILE_UPLOAD_TIMEOUT_MS`). Nothing was written; the connection is closed. */
+            408: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+                        code: "request_timeout" | string;
+                    };
+                };
+            };
+            /** @description The request's headers are over the server's limit: refused before the route is reached; the connection is closed. */
+            431: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+                        code: "headers_too_large" | string;
                     };
                 };
             };
@@ -1467,6 +1506,19 @@ export interface operations {
                     "application/json": components["schemas"]["Account"];
                 };
             };
+            /** @description A request the HTTP parser cannot read (a NUL in a header value, a Content-Length that does not match the body): refused before the route is reached; the connection is closed. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+                        code: "bad_request" | string;
+                    };
+                };
+            };
             /** @description The key is missing, malformed, unknown, revoked or expired (`api_key_expired`). Counts toward the IP lockout. */
             401: {
                 headers: {
@@ -1506,6 +1558,19 @@ export interface operations {
                     };
                 };
             };
+            /** @description The request (its headers or its body) did not all arrive within the server's time (`REQUEST_TIMEOUT_MS`; a file, `FILE_UPLOAD_TIMEOUT_MS`). Nothing was written; the connection is closed. */
+            408: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+                        code: "request_timeout" | string;
+                    };
+                };
+            };
             /** @description The account's per-minute or per-day limit is reached (all its keys share them), or this IP is locked out after 20 failed authentications in 5 minutes. Nothing was done; retry after `Retry-After` seconds. */
             429: {
                 headers: {
@@ -1529,6 +1594,19 @@ export interface operations {
                     "application/json": components["schemas"]["RetryLaterError"] & {
                         /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
                         code: ("rate_limited_minute" | "rate_limited_day" | "locked_out") | string;
+                    };
+                };
+            };
+            /** @description The request's headers are over the server's limit: refused before the route is reached; the connection is closed. */
+            431: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+                        code: "headers_too_large" | string;
                     };
                 };
             };
@@ -1711,6 +1789,19 @@ export interface operations {
                     };
                 };
             };
+            /** @description The request (its headers or its body) did not all arrive within the server's time (`REQUEST_TIMEOUT_MS`; a file, `FILE_UPLOAD_TIMEOUT_MS`). Nothing was written; the connection is closed. */
+            408: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+                        code: "request_timeout" | string;
+                    };
+                };
+            };
             /** @description The body is over the endpoint's limit; nothing was read or written. */
             413: {
                 headers: {
@@ -1809,6 +1900,19 @@ export interface operations {
                     "application/json": components["schemas"]["RetryLaterError"] & {
                         /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
                         code: ("rate_limited_minute" | "rate_limited_day" | "too_many_concurrent_requests" | "locked_out") | string;
+                    };
+                };
+            };
+            /** @description The request's headers are over the server's limit: refused before the route is reached; the connection is closed. */
+            431: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+                        code: "headers_too_large" | string;
                     };
                 };
             };
@@ -2032,6 +2136,19 @@ export interface operations {
                     };
                 };
             };
+            /** @description The request (its headers or its body) did not all arrive within the server's time (`REQUEST_TIMEOUT_MS`; a file, `FILE_UPLOAD_TIMEOUT_MS`). Nothing was written; the connection is closed. */
+            408: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+                        code: "request_timeout" | string;
+                    };
+                };
+            };
             /** @description The body is over the endpoint's limit; nothing was read or written. */
             413: {
                 headers: {
@@ -2130,6 +2247,19 @@ export interface operations {
                     "application/json": components["schemas"]["RetryLaterError"] & {
                         /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
                         code: ("rate_limited_minute" | "rate_limited_day" | "too_many_concurrent_requests" | "locked_out") | string;
+                    };
+                };
+            };
+            /** @description The request's headers are over the server's limit: refused before the route is reached; the connection is closed. */
+            431: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+                        code: "headers_too_large" | string;
                     };
                 };
             };
@@ -2344,6 +2474,19 @@ export interface operations {
                     };
                 };
             };
+            /** @description The request (its headers or its body) did not all arrive within the server's time (`REQUEST_TIMEOUT_MS`; a file, `FILE_UPLOAD_TIMEOUT_MS`). Nothing was written; the connection is closed. */
+            408: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+                        code: "request_timeout" | string;
+                    };
+                };
+            };
             /** @description The body is over the endpoint's limit; nothing was read or written. */
             413: {
                 headers: {
@@ -2442,6 +2585,19 @@ export interface operations {
                     "application/json": components["schemas"]["RetryLaterError"] & {
                         /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
                         code: ("rate_limited_minute" | "rate_limited_day" | "too_many_concurrent_requests" | "locked_out") | string;
+                    };
+                };
+            };
+            /** @description The request's headers are over the server's limit: refused before the route is reached; the connection is closed. */
+            431: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+                        code: "headers_too_large" | string;
                     };
                 };
             };
@@ -2656,6 +2812,19 @@ export interface operations {
                     };
                 };
             };
+            /** @description The request (its headers or its body) did not all arrive within the server's time (`REQUEST_TIMEOUT_MS`; a file, `FILE_UPLOAD_TIMEOUT_MS`). Nothing was written; the connection is closed. */
+            408: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+                        code: "request_timeout" | string;
+                    };
+                };
+            };
             /** @description The body is over the endpoint's limit; nothing was read or written. */
             413: {
                 headers: {
@@ -2754,6 +2923,19 @@ export interface operations {
                     "application/json": components["schemas"]["RetryLaterError"] & {
                         /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
                         code: ("rate_limited_minute" | "rate_limited_day" | "too_many_concurrent_requests" | "locked_out") | string;
+                    };
+                };
+            };
+            /** @description The request's headers are over the server's limit: refused before the route is reached; the connection is closed. */
+            431: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+                        code: "headers_too_large" | string;
                     };
                 };
             };
@@ -2968,6 +3150,19 @@ export interface operations {
                     };
                 };
             };
+            /** @description The request (its headers or its body) did not all arrive within the server's time (`REQUEST_TIMEOUT_MS`; a file, `FILE_UPLOAD_TIMEOUT_MS`). Nothing was written; the connection is closed. */
+            408: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+                        code: "request_timeout" | string;
+                    };
+                };
+            };
             /** @description The body is over the endpoint's limit; nothing was read or written. */
             413: {
                 headers: {
@@ -3066,6 +3261,19 @@ export interface operations {
                     "application/json": components["schemas"]["RetryLaterError"] & {
                         /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
                         code: ("rate_limited_minute" | "rate_limited_day" | "too_many_concurrent_requests" | "locked_out") | string;
+                    };
+                };
+            };
+            /** @description The request's headers are over the server's limit: refused before the route is reached; the connection is closed. */
+            431: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+                        code: "headers_too_large" | string;
                     };
                 };
             };
@@ -3280,6 +3488,19 @@ export interface operations {
                     };
                 };
             };
+            /** @description The request (its headers or its body) did not all arrive within the server's time (`REQUEST_TIMEOUT_MS`; a file, `FILE_UPLOAD_TIMEOUT_MS`). Nothing was written; the connection is closed. */
+            408: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+                        code: "request_timeout" | string;
+                    };
+                };
+            };
             /** @description The body is over the endpoint's limit; nothing was read or written. */
             413: {
                 headers: {
@@ -3378,6 +3599,19 @@ export interface operations {
                     "application/json": components["schemas"]["RetryLaterError"] & {
                         /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
                         code: ("rate_limited_minute" | "rate_limited_day" | "too_many_concurrent_requests" | "locked_out") | string;
+                    };
+                };
+            };
+            /** @description The request's headers are over the server's limit: refused before the route is reached; the connection is closed. */
+            431: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+                        code: "headers_too_large" | string;
                     };
                 };
             };
@@ -3493,7 +3727,7 @@ export interface operations {
                     "application/json": components["schemas"]["ImportList"];
                 };
             };
-            /** @description `limit` is not a whole number from 1 to 100, `starting_after` names no import of the account, or the query has another parameter. */
+            /** @description `limit` is not a whole number from 1 to 100, `starting_after` names no import of the account, or the query has another parameter. Before the route is reached: a request the HTTP parser cannot read (`bad_request`). */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -3514,7 +3748,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
-                        code: ("invalid_limit" | "unknown_starting_after" | "unknown_query_parameter") | string;
+                        code: ("invalid_limit" | "unknown_starting_after" | "unknown_query_parameter" | "bad_request") | string;
                     };
                 };
             };
@@ -3569,6 +3803,19 @@ export interface operations {
                     };
                 };
             };
+            /** @description The request (its headers or its body) did not all arrive within the server's time (`REQUEST_TIMEOUT_MS`; a file, `FILE_UPLOAD_TIMEOUT_MS`). Nothing was written; the connection is closed. */
+            408: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+                        code: "request_timeout" | string;
+                    };
+                };
+            };
             /** @description The account's per-minute or per-day limit is reached (all its keys share them), or this IP is locked out after 20 failed authentications in 5 minutes. Nothing was done; retry after `Retry-After` seconds. */
             429: {
                 headers: {
@@ -3592,6 +3839,19 @@ export interface operations {
                     "application/json": components["schemas"]["RetryLaterError"] & {
                         /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
                         code: ("rate_limited_minute" | "rate_limited_day" | "locked_out") | string;
+                    };
+                };
+            };
+            /** @description The request's headers are over the server's limit: refused before the route is reached; the connection is closed. */
+            431: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+                        code: "headers_too_large" | string;
                     };
                 };
             };
@@ -3774,6 +4034,19 @@ export interface operations {
                     };
                 };
             };
+            /** @description The request (its headers or its body) did not all arrive within the server's time (`REQUEST_TIMEOUT_MS`; a file, `FILE_UPLOAD_TIMEOUT_MS`). Nothing was written; the connection is closed. */
+            408: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+                        code: "request_timeout" | string;
+                    };
+                };
+            };
             /** @description The body is over the endpoint's limit; nothing was read or written. */
             413: {
                 headers: {
@@ -3875,6 +4148,19 @@ export interface operations {
                     };
                 };
             };
+            /** @description The request's headers are over the server's limit: refused before the route is reached; the connection is closed. */
+            431: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+                        code: "headers_too_large" | string;
+                    };
+                };
+            };
             /** @description An unexpected failure. A GET is safe to retry; after a bulk import, retry with the same `Idempotency-Key` (or check what was created). */
             500: {
                 headers: {
@@ -3958,7 +4244,7 @@ export interface operations {
                     "application/json": components["schemas"]["Import"];
                 };
             };
-            /** @description The query has a parameter (the route takes none). */
+            /** @description The query has a parameter (the route takes none). Before the route is reached: a request the HTTP parser cannot read (`bad_request`), or a path parameter that is not valid percent-encoding (`malformed_url`). */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -3979,7 +4265,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
-                        code: "unknown_query_parameter" | string;
+                        code: ("unknown_query_parameter" | "bad_request" | "malformed_url") | string;
                     };
                 };
             };
@@ -4059,6 +4345,19 @@ export interface operations {
                     };
                 };
             };
+            /** @description The request (its headers or its body) did not all arrive within the server's time (`REQUEST_TIMEOUT_MS`; a file, `FILE_UPLOAD_TIMEOUT_MS`). Nothing was written; the connection is closed. */
+            408: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+                        code: "request_timeout" | string;
+                    };
+                };
+            };
             /** @description A path parameter is over 100 characters: refused before the route is reached, whatever else the request holds. */
             414: {
                 headers: {
@@ -4095,6 +4394,19 @@ export interface operations {
                     "application/json": components["schemas"]["RetryLaterError"] & {
                         /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
                         code: ("rate_limited_minute" | "rate_limited_day" | "locked_out") | string;
+                    };
+                };
+            };
+            /** @description The request's headers are over the server's limit: refused before the route is reached; the connection is closed. */
+            431: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+                        code: "headers_too_large" | string;
                     };
                 };
             };
@@ -4189,7 +4501,7 @@ export interface operations {
                     "text/csv": string;
                 };
             };
-            /** @description `limit` is not a whole number from 1 to 1000, `starting_after` is not a row index, or the query has another parameter. */
+            /** @description `limit` is not a whole number from 1 to 1000, `starting_after` is not a row index, or the query has another parameter. Before the route is reached: a request the HTTP parser cannot read (`bad_request`), or a path parameter that is not valid percent-encoding (`malformed_url`). */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -4210,7 +4522,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
-                        code: ("invalid_limit" | "invalid_starting_after" | "unknown_query_parameter") | string;
+                        code: ("invalid_limit" | "invalid_starting_after" | "unknown_query_parameter" | "bad_request" | "malformed_url") | string;
                     };
                 };
             };
@@ -4290,6 +4602,19 @@ export interface operations {
                     };
                 };
             };
+            /** @description The request (its headers or its body) did not all arrive within the server's time (`REQUEST_TIMEOUT_MS`; a file, `FILE_UPLOAD_TIMEOUT_MS`). Nothing was written; the connection is closed. */
+            408: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+                        code: "request_timeout" | string;
+                    };
+                };
+            };
             /** @description A path parameter is over 100 characters: refused before the route is reached, whatever else the request holds. */
             414: {
                 headers: {
@@ -4326,6 +4651,19 @@ export interface operations {
                     "application/json": components["schemas"]["RetryLaterError"] & {
                         /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
                         code: ("rate_limited_minute" | "rate_limited_day" | "locked_out") | string;
+                    };
+                };
+            };
+            /** @description The request's headers are over the server's limit: refused before the route is reached; the connection is closed. */
+            431: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+                        code: "headers_too_large" | string;
                     };
                 };
             };
@@ -4415,7 +4753,7 @@ export interface operations {
                     "application/json": components["schemas"]["Import"];
                 };
             };
-            /** @description The query has a parameter (the route takes none), or a body was sent that is not JSON (the route ignores what a body holds, but reads it). Nothing was cancelled. */
+            /** @description The query has a parameter (the route takes none), or a body was sent that is not JSON (the route ignores what a body holds, but reads it). Nothing was cancelled. Before the route is reached: a request the HTTP parser cannot read (`bad_request`), or a path parameter that is not valid percent-encoding (`malformed_url`). */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -4436,7 +4774,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
-                        code: ("unknown_query_parameter" | "invalid_json" | "bad_request") | string;
+                        code: ("unknown_query_parameter" | "invalid_json" | "bad_request" | "malformed_url") | string;
                     };
                 };
             };
@@ -4513,6 +4851,19 @@ export interface operations {
                     "application/json": components["schemas"]["Error"] & {
                         /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
                         code: "import_not_found" | string;
+                    };
+                };
+            };
+            /** @description The request (its headers or its body) did not all arrive within the server's time (`REQUEST_TIMEOUT_MS`; a file, `FILE_UPLOAD_TIMEOUT_MS`). Nothing was written; the connection is closed. */
+            408: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+                        code: "request_timeout" | string;
                     };
                 };
             };
@@ -4602,6 +4953,19 @@ export interface operations {
                     "application/json": components["schemas"]["RetryLaterError"] & {
                         /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
                         code: ("rate_limited_minute" | "rate_limited_day" | "locked_out") | string;
+                    };
+                };
+            };
+            /** @description The request's headers are over the server's limit: refused before the route is reached; the connection is closed. */
+            431: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+                        code: "headers_too_large" | string;
                     };
                 };
             };
@@ -4697,7 +5061,7 @@ export interface operations {
                     "application/json": components["schemas"]["ListingPage"];
                 };
             };
-            /** @description `limit` is not a whole number from 1 to 100, `starting_after` is not a row id (a UUID), `external_id` is no id a row can have, `updated_since` is not an ISO 8601 date and time with a zone, `archived` is neither `true` nor `false`, or the query has another parameter. The text names the parameter. */
+            /** @description `limit` is not a whole number from 1 to 100, `starting_after` is not a row id (a UUID), `external_id` is no id a row can have, `updated_since` is not an ISO 8601 date and time with a zone, `archived` is neither `true` nor `false`, or the query has another parameter. The text names the parameter. Before the route is reached: a request the HTTP parser cannot read (`bad_request`). */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -4718,7 +5082,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
-                        code: ("invalid_limit" | "invalid_row_starting_after" | "invalid_external_id" | "invalid_updated_since" | "invalid_archived" | "unknown_query_parameter") | string;
+                        code: ("invalid_limit" | "invalid_row_starting_after" | "invalid_external_id" | "invalid_updated_since" | "invalid_archived" | "unknown_query_parameter" | "bad_request") | string;
                     };
                 };
             };
@@ -4773,6 +5137,19 @@ export interface operations {
                     };
                 };
             };
+            /** @description The request (its headers or its body) did not all arrive within the server's time (`REQUEST_TIMEOUT_MS`; a file, `FILE_UPLOAD_TIMEOUT_MS`). Nothing was written; the connection is closed. */
+            408: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+                        code: "request_timeout" | string;
+                    };
+                };
+            };
             /** @description The account's per-minute or per-day limit is reached (all its keys share them), or this IP is locked out after 20 failed authentications in 5 minutes. Nothing was done; retry after `Retry-After` seconds. */
             429: {
                 headers: {
@@ -4796,6 +5173,19 @@ export interface operations {
                     "application/json": components["schemas"]["RetryLaterError"] & {
                         /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
                         code: ("rate_limited_minute" | "rate_limited_day" | "locked_out") | string;
+                    };
+                };
+            };
+            /** @description The request's headers are over the server's limit: refused before the route is reached; the connection is closed. */
+            431: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+                        code: "headers_too_large" | string;
                     };
                 };
             };
@@ -4880,7 +5270,7 @@ export interface operations {
                     "application/json": components["schemas"]["StoredListing"];
                 };
             };
-            /** @description The query has a parameter (the route takes none). */
+            /** @description The query has a parameter (the route takes none). Before the route is reached: a request the HTTP parser cannot read (`bad_request`), or a path parameter that is not valid percent-encoding (`malformed_url`). */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -4901,7 +5291,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
-                        code: "unknown_query_parameter" | string;
+                        code: ("unknown_query_parameter" | "bad_request" | "malformed_url") | string;
                     };
                 };
             };
@@ -4981,6 +5371,19 @@ export interface operations {
                     };
                 };
             };
+            /** @description The request (its headers or its body) did not all arrive within the server's time (`REQUEST_TIMEOUT_MS`; a file, `FILE_UPLOAD_TIMEOUT_MS`). Nothing was written; the connection is closed. */
+            408: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+                        code: "request_timeout" | string;
+                    };
+                };
+            };
             /** @description A path parameter is over 100 characters: refused before the route is reached, whatever else the request holds. */
             414: {
                 headers: {
@@ -5017,6 +5420,19 @@ export interface operations {
                     "application/json": components["schemas"]["RetryLaterError"] & {
                         /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
                         code: ("rate_limited_minute" | "rate_limited_day" | "locked_out") | string;
+                    };
+                };
+            };
+            /** @description The request's headers are over the server's limit: refused before the route is reached; the connection is closed. */
+            431: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+                        code: "headers_too_large" | string;
                     };
                 };
             };
@@ -5112,7 +5528,7 @@ export interface operations {
                     "application/json": components["schemas"]["MachinePage"];
                 };
             };
-            /** @description `limit` is not a whole number from 1 to 100, `starting_after` is not a row id (a UUID), `external_id` is no id a row can have, `updated_since` is not an ISO 8601 date and time with a zone, `archived` is neither `true` nor `false`, or the query has another parameter. The text names the parameter. */
+            /** @description `limit` is not a whole number from 1 to 100, `starting_after` is not a row id (a UUID), `external_id` is no id a row can have, `updated_since` is not an ISO 8601 date and time with a zone, `archived` is neither `true` nor `false`, or the query has another parameter. The text names the parameter. Before the route is reached: a request the HTTP parser cannot read (`bad_request`). */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -5133,7 +5549,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
-                        code: ("invalid_limit" | "invalid_row_starting_after" | "invalid_external_id" | "invalid_updated_since" | "invalid_archived" | "unknown_query_parameter") | string;
+                        code: ("invalid_limit" | "invalid_row_starting_after" | "invalid_external_id" | "invalid_updated_since" | "invalid_archived" | "unknown_query_parameter" | "bad_request") | string;
                     };
                 };
             };
@@ -5188,6 +5604,19 @@ export interface operations {
                     };
                 };
             };
+            /** @description The request (its headers or its body) did not all arrive within the server's time (`REQUEST_TIMEOUT_MS`; a file, `FILE_UPLOAD_TIMEOUT_MS`). Nothing was written; the connection is closed. */
+            408: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+                        code: "request_timeout" | string;
+                    };
+                };
+            };
             /** @description The account's per-minute or per-day limit is reached (all its keys share them), or this IP is locked out after 20 failed authentications in 5 minutes. Nothing was done; retry after `Retry-After` seconds. */
             429: {
                 headers: {
@@ -5211,6 +5640,19 @@ export interface operations {
                     "application/json": components["schemas"]["RetryLaterError"] & {
                         /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
                         code: ("rate_limited_minute" | "rate_limited_day" | "locked_out") | string;
+                    };
+                };
+            };
+            /** @description The request's headers are over the server's limit: refused before the route is reached; the connection is closed. */
+            431: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+                        code: "headers_too_large" | string;
                     };
                 };
             };
@@ -5295,7 +5737,7 @@ export interface operations {
                     "application/json": components["schemas"]["StoredMachine"];
                 };
             };
-            /** @description The query has a parameter (the route takes none). */
+            /** @description The query has a parameter (the route takes none). Before the route is reached: a request the HTTP parser cannot read (`bad_request`), or a path parameter that is not valid percent-encoding (`malformed_url`). */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -5316,7 +5758,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
-                        code: "unknown_query_parameter" | string;
+                        code: ("unknown_query_parameter" | "bad_request" | "malformed_url") | string;
                     };
                 };
             };
@@ -5396,6 +5838,19 @@ export interface operations {
                     };
                 };
             };
+            /** @description The request (its headers or its body) did not all arrive within the server's time (`REQUEST_TIMEOUT_MS`; a file, `FILE_UPLOAD_TIMEOUT_MS`). Nothing was written; the connection is closed. */
+            408: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+                        code: "request_timeout" | string;
+                    };
+                };
+            };
             /** @description A path parameter is over 100 characters: refused before the route is reached, whatever else the request holds. */
             414: {
                 headers: {
@@ -5432,6 +5887,19 @@ export interface operations {
                     "application/json": components["schemas"]["RetryLaterError"] & {
                         /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
                         code: ("rate_limited_minute" | "rate_limited_day" | "locked_out") | string;
+                    };
+                };
+            };
+            /** @description The request's headers are over the server's limit: refused before the route is reached; the connection is closed. */
+            431: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+                        code: "headers_too_large" | string;
                     };
                 };
             };
@@ -5514,7 +5982,7 @@ export interface operations {
                     "application/json": components["schemas"]["ApiKeyList"];
                 };
             };
-            /** @description `limit` is not a whole number from 1 to 100, `starting_after` is not the id of one of the account's keys, `status` is not `active`, `expired`, `revoked` or `all`, or the query has another parameter. */
+            /** @description `limit` is not a whole number from 1 to 100, `starting_after` is not the id of one of the account's keys, `status` is not `active`, `expired`, `revoked` or `all`, or the query has another parameter. Before the route is reached: a request the HTTP parser cannot read (`bad_request`). */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -5523,7 +5991,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
-                        code: ("invalid_limit" | "unknown_key_starting_after" | "invalid_key_status" | "unknown_query_parameter") | string;
+                        code: ("invalid_limit" | "unknown_key_starting_after" | "invalid_key_status" | "unknown_query_parameter" | "bad_request") | string;
                     };
                 };
             };
@@ -5566,6 +6034,19 @@ export interface operations {
                     };
                 };
             };
+            /** @description The request (its headers or its body) did not all arrive within the server's time (`REQUEST_TIMEOUT_MS`; a file, `FILE_UPLOAD_TIMEOUT_MS`). Nothing was written; the connection is closed. */
+            408: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+                        code: "request_timeout" | string;
+                    };
+                };
+            };
             /** @description This IP is locked out after 20 failed authentications in 5 minutes; retry after `Retry-After` seconds. */
             429: {
                 headers: {
@@ -5577,6 +6058,19 @@ export interface operations {
                     "application/json": components["schemas"]["RetryLaterError"] & {
                         /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
                         code: "locked_out" | string;
+                    };
+                };
+            };
+            /** @description The request's headers are over the server's limit: refused before the route is reached; the connection is closed. */
+            431: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+                        code: "headers_too_large" | string;
                     };
                 };
             };
@@ -5684,6 +6178,19 @@ export interface operations {
                     };
                 };
             };
+            /** @description The request (its headers or its body) did not all arrive within the server's time (`REQUEST_TIMEOUT_MS`; a file, `FILE_UPLOAD_TIMEOUT_MS`). Nothing was written; the connection is closed. */
+            408: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+                        code: "request_timeout" | string;
+                    };
+                };
+            };
             /** @description The body is over the endpoint's limit; nothing was read or written. */
             413: {
                 headers: {
@@ -5722,6 +6229,19 @@ export interface operations {
                     "application/json": components["schemas"]["MaybeRetryLaterError"] & {
                         /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
                         code: ("active_key_limit" | "locked_out") | string;
+                    };
+                };
+            };
+            /** @description The request's headers are over the server's limit: refused before the route is reached; the connection is closed. */
+            431: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+                        code: "headers_too_large" | string;
                     };
                 };
             };
@@ -5780,7 +6300,7 @@ export interface operations {
                     "application/json": components["schemas"]["RolledApiKey"];
                 };
             };
-            /** @description `expires_in_sec` is not a whole number from 0 to 604800, or the body is not an object or not JSON. */
+            /** @description `expires_in_sec` is not a whole number from 0 to 604800, or the body is not an object or not JSON. Before the route is reached: a request the HTTP parser cannot read (`bad_request`), or a path parameter that is not valid percent-encoding (`malformed_url`). */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -5789,7 +6309,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
-                        code: ("invalid_expires_in_sec" | "invalid_json" | "bad_request") | string;
+                        code: ("invalid_expires_in_sec" | "invalid_json" | "bad_request" | "malformed_url") | string;
                     };
                 };
             };
@@ -5842,6 +6362,19 @@ export interface operations {
                     "application/json": components["schemas"]["Error"] & {
                         /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
                         code: "api_key_not_found" | string;
+                    };
+                };
+            };
+            /** @description The request (its headers or its body) did not all arrive within the server's time (`REQUEST_TIMEOUT_MS`; a file, `FILE_UPLOAD_TIMEOUT_MS`). Nothing was written; the connection is closed. */
+            408: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+                        code: "request_timeout" | string;
                     };
                 };
             };
@@ -5912,6 +6445,19 @@ export interface operations {
                     };
                 };
             };
+            /** @description The request's headers are over the server's limit: refused before the route is reached; the connection is closed. */
+            431: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+                        code: "headers_too_large" | string;
+                    };
+                };
+            };
             /** @description An unexpected failure. A GET is safe to retry; after a bulk import, retry with the same `Idempotency-Key` (or check what was created). */
             500: {
                 headers: {
@@ -5968,7 +6514,7 @@ export interface operations {
                     "application/json": components["schemas"]["RevokedApiKey"];
                 };
             };
-            /** @description A body was sent that is not JSON (the route ignores what a body holds, but reads it). Nothing was revoked. */
+            /** @description A body was sent that is not JSON (the route ignores what a body holds, but reads it). Nothing was revoked. Before the route is reached: a request the HTTP parser cannot read (`bad_request`), or a path parameter that is not valid percent-encoding (`malformed_url`). */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -5977,7 +6523,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
-                        code: ("invalid_json" | "bad_request") | string;
+                        code: ("invalid_json" | "bad_request" | "malformed_url") | string;
                     };
                 };
             };
@@ -6033,6 +6579,19 @@ export interface operations {
                     };
                 };
             };
+            /** @description The request (its headers or its body) did not all arrive within the server's time (`REQUEST_TIMEOUT_MS`; a file, `FILE_UPLOAD_TIMEOUT_MS`). Nothing was written; the connection is closed. */
+            408: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+                        code: "request_timeout" | string;
+                    };
+                };
+            };
             /** @description The body is over the endpoint's limit; nothing was read or written. */
             413: {
                 headers: {
@@ -6083,6 +6642,19 @@ export interface operations {
                     "application/json": components["schemas"]["RetryLaterError"] & {
                         /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
                         code: "locked_out" | string;
+                    };
+                };
+            };
+            /** @description The request's headers are over the server's limit: refused before the route is reached; the connection is closed. */
+            431: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+                        code: "headers_too_large" | string;
                     };
                 };
             };
@@ -6141,7 +6713,7 @@ export interface operations {
                     "application/json": components["schemas"]["ApiKey"];
                 };
             };
-            /** @description The body is not JSON or not an object, or `label` or `allowed_ips` is invalid (named). */
+            /** @description The body is not JSON or not an object, or `label` or `allowed_ips` is invalid (named). Before the route is reached: a request the HTTP parser cannot read (`bad_request`), or a path parameter that is not valid percent-encoding (`malformed_url`). */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -6150,7 +6722,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
-                        code: ("invalid_key_fields" | "key_change_not_object" | "invalid_json" | "bad_request") | string;
+                        code: ("invalid_key_fields" | "key_change_not_object" | "invalid_json" | "bad_request" | "malformed_url") | string;
                     };
                 };
             };
@@ -6203,6 +6775,19 @@ export interface operations {
                     "application/json": components["schemas"]["Error"] & {
                         /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
                         code: "api_key_not_found" | string;
+                    };
+                };
+            };
+            /** @description The request (its headers or its body) did not all arrive within the server's time (`REQUEST_TIMEOUT_MS`; a file, `FILE_UPLOAD_TIMEOUT_MS`). Nothing was written; the connection is closed. */
+            408: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+                        code: "request_timeout" | string;
                     };
                 };
             };
@@ -6269,6 +6854,19 @@ export interface operations {
                     "application/json": components["schemas"]["RetryLaterError"] & {
                         /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
                         code: "locked_out" | string;
+                    };
+                };
+            };
+            /** @description The request's headers are over the server's limit: refused before the route is reached; the connection is closed. */
+            431: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+                        code: "headers_too_large" | string;
                     };
                 };
             };
