@@ -31,9 +31,9 @@ const SAME_ON_EVERY_TOPOLOGY = [
   'test/shared/infra/db-socket.test.ts',
   'test/shared/repositories/catalogue-plans.test.ts',
   // note: the client package's generated types (and a partner's openapi-fetch project over them),
-  // its packed files, the README's example and its transport against hand-made servers, the merge
-  // rows' types; its partner path runs on every topology
-  'test/client/{generated-drift,merge-row-types,openapi-fetch-partner,package-contents,readme-example,transport}.test.ts',
+  // its packed files and its tarball installed, the README's example and its transport against
+  // hand-made servers, the merge rows' types; its partner path runs on every topology
+  'test/client/{generated-drift,merge-row-types,openapi-fetch-partner,package-contents,readme-example,tarball-install,transport}.test.ts',
 ];
 const topologyRun = Boolean(process.env.TEST_REDIS_CLUSTER || process.env.TEST_PGBOUNCER);
 
