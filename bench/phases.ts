@@ -12,7 +12,7 @@ import { startStack } from './lib/stack.js';
 import { startDirectInsertServer } from './lib/direct-insert-process.js';
 import { loadableGetTarget } from './lib/get-target.js';
 import { httpImports } from './lib/http-imports.js';
-import { cpuSplit, pidsNamed } from './lib/cpu.js';
+import { cpuSplit, eventLoopOf, pidsNamed, type CpuSource } from './lib/cpu.js';
 import { runLoad, type LoadOptions } from './lib/load.js';
 import { percentile, round, type LoadResult } from './lib/stats.js';
 
@@ -36,11 +36,18 @@ function importsTo(baseUrl: string, bodies: readonly string[]) {
 /**
  * Runs `load` after a tenth of it as a warm-up, and prints the CPU each group of processes (and
  * this process, as `self`) spent per operation: ms for imports, µs for requests without rows.
+ * `parts` are threads of a group's processes (the API's event loop): printed, not added again.
  */
-async function measureCpu(title: string, load: LoadOptions, groups: Record<string, () => number[]>, self = 'load generator'): Promise<number> {
+async function measureCpu(
+  title: string,
+  load: LoadOptions,
+  groups: Record<string, () => CpuSource[]>,
+  self = 'load generator',
+  parts: Record<string, () => CpuSource[]> = {},
+): Promise<number> {
   await runLoad({ ...load, operations: Math.ceil(load.operations / 10) }); // warm-up
   let measured: LoadResult | undefined;
-  const used = await cpuSplit({ ...groups, [self]: () => [process.pid] }, async () => {
+  const used = await cpuSplit({ ...groups, ...parts, [self]: () => [process.pid] }, async () => {
     measured = await runLoad(load);
   });
   const inMicroseconds = load.rowsPerOperation === 0;
@@ -51,7 +58,7 @@ async function measureCpu(title: string, load: LoadOptions, groups: Record<strin
   // note: the service's processes, PostgreSQL and Redis, not the load generator: what an operator
   // pays for. Per 1,000 rows, so that a lever moving work from one process to another shows as
   // what it is.
-  const service = Object.entries(used).reduce((sum, [name, ms]) => (name === self ? sum : sum + ms), 0);
+  const service = Object.entries(used).reduce((sum, [name, ms]) => (name === self || name in parts ? sum : sum + ms), 0);
   const rows = load.operations * load.rowsPerOperation;
   if (rows > 0) console.log(`${'all but the load'.padEnd(16)} ${round(service / load.operations)} ms an import, ${round((service * 1000) / rows)} ms per 1,000 rows`);
   return rows > 0 ? (service * 1000) / rows : 0;
@@ -108,7 +115,7 @@ try {
   const directWrites = (sql: Sql) => async (index: number) => {
     const batch = floorRows[index % 4]!;
     await writeImport(sql, {
-      kind: 'listings', rowCount: batch.length, rowsJson: encodeImportRows(batch), importId: randomUUID(),
+      kind: 'listings', rowCount: batch.length, rows: encodeImportRows(batch), importId: randomUUID(),
       accountId: stack.accounts[index % stack.accounts.length]!.id, requestId: 'floor', total: batch.length, errors: [],
     });
     return 200;
@@ -127,6 +134,9 @@ try {
     worker: () => stack.workers.map((w) => w.child.pid!),
     redis: () => pidsNamed('redis-server'),
     postgres: () => pidsNamed('postgres'),
+  }, 'load generator', {
+    // note: the thread that answers every partner; the preparing threads run on other cores.
+    'api event loop': () => [eventLoopOf(stack.api.child.pid!)],
   });
   await ours.close();
 
@@ -169,7 +179,7 @@ try {
     api: () => [stack.api.child.pid!],
     redis: () => pidsNamed('redis-server'),
     postgres: () => pidsNamed('postgres'),
-  });
+  }, 'load generator', { 'api event loop': () => [eventLoopOf(stack.api.child.pid!)] });
   await me.pool.close();
   const bareRoute = loadableGetTarget({ name: 'bare', baseUrl: bare.baseUrl, accounts: stack.accounts, path: () => '/bare', withKey: false, expected: 200 });
   await measureCpu(`bare Fastify route c=32, ${requests} requests`, { concurrency: 32, operations: requests, rowsPerOperation: 0, run: bareRoute.run }, {

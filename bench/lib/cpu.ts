@@ -2,16 +2,25 @@ import { readdirSync, readFileSync } from 'node:fs';
 
 const TICKS_PER_SECOND = 100; // USER_HZ on Linux
 
-/** CPU time (user + system) a process has used, in ms; 0 when it is gone. */
-export function cpuMs(pid: number): number {
+/** Where CPU time is read: a whole process, or one thread of it (`thread` is its id, the event loop's being the process's own). */
+export type CpuSource = number | { pid: number; thread: number };
+
+/** CPU time (user + system) a process or a thread has used, in ms; 0 when it is gone. */
+export function cpuMs(source: CpuSource): number {
+  const path = typeof source === 'number' ? `/proc/${source}/stat` : `/proc/${source.pid}/task/${source.thread}/stat`;
   try {
     // note: fields after the command name, which is in parentheses and may hold spaces.
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const stat = readFileSync(path, 'utf8');
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
     return ((Number(fields[11]) + Number(fields[12])) * 1000) / TICKS_PER_SECOND;
   } catch {
     return 0;
   }
+}
+
+/** A Node process's event loop: its main thread, whose id is the process's. */
+export function eventLoopOf(pid: number): CpuSource {
+  return { pid, thread: pid };
 }
 
 /** The pids of every process whose command name is `name` (e.g. postgres, redis-server). */
@@ -28,17 +37,20 @@ export function pidsNamed(name: string): number[] {
     });
 }
 
+const keyOf = (source: CpuSource) => (typeof source === 'number' ? `${source}` : `${source.pid}/${source.thread}`);
+
 /**
- * CPU used by named groups of processes while `work` runs. note: PostgreSQL forks a backend per
- * connection, so its group is looked up again at the end to include backends started meanwhile.
+ * CPU used by named groups of processes (or threads) while `work` runs. note: PostgreSQL forks a
+ * backend per connection, so its group is looked up again at the end to include backends started
+ * meanwhile.
  */
-export async function cpuSplit(groups: Record<string, () => number[]>, work: () => Promise<void>): Promise<Record<string, number>> {
-  const before = new Map<number, number>();
-  for (const pids of Object.values(groups)) for (const pid of pids()) before.set(pid, cpuMs(pid));
+export async function cpuSplit(groups: Record<string, () => CpuSource[]>, work: () => Promise<void>): Promise<Record<string, number>> {
+  const before = new Map<string, number>();
+  for (const sources of Object.values(groups)) for (const source of sources()) before.set(keyOf(source), cpuMs(source));
   await work();
   const used: Record<string, number> = {};
-  for (const [name, pids] of Object.entries(groups)) {
-    used[name] = pids().reduce((sum, pid) => sum + cpuMs(pid) - (before.get(pid) ?? 0), 0);
+  for (const [name, sources] of Object.entries(groups)) {
+    used[name] = sources().reduce<number>((sum, source) => sum + cpuMs(source) - (before.get(keyOf(source)) ?? 0), 0);
   }
   return used;
 }
