@@ -155,7 +155,7 @@ async function main(): Promise<void> {
         await writeImport(sql, {
           kind,
           rowCount: rows.length,
-          rowsJson: encodeImportRows(rows),
+          rows: encodeImportRows(rows),
           importId: randomUUID(),
           accountId: account.id,
           requestId: 'bench',

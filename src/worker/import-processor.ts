@@ -14,7 +14,7 @@ import type { ImportReplySender } from '../shared/import/import-reply.js';
 import type { Logger } from '../shared/infra/logger.js';
 import { markImportStep } from '../shared/import/import-steps.js';
 import { AccountGoneError, ImportAbandonedError, ImportRowCountError, ImportRowsGoneError } from './write-errors.js';
-import { writeImport } from './write-import.js';
+import { writeImport, type ImportRows } from './write-import.js';
 import { writeRowRemoval } from './write-row-removal.js';
 import type { FaultHooks } from './fault-injection.js';
 import { failedForGood } from './final-failure.js';
@@ -76,6 +76,12 @@ export interface ImportProcessorOptions {
 
 const DEFAULT_ATTEMPT_TIMEOUT_MS = 60_000;
 
+/** A fetch of a job's rows, settled by the write that awaits it, or moot once that write has failed. */
+function fetching<T>(rows: Promise<T>): Promise<T> {
+  rows.catch(() => undefined);
+  return rows;
+}
+
 export function createImportProcessor(sql: Sql, rowsStore: ImportRowsStore, log: Logger, options: ImportProcessorOptions = {}) {
   const { faults = {}, replies, attemptTimeoutMs = DEFAULT_ATTEMPT_TIMEOUT_MS } = options;
   const forgetRows = (importId: string, jobLog: Logger) =>
@@ -100,14 +106,12 @@ export function createImportProcessor(sql: Sql, rowsStore: ImportRowsStore, log:
     // rows only then. A job whose rows are gone was either written by an earlier run that died
     // before acknowledging it (its recorded result is returned without them) or withdrawn or
     // expired (ImportRowsGoneError, and nothing is written).
-    const rowsJson = rowsStore.get(importId);
-    rowsJson.catch(() => undefined); // note: settled by writeImport, or moot once it has failed
     let result: AnyImportResult;
     try {
       const write =
         'action' in data
-          ? writeRowRemoval(sql, { ...data, entriesJson: rowsJson, importId }, faults)
-          : writeImport(sql, { ...data, rowsJson, importId }, faults);
+          ? writeRowRemoval(sql, { ...data, entriesJson: fetching(rowsStore.get(importId)), importId }, faults)
+          : writeImport(sql, { ...data, rows: fetching<ImportRows | null>(data.rowsFormat === 'copy' ? rowsStore.getBytes(importId) : rowsStore.get(importId)), importId }, faults);
       result = await settleWithin(write, attemptTimeoutMs, `the write of import ${importId}`);
     } catch (error) {
       if (error instanceof ImportRowsGoneError) throw new UnrecoverableError('import job rows are gone; nothing was written');

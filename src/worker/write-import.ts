@@ -3,6 +3,7 @@ import type { ImportResult, ImportJob } from '../shared/import/import-job.js';
 import { markImportStep } from '../shared/import/import-steps.js';
 import { findImportRecord } from '../shared/repositories/import-records.js';
 import {
+  copyRowsIn,
   findImportingAccount,
   insertImportRecord,
   isImportRecordTaken,
@@ -16,14 +17,20 @@ import { recordedResult } from './recorded-result.js';
 import { AccountGoneError, ImportRowCountError, ImportRowsGoneError, refuseMergeRace } from './write-errors.js';
 
 /** An import job as the worker writes it; the write fails unless exactly `rowCount` rows are inserted. */
-export interface ImportWrite extends Omit<ImportJob, 'matchExternalIds' | 'dryRun' | 'merge'>, Partial<Pick<ImportJob, 'matchExternalIds' | 'dryRun' | 'merge'>> {
+export interface ImportWrite
+  extends Omit<ImportJob, 'matchExternalIds' | 'dryRun' | 'merge' | 'rowsFormat'>,
+    Partial<Pick<ImportJob, 'matchExternalIds' | 'dryRun' | 'merge'>> {
   importId: string;
   /**
-   * the normalised rows as encodeImportRows wrote them, or their fetch still under way (it runs
-   * while the job is checked and the write gets a connection); null when they are gone
+   * the normalised rows: bytes of `COPY` text (encodeCopyRows), or JSON text (encodeImportRows,
+   * encodeMergeRows); or their fetch still under way (it runs while the job is checked and the
+   * write gets a connection); null when they are gone
    */
-  rowsJson: string | Promise<string | null>;
+  rows: ImportRows | Promise<ImportRows | null>;
 }
+
+/** An import's rows as the worker has them: `COPY` text as bytes, or JSON. */
+export type ImportRows = Uint8Array | string;
 
 type Hooks = { beforeCommit?: () => Promise<void> };
 
@@ -37,7 +44,9 @@ class DryRunRollback extends Error {
 
 /**
  * Writes one import: its record in `imports` and all its rows, in one statement
- * (recordImportWithRows), which is one round trip to PostgreSQL and its own transaction.
+ * (recordImportWithRows). Rows in `COPY` text are first streamed into the transaction's table of
+ * copied rows (copyRowsIn), which the statement then reads; rows in JSON are the statement's
+ * parameter, and the statement is one round trip and its own transaction.
  * Idempotent by the import's id: when the record already exists (the job ran before, or runs twice at
  * once), nothing is written and the recorded result is returned; a record of a failed import (the
  * API answered that it wrote nothing) throws ImportAbandonedError. The table constraints check
@@ -52,7 +61,7 @@ class DryRunRollback extends Error {
  * transaction, BEGIN and COMMIT around it.
  */
 export async function writeImport(sql: Sql, input: ImportWrite, hooks: Hooks = {}): Promise<ImportResult> {
-  const rows = await input.rowsJson;
+  const rows = await input.rows;
   if (rows === null) return resultWithoutRows(sql, input);
   // note: the record and the rows are one statement: this step marks the rows at hand, the next
   // the import written.
@@ -66,22 +75,23 @@ export async function writeImport(sql: Sql, input: ImportWrite, hooks: Hooks = {
     rowCount: input.rowCount,
     errors: input.errors,
     createdAt: input.createdAt,
-    rows,
     matchExternalIds: input.matchExternalIds === true,
   };
-  if (input.merge === true) return writeMerge(sql, { ...statement, rows }, input, hooks);
+  if (input.merge === true) return writeMerge(sql, { ...statement, rows: textOf(rows) }, input, hooks);
+  const copied = typeof rows !== 'string';
   let outcome: ImportStatementOutcome;
   try {
     outcome =
-      input.dryRun === true || hooks.beforeCommit !== undefined
+      copied || input.dryRun === true || hooks.beforeCommit !== undefined
         ? await sql.begin(async (tx) => {
-            const written = await recordImportWithRows(tx, statement);
+            if (copied) await copyRowsIn(tx, input.kind, rows);
+            const written = await recordImportWithRows(tx, { ...statement, rows: copied ? { copiedKind: input.kind } : rows });
             if (!written.recorded) return written; // note: it wrote nothing, so its commit commits nothing
             await hooks.beforeCommit?.();
             if (input.dryRun === true) throw new DryRunRollback(resultOf(input, written));
             return written;
           })
-        : await recordImportWithRows(sql, statement);
+        : await recordImportWithRows(sql, { ...statement, rows });
   } catch (error) {
     if (error instanceof DryRunRollback) return error.result;
     // note: a run of the same job committed while this one's statement ran; its rows went with it.
@@ -91,6 +101,11 @@ export async function writeImport(sql: Sql, input: ImportWrite, hooks: Hooks = {
   if (!outcome.recorded) return resultOfNothingWritten(sql, input, outcome);
   markImportStep(input.requestId, 'write.inserted');
   return resultOf(input, outcome);
+}
+
+/** A merge's rows are JSON whatever carried them (prepare-import.ts). */
+function textOf(rows: ImportRows): string {
+  return typeof rows === 'string' ? rows : Buffer.from(rows.buffer, rows.byteOffset, rows.byteLength).toString('utf8');
 }
 
 function resultOf(input: ImportWrite, written: RowsWritten, errors: RowError[] = input.errors): ImportResult {

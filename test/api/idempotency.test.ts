@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Job, QueueEvents, type Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { INLINE_BELOW_BYTES } from '../../src/api/import/import-preparer.js';
+import { LARGE_FROM_BYTES } from '../../src/api/import/import-preparer.js';
 import { IMPORT_QUEUE_NAME, createImportQueue } from '../../src/shared/import/import-queue.js';
 import { ImportRowsStore } from '../../src/shared/import/rows-store.js';
 import { createRedis, type RedisClient } from '../../src/shared/infra/redis.js';
@@ -57,7 +57,7 @@ describe('POST /v1/api/listings/bulk and /v1/api/machines/bulk with an Idempoten
     it('replays a large body, read on a worker thread, and refuses another large body under the same key', async () => {
       const { account, key } = await newPartner(service);
       const large = (description: string) => ({ listings: Array.from({ length: 150 }, () => validListing({ description: description.repeat(4_000) })) });
-      expect(Buffer.byteLength(JSON.stringify(large('a')))).toBeGreaterThan(INLINE_BELOW_BYTES);
+      expect(Buffer.byteLength(JSON.stringify(large('a')))).toBeGreaterThan(LARGE_FROM_BYTES);
 
       const body = large('a');
       const first = await postBulk(service, 'listings', key, body, 'large-1');

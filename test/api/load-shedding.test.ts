@@ -1,7 +1,7 @@
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../src/api/app.js';
-import { ImportPreparer, INLINE_BELOW_BYTES } from '../../src/api/import/import-preparer.js';
+import { ImportPreparer, LARGE_FROM_BYTES } from '../../src/api/import/import-preparer.js';
 import { createApiDeps } from '../../src/api/deps.js';
 import type { Config } from '../../src/shared/infra/config.js';
 import { setAccountTier } from '../../src/shared/repositories/accounts.js';
@@ -252,7 +252,7 @@ describe('load shedding: new bulk imports get 503 while the process is overloade
       const account = await service.createAccount();
       const key = await service.createKey(account);
       const payload = { listings: Array.from({ length: 200 }, () => validListing({ description: 'd'.repeat(4_000) })) };
-      expect(Buffer.byteLength(JSON.stringify(payload))).toBeGreaterThan(INLINE_BELOW_BYTES);
+      expect(Buffer.byteLength(JSON.stringify(payload))).toBeGreaterThan(LARGE_FROM_BYTES);
       const answers = await Promise.all(
         Array.from({ length: 6 }, () => service.request({ method: 'POST', url: '/v1/api/listings/bulk', headers: bearer(key), payload })),
       );

@@ -181,7 +181,7 @@ describe('a mirror\'s removal beside other imports and a cancel', () => {
   const ndjson = (rows: object[]) => rows.map((row) => JSON.stringify(row)).join('\n') + '\n';
   const listingsJob = (accountId: string, rows: object[]): ImportWrite => ({
     importId: randomUUID(), kind: 'listings', accountId, requestId: 'mirror-race', total: rows.length, errors: [], rowCount: rows.length,
-    rowsJson: encodeImportRows(rows.map((row) => ListingRowSchema.parse(row))), matchExternalIds: true,
+    rows: encodeImportRows(rows.map((row) => ListingRowSchema.parse(row))), matchExternalIds: true,
   });
   const archivedIds = async (accountId: string) =>
     (await service.sql<{ external_id: string }[]>`select external_id from listings where account_id = ${accountId} and archived_at is not null order by external_id`).map((row) => row.external_id);

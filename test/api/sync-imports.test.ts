@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { INLINE_BELOW_BYTES } from '../../src/api/import/import-preparer.js';
+import { LARGE_FROM_BYTES } from '../../src/api/import/import-preparer.js';
 import type { ImportKind } from '../../src/shared/import/import-kinds.js';
 import { bearer, validListing, validMachine } from '../support/fixtures.js';
 import { startTestService, type TestService } from '../support/test-service.js';
@@ -196,9 +196,9 @@ describe.each(['listings', 'machines'] as const)('syncing %s by external_id', (k
       );
       const body = { [kind]: rows };
       const padded = JSON.stringify(body).length;
-      // note: padding through a field the schema drops takes the body over the inline threshold
-      const payload = padded > INLINE_BELOW_BYTES ? body : { [kind]: rows.map((row) => ({ ...row, padding: 'p'.repeat(Math.ceil(INLINE_BELOW_BYTES / rows.length)) })) };
-      expect(JSON.stringify(payload).length).toBeGreaterThan(INLINE_BELOW_BYTES);
+      // note: padding through a field the schema drops takes the body to the large bodies' threads
+      const payload = padded > LARGE_FROM_BYTES ? body : { [kind]: rows.map((row) => ({ ...row, padding: 'p'.repeat(Math.ceil(LARGE_FROM_BYTES / rows.length)) })) };
+      expect(JSON.stringify(payload).length).toBeGreaterThan(LARGE_FROM_BYTES);
       const checked = await dryRun(key, payload);
       expect(checked.json()).toEqual({ inserted: 100, updated: 0, unchanged: 0, skipped: 0, errors: [], dry_run: true });
       expect((await storedFor(service, account))[kind]).toBe(0);

@@ -39,7 +39,7 @@ describe('the tables re-check the row rules on rows written through the queue (w
   function importOf(kind: ImportKind, rows: object[], matchExternalIds = false): ImportWrite {
     return {
       importId: randomUUID(), kind, accountId: db.accountId, requestId: 'row-limits-test', total: rows.length, errors: [], rowCount: rows.length,
-      rowsJson: encodeImportRows(rows as ListingRow[]), matchExternalIds,
+      rows: encodeImportRows(rows as ListingRow[]), matchExternalIds,
     };
   }
 

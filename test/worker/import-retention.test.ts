@@ -137,7 +137,7 @@ describe('the purge of ended imports (purgeEndedImports, runImportRetention)', (
 
   it('leaves the rows an import wrote, with its id, when it purges the import', async () => {
     const write: ImportWrite = {
-      importId: randomUUID(), kind: 'listings', accountId: db.accountId, requestId: 'retention-test', total: 2, errors: [], rowCount: 2, rowsJson: twoListings(),
+      importId: randomUUID(), kind: 'listings', accountId: db.accountId, requestId: 'retention-test', total: 2, errors: [], rowCount: 2, rows: twoListings(),
     };
     await writeImport(db.sql, write);
     await db.sql`update imports set finished_at = now() - make_interval(days => ${RETENTION_DAYS + 1}) where job_id = ${write.importId}`;
@@ -243,7 +243,7 @@ describe('the sweep of imports answered 504 (settleUnsettledImports)', () => {
   const unsettled = async () => (await db.sql<{ job_id: string }[]>`select job_id from unsettled_imports order by job_id`).map((row) => row.job_id);
 
   function importOf(importId: string): ImportWrite {
-    return { importId, kind: 'listings', accountId: db.accountId, requestId: 'sweep-test', total: 2, errors: [], rowCount: 2, rowsJson: twoListings() };
+    return { importId, kind: 'listings', accountId: db.accountId, requestId: 'sweep-test', total: 2, errors: [], rowCount: 2, rows: twoListings() };
   }
 
   it('is twice the hour the rows of a request import wait in Redis', () => {

@@ -24,10 +24,10 @@ describe('writeImport with update=merge', () => {
   function importOf(kind: ImportKind, accountId: string, rows: unknown[], merge: boolean, extra: Partial<ImportWrite> = {}): ImportWrite {
     const checked = checkImportBody(kind, { [kind]: rows }, { update: merge ? 'merge' : 'replace' });
     if (isImportRefusal(checked)) throw new Error(`refused: ${JSON.stringify(checked)}`);
-    const rowsJson = merge ? encodeMergeRows(checked.rows as MergeRow<ListingRow>[]) : encodeImportRows(checked.rows as ListingRow[]);
+    const encoded = merge ? encodeMergeRows(checked.rows as MergeRow<ListingRow>[]) : encodeImportRows(checked.rows as ListingRow[]);
     return {
       importId: randomUUID(), kind, accountId, requestId: 'merge-test', total: rows.length, errors: checked.errors,
-      rowCount: checked.rows.length, rowsJson, matchExternalIds: checked.matchExternalIds, merge, ...extra,
+      rowCount: checked.rows.length, rows: encoded, matchExternalIds: checked.matchExternalIds, merge, ...extra,
     };
   }
 

@@ -1,18 +1,18 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { writeImport, type ImportWrite } from '../../src/worker/write-import.js';
-import { encodeImportRows } from '../../src/shared/import/rows-hand-over.js';
 import { ListingRowSchema } from '../../src/shared/rows/listing-row.js';
 import { MachineRowSchema } from '../../src/shared/rows/machine-row.js';
 import { validListing, validMachine } from '../support/fixtures.js';
 import { insertAccount, useTestPool } from '../support/database-with-account.js';
+import { encodeRowsAs, inEuros, ROWS_ENCODINGS } from '../support/encode-rows.js';
 
 /**
  * writeImport matching rows on the partner's `external_id` (docs/rows.md#external-id): update in
  * place, leave alone what would not change, never touch another account's rows, stay exactly
  * once, and survive imports that race on the same ids.
  */
-describe('writeImport by external_id', () => {
+describe.each(ROWS_ENCODINGS)('writeImport by external_id, rows as %s', (encoding) => {
   const db = useTestPool(12);
 
   const newAccount = (name = 'Upserter', avatarUrl: string | null = null) => insertAccount(db.sql, name, avatarUrl);
@@ -21,7 +21,7 @@ describe('writeImport by external_id', () => {
     const rows = inputs.map((input) => ListingRowSchema.parse(input));
     return {
       importId: randomUUID(), kind: 'listings', accountId, requestId: 'upsert-test', total: rows.length, errors: [],
-      rowCount: rows.length, rowsJson: encodeImportRows(rows), matchExternalIds: true, ...extra,
+      rowCount: rows.length, rows: encodeRowsAs(encoding, 'listings', rows), matchExternalIds: true, ...extra,
     };
   }
 
@@ -29,7 +29,7 @@ describe('writeImport by external_id', () => {
     const rows = inputs.map((input) => MachineRowSchema.parse(input));
     return {
       importId: randomUUID(), kind: 'machines', accountId, requestId: 'upsert-test', total: rows.length, errors: [],
-      rowCount: rows.length, rowsJson: encodeImportRows(rows), matchExternalIds: true, ...extra,
+      rowCount: rows.length, rows: encodeRowsAs(encoding, 'machines', rows), matchExternalIds: true, ...extra,
     };
   }
 
@@ -127,7 +127,7 @@ describe('writeImport by external_id', () => {
     expect(first).toEqual({ inserted: 0, updated: 1, unchanged: 1, skipped: 0, errors: [] });
     const updatedAt = (await listingsOf(accountId)).map((r) => r.updated_at?.getTime());
     // the second run of the same job, with other rows, finds the record
-    const rerun = await writeImport(db.sql, { ...job, rowsJson: encodeImportRows([ListingRowSchema.parse({ ...rows[0]!, price_cents: 7 })]), rowCount: 1 });
+    const rerun = await writeImport(db.sql, { ...job, rows: encodeRowsAs(encoding, 'listings', [ListingRowSchema.parse({ ...rows[0]!, price_cents: 7 })]), rowCount: 1 });
     expect(rerun).toEqual(first);
     expect((await listingsOf(accountId)).map((r) => [r.price_cents, r.updated_at?.getTime()])).toEqual([
       [1, updatedAt[0]],
@@ -150,7 +150,7 @@ describe('writeImport by external_id', () => {
   it('rolls a dry run back even when a row breaks a table constraint: the error is the one the import would meet', async () => {
     const accountId = await newAccount();
     const broken = listingsImport(accountId, [validListing()], { dryRun: true });
-    broken.rowsJson = (broken.rowsJson as string).replace('"USD"', '"EUR"');
+    broken.rows = inEuros(broken.rows as string | Uint8Array);
     await expect(writeImport(db.sql, broken)).rejects.toMatchObject({ code: '23514' });
     expect(await listingsOf(accountId)).toEqual([]);
   });

@@ -4,21 +4,22 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { Sql } from '../../src/shared/infra/db.js';
 import { AccountGoneError, ImportRowCountError, ImportRowsGoneError } from '../../src/worker/write-errors.js';
 import { writeImport, type ImportWrite } from '../../src/worker/write-import.js';
-import { encodeImportRows } from '../../src/shared/import/rows-hand-over.js';
 import { ListingRowSchema } from '../../src/shared/rows/listing-row.js';
 import { validListing } from '../support/fixtures.js';
 import { openDatabaseWithAccount, type DatabaseWithAccount } from '../support/database-with-account.js';
 import { commitGate } from '../support/hold-in-transaction.js';
 import { databaseUrl } from '../support/services.js';
 import { writtenByImport } from '../support/written-by-import.js';
+import { encodeRowsAs, inEuros, ROWS_ENCODINGS } from '../support/encode-rows.js';
 
 /**
- * writeImport takes the rows as a string or as their fetch still under way (the worker reads
- * them from Redis while it checks the job), and writes the import's record and its rows in one
- * statement, one round trip; rows that turn out to be gone or unreadable leave nothing behind,
- * and so does everything that stops the statement from recording the import.
+ * writeImport takes the rows (JSON text, or `COPY` text as bytes) or their fetch still under way
+ * (the worker reads them from Redis while it checks the job), and writes the import's record and
+ * its rows in one statement (JSON: one round trip; `COPY`: in the transaction the copy began);
+ * rows that turn out to be gone or unreadable leave nothing behind, and so does everything that
+ * stops the statement from recording the import.
  */
-describe('writeImport', () => {
+describe.each(ROWS_ENCODINGS)('writeImport, rows as %s', (encoding) => {
   let db: DatabaseWithAccount;
 
   beforeAll(async () => {
@@ -28,13 +29,13 @@ describe('writeImport', () => {
     await db?.close();
   });
 
-  const twoListings = () => encodeImportRows([ListingRowSchema.parse(validListing()), ListingRowSchema.parse(validListing())]);
+  const twoListings = () => encodeRowsAs(encoding, 'listings', [ListingRowSchema.parse(validListing()), ListingRowSchema.parse(validListing())]);
 
-  function importOf(rowsJson: ImportWrite['rowsJson']): ImportWrite {
-    return { importId: randomUUID(), kind: 'listings', accountId: db.accountId, requestId: 'write-import-test', total: 2, errors: [], rowCount: 2, rowsJson };
+  function importOf(rows: ImportWrite['rows']): ImportWrite {
+    return { importId: randomUUID(), kind: 'listings', accountId: db.accountId, requestId: 'write-import-test', total: 2, errors: [], rowCount: 2, rows };
   }
 
-  it('writes rows given as a string', async () => {
+  it('writes rows given as they came', async () => {
     const input = importOf(twoListings());
     expect(await writeImport(db.sql, input)).toEqual({ inserted: 2, skipped: 0, errors: [] });
     expect(await writtenByImport(db.sql, input.importId)).toEqual({ listings: 2, imports: 1 });
@@ -50,17 +51,18 @@ describe('writeImport', () => {
     return { sql: sql as unknown as Sql, sent };
   }
 
-  it('sends nothing before the rows arrive, then the record and the rows in one statement', async () => {
+  it('sends nothing before the rows arrive, then the record and the rows in one statement (after their copy)', async () => {
     const counting = await countingPool();
-    let deliver!: (rows: string) => void;
+    let deliver!: (rows: string | Uint8Array) => void;
     try {
-      const input = importOf(new Promise<string>((resolve) => (deliver = resolve)));
+      const input = importOf(new Promise<string | Uint8Array>((resolve) => (deliver = resolve)));
       const writing = writeImport(counting.sql, input);
       await new Promise((resolve) => setTimeout(resolve, 100));
       expect(counting.sent).toEqual([]);
       deliver(twoListings());
       expect(await writing).toEqual({ inserted: 2, skipped: 0, errors: [] });
-      expect(counting.sent).toHaveLength(1);
+      const firstWords = counting.sent.map((query) => query.trim().split(/\s+/)[0]!.toLowerCase());
+      expect(firstWords).toEqual(encoding === 'json' ? ['with'] : ['begin', 'create', 'copy', 'with', 'commit']);
       expect(await writtenByImport(db.sql, input.importId)).toEqual({ listings: 2, imports: 1 });
     } finally {
       deliver(twoListings()); // note: a write still waiting for its rows would hold the pool open
@@ -85,8 +87,8 @@ describe('writeImport', () => {
   it('answers a job that ran before with its record, whatever rows it holds now, and inserts none of them', async () => {
     const first = importOf(twoListings());
     const written = await writeImport(db.sql, first);
-    const broken = twoListings().replace('"USD"', '"EUR"'); // note: breaks a table constraint if ever inserted
-    expect(await writeImport(db.sql, { ...first, rowsJson: broken })).toEqual(written);
+    const broken = inEuros(twoListings()); // note: breaks a table constraint if ever inserted
+    expect(await writeImport(db.sql, { ...first, rows: broken })).toEqual(written);
     expect(await writtenByImport(db.sql, first.importId)).toEqual({ listings: 2, imports: 1 });
   });
 
@@ -107,7 +109,7 @@ describe('writeImport', () => {
     const gate = commitGate();
     const firstWriting = writeImport(db.sql, first, { beforeCommit: gate.beforeCommit });
     await gate.reached;
-    const secondWriting = writeImport(db.sql, { ...first, rowsJson: twoListings() });
+    const secondWriting = writeImport(db.sql, { ...first, rows: twoListings() });
     await expect.poll(waitsForALock, { timeout: 5_000 }).toBe(true);
     return { importId: first.importId, firstWriting, secondWriting, release: gate.release };
   }
@@ -145,7 +147,7 @@ describe('writeImport', () => {
   it('returns the recorded result without the rows for an import written before', async () => {
     const first = importOf(twoListings());
     await writeImport(db.sql, first);
-    const again = { ...first, rowsJson: Promise.resolve(null) };
+    const again = { ...first, rows: Promise.resolve(null) };
     expect(await writeImport(db.sql, again)).toEqual({ inserted: 2, skipped: 0, errors: [] });
     expect(await writtenByImport(db.sql, first.importId)).toEqual({ listings: 2, imports: 1 });
   });

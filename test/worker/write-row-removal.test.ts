@@ -29,7 +29,7 @@ describe('writeRowRemoval', () => {
   async function seed(externalIds: string[]): Promise<void> {
     const rows = externalIds.map((id) => ListingRowSchema.parse(validListing({ external_id: id })));
     const n = rows.length;
-    await writeImport(db.sql, { importId: randomUUID(), kind: 'listings', accountId: db.accountId, requestId: 'seed', total: n, errors: [], rowCount: n, matchExternalIds: true, rowsJson: encodeImportRows(rows) });
+    await writeImport(db.sql, { importId: randomUUID(), kind: 'listings', accountId: db.accountId, requestId: 'seed', total: n, errors: [], rowCount: n, matchExternalIds: true, rows: encodeImportRows(rows) });
   }
 
   function removal(action: 'archive' | 'delete', entries: RemovalEntry[], overrides: Partial<RowRemovalWrite> = {}): RowRemovalWrite {

@@ -2,21 +2,22 @@ import { availableParallelism } from 'node:os';
 import { Piscina } from 'piscina';
 import { apiErrors } from '../../shared/errors/api-errors.js';
 import { prepareImport, type PrepareRequest, type PrepareOutcome } from './prepare-import.js';
-import type { PrepareTask } from './prepare-thread.js';
+import { ownsItsMemory, type PrepareTask } from './prepare-thread.js';
 
 /**
- * Bodies smaller than this are prepared inline. note: measured (bench, imports and fairness):
- * an import of the usual size (200 listings, 185 KB) costs the event loop a few milliseconds,
- * and sending it to a low-priority thread halved the import throughput at c=8 on a machine whose
- * cores were all busy; a 2 MB body costs some 50 ms, and that is what stalled everyone else.
+ * Bodies from this size are prepared on threads below the event loop's priority. note: measured
+ * (bench, fairness): a 2 MB body costs some 50 ms of CPU, and a burst of them on threads at the
+ * event loop's priority delayed every other request by seconds on a machine whose cores were all
+ * busy. Smaller bodies (an import of the usual size, 200 listings, is 185 KB) go to threads at
+ * the event loop's priority: at nice 10 on such a machine they halved the import throughput.
  */
-export const INLINE_BELOW_BYTES = 512 * 1024;
+export const LARGE_FROM_BYTES = 512 * 1024;
 
 /**
  * IMPORT_PREPARE_THREADS when unset: one per core but one (the event loop's), at least one, at
- * most 4. note: each thread is a V8 heap of its own, some 25 MB of the process's memory (65 MB
- * when run from TypeScript through tsx); on two cores one thread kept the burst's bystanders
- * under a second, as two did.
+ * most 4, in each of the two pools (bodies of the usual size, large bodies). note: each thread is
+ * a V8 heap of its own, some 25 MB of the process's memory (65 MB when run from TypeScript
+ * through tsx); on two cores one thread a pool kept the burst's bystanders under a second.
  */
 export function defaultPrepareThreads(): number {
   return Math.max(1, Math.min(4, availableParallelism() - 1));
@@ -30,8 +31,15 @@ export function defaultPrepareThreads(): number {
  */
 export const DEFAULT_MAX_QUEUE = 32;
 
+/**
+ * Bodies of the usual size waiting for a thread beyond which the next is refused. note: each is
+ * under LARGE_FROM_BYTES, so they hold at most 64 MB; one takes a thread about 5 ms (200
+ * listings), so the last of 128 waits well under a second on one thread.
+ */
+export const DEFAULT_MAX_QUEUE_SMALL = 128;
+
 export interface ImportPreparerOptions {
-  /** bodies waiting for a thread beyond which the next is refused; DEFAULT_MAX_QUEUE when unset */
+  /** large bodies waiting for a thread beyond which the next is refused; DEFAULT_MAX_QUEUE when unset */
   maxQueue?: number;
 }
 
@@ -39,17 +47,19 @@ export interface ImportPreparerOptions {
 const QUEUE_AT_LIMIT = 'Task queue is at limit';
 
 /**
- * Parses, validates and encodes bulk bodies (prepareImport) on a pool of worker threads
- * (piscina), so that one partner's burst of 2 MB imports does not hold the event loop that
- * answers every other partner, the health checks and the in-flight slots' renewals. A 2 MB body
- * costs the event loop some 50 ms of parsing, validation, encoding and garbage collection when
- * done inline; handed to a thread, well under one (see bench/README.md, fairness).
+ * Parses, validates and encodes bulk bodies (prepareImport) on pools of worker threads (piscina),
+ * so that the event loop, which answers every partner, the health checks and the in-flight
+ * slots' renewals, only reads bodies in and hands the encoded rows to Redis: the rows come back
+ * as bytes whose memory is moved, not copied (prepare-thread.ts). A burst of one partner's 2 MB
+ * imports goes to a pool of its own, below the event loop's priority (LARGE_FROM_BYTES), so that
+ * it does not hold anyone else's imports either (see bench/README.md, fairness and issue 43).
  *
- * `threads: 0` prepares everything inline. The pool starts with the first large body. A body
- * that finds DEFAULT_MAX_QUEUE (or `maxQueue`) others waiting for a thread is refused with 503.
+ * `threads: 0` prepares everything inline. Each pool starts with its first body. A body that
+ * finds its pool's queue full (DEFAULT_MAX_QUEUE large bodies, or `maxQueue`;
+ * DEFAULT_MAX_QUEUE_SMALL others) is refused with 503.
  */
 export class ImportPreparer {
-  private pool: Piscina | undefined;
+  private readonly pools: { small?: Piscina; large?: Piscina } = {};
 
   constructor(
     private readonly threads: number,
@@ -57,13 +67,13 @@ export class ImportPreparer {
   ) {}
 
   async prepare(request: PrepareRequest, bytes: Buffer): Promise<PrepareOutcome> {
-    if (this.threads === 0 || bytes.length < INLINE_BELOW_BYTES) return prepareImport(request, bytes);
-    const task: PrepareTask = { ...request, bytes };
+    if (this.threads === 0) return prepareImport(request, bytes);
+    const large = bytes.length >= LARGE_FROM_BYTES;
+    const task: PrepareTask = { ...request, bytes, lowPriority: large };
     // note: the body is moved to the thread rather than copied when it owns its memory (a body
-    // of this size always does; small Buffers share a pool and are never moved).
-    const owns = bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength && bytes.buffer instanceof ArrayBuffer;
+    // read in one piece from a socket may be a slice of a larger allocation, and is then copied).
     try {
-      return (await this.poolStarted().run(task, owns ? { transferList: [bytes.buffer] } : {})) as PrepareOutcome;
+      return (await this.poolFor(large).run(task, ownsItsMemory(bytes) ? { transferList: [bytes.buffer as ArrayBuffer] } : {})) as PrepareOutcome;
     } catch (error) {
       if (error instanceof Error && error.message === QUEUE_AT_LIMIT) throw apiErrors.overloaded();
       throw error;
@@ -71,22 +81,27 @@ export class ImportPreparer {
   }
 
   async close(): Promise<void> {
-    await this.pool?.destroy();
-    this.pool = undefined;
+    const pools = [this.pools.small, this.pools.large].filter((pool) => pool !== undefined);
+    this.pools.small = this.pools.large = undefined;
+    await Promise.all(pools.map((pool) => pool.destroy()));
   }
 
-  private poolStarted(): Piscina {
-    if (this.pool) return this.pool;
+  private poolFor(large: boolean): Piscina {
+    const name = large ? 'large' : 'small';
+    this.pools[name] ??= this.startPool(large ? (this.options.maxQueue ?? DEFAULT_MAX_QUEUE) : DEFAULT_MAX_QUEUE_SMALL);
+    return this.pools[name];
+  }
+
+  private startPool(maxQueue: number): Piscina {
     const fromSource = import.meta.url.endsWith('.ts');
-    this.pool = new Piscina({
+    return new Piscina({
       filename: new URL(`./prepare-thread.${fromSource ? 'ts' : 'js'}`, import.meta.url).href,
       minThreads: 1,
       maxThreads: this.threads,
-      maxQueue: this.options.maxQueue ?? DEFAULT_MAX_QUEUE,
+      maxQueue,
       // note: run from TypeScript (npm start, the tests), each thread loads the task through tsx
       // as the main thread does; the built service runs plain JavaScript.
       ...(fromSource ? { execArgv: ['--import', 'tsx'] } : {}),
     });
-    return this.pool;
   }
 }

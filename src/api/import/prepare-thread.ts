@@ -1,5 +1,7 @@
 import { setPriority } from 'node:os';
+import { move, transferableSymbol, valueSymbol } from 'piscina';
 import { prepareImport, type PrepareOutcome, type PrepareRequest } from './prepare-import.js';
+import { isImportRefusal } from './import-refusal.js';
 
 /**
  * The niceness of these threads. note: on Linux a thread's priority is its own, so this lowers
@@ -23,15 +25,42 @@ function lowerThisThreadsPriority(): void {
 
 export interface PrepareTask extends PrepareRequest {
   bytes: Uint8Array;
+  /** this pool's threads run below the event loop (large bodies: PREPARE_THREAD_NICENESS) */
+  lowPriority: boolean;
 }
 
 /**
- * The task each thread of ImportPreparer's pool runs. note: the outcome is copied back to the
- * event loop (structured clone: a memory copy of the encoded rows, well under a millisecond for
- * 2 MB), the parse and validation it replaces take tens of milliseconds.
+ * A prepared import whose rows (and hash) move to the event loop rather than being copied: piscina
+ * transfers what `transferableSymbol` lists and hands over `valueSymbol` (its Transferable).
  */
-export default function prepareInThread({ bytes, ...request }: PrepareTask): PrepareOutcome {
+class MovedPreparation {
+  constructor(private readonly outcome: PrepareOutcome) {}
+
+  get [transferableSymbol](): ArrayBufferLike[] {
+    if (isImportRefusal(this.outcome)) return [];
+    const { rows, hash } = this.outcome;
+    return hash ? [rows.buffer, hash.buffer] : [rows.buffer];
+  }
+
+  get [valueSymbol](): PrepareOutcome {
+    return this.outcome;
+  }
+}
+
+/**
+ * The task each thread of ImportPreparer's pools runs. note: the encoded rows move back to the
+ * event loop (their memory changes hands, nothing is copied); the rest of the outcome (counts
+ * and row errors) is copied.
+ */
+export default function prepareInThread({ bytes, lowPriority, ...request }: PrepareTask): PrepareOutcome {
   // note: on the first task rather than on import, so that importing this module changes nothing.
-  if (!priorityLowered) lowerThisThreadsPriority();
-  return prepareImport(request, bytes);
+  if (lowPriority && !priorityLowered) lowerThisThreadsPriority();
+  const outcome = prepareImport(request, bytes);
+  if (isImportRefusal(outcome) || !ownsItsMemory(outcome.rows) || (outcome.hash && !ownsItsMemory(outcome.hash))) return outcome;
+  return move(new MovedPreparation(outcome)) as unknown as PrepareOutcome;
+}
+
+/** Whether moving these bytes' memory moves nothing else (a Buffer from Node's shared pool would). */
+export function ownsItsMemory(bytes: Uint8Array): boolean {
+  return bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength && bytes.buffer instanceof ArrayBuffer;
 }

@@ -72,7 +72,7 @@ async function readImport(
   const outcome = await preparer.prepare({ kind, update, withHash: key !== undefined }, bytes);
   if (isImportRefusal(outcome)) throw importRefusalError(outcome);
   markImportStep(request.id, 'api.validated');
-  const { total, errors, rowCount, matchExternalIds, rows, hash } = outcome;
+  const { total, errors, rowCount, matchExternalIds, rows, rowsFormat, hash } = outcome;
   const newImport: NewImport = {
     kind,
     accountId: authenticatedKey(request).account.id,
@@ -84,6 +84,7 @@ async function readImport(
     merge: isMerge(update),
     dryRun,
     createdAt: Date.now(),
+    rowsFormat,
     rows: new RowsHandOver(rows),
   };
   return { newImport, ...(key !== undefined && hash ? { idempotency: { key, hash: Buffer.from(hash.buffer, hash.byteOffset, hash.byteLength) } } : {}) };

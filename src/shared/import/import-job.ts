@@ -31,6 +31,13 @@ export const ImportJobDataSchema = z.object({
    * fails there instead (rows-hand-over.ts encodeMergeRows).
    */
   merge: z.boolean().default(false),
+  /**
+   * how the rows beside the job are encoded: `copy`, the text `COPY` reads (copy-rows.ts), or
+   * `json` (rows-hand-over.ts; every merge, and every job of an API before 0.11.0). note: a
+   * worker before 0.11.0 drops this key and hands `COPY` text to json_to_recordset, which
+   * refuses it: the job fails and writes nothing (upgrade the workers before the API).
+   */
+  rowsFormat: z.enum(['json', 'copy']).default('json'),
   /** run the whole write, then roll it back (docs/endpoints.md#dry-run) */
   dryRun: z.boolean().default(false),
   /**
@@ -39,6 +46,9 @@ export const ImportJobDataSchema = z.object({
    */
   createdAt: z.number().int().positive().optional(),
 });
+/** How the rows of an import job travel beside it (ImportJobDataSchema's `rowsFormat`). */
+export type RowsFormat = 'json' | 'copy';
+
 /** A job's data as the API adds it; the flags may be left out (false). */
 export type ImportJobData = z.input<typeof ImportJobDataSchema>;
 /** A job's data as the worker has checked it. */

@@ -21,23 +21,23 @@ export function encodeMergeRows(rows: readonly MergeRow<ListingRow | MachineRow>
 }
 
 /**
- * The valid rows of an import as one JSON array (encodeImportRows), exactly what the insert
- * statement reads, handed over once to the queue. note: text, not objects: the worker passes it
- * to PostgreSQL as it is. Handed over, not held: V8 keeps every variable of an async function
- * alive while it awaits, so a request waiting on its import would otherwise keep up to ~2 MB of
- * rows until the import ends.
+ * The valid rows of an import, encoded as the worker passes them to PostgreSQL (`COPY` text as
+ * bytes, copy-rows.ts; or JSON, above), handed over once to the queue. note: encoded, not
+ * objects: the worker sends them on as they are. Handed over, not held: V8 keeps every variable
+ * of an async function alive while it awaits, so a request waiting on its import would otherwise
+ * keep up to ~2 MB of rows until the import ends.
  */
 export class RowsHandOver {
-  private json: string | undefined;
+  private rows: string | Uint8Array | undefined;
 
-  constructor(json: string) {
-    this.json = json;
+  constructor(rows: string | Uint8Array) {
+    this.rows = rows;
   }
 
-  take(): string {
-    const json = this.json;
-    if (json === undefined) throw new Error('the rows of this import were already handed over');
-    this.json = undefined;
-    return json;
+  take(): string | Uint8Array {
+    const rows = this.rows;
+    if (rows === undefined) throw new Error('the rows of this import were already handed over');
+    this.rows = undefined;
+    return rows;
   }
 }

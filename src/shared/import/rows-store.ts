@@ -33,13 +33,20 @@ export class ImportRowsStore {
     return `${this.prefix}:import-rows:${importId}`;
   }
 
-  async put(importId: string, rowsJson: string): Promise<void> {
-    await this.redis.set(this.key(importId), rowsJson, 'PX', ROWS_TTL_MS);
+  /** Stores the rows of a job: JSON text, or the bytes of `COPY` text (written as they are, never encoded again). */
+  async put(importId: string, rows: string | Uint8Array): Promise<void> {
+    const value = typeof rows === 'string' ? rows : Buffer.from(rows.buffer, rows.byteOffset, rows.byteLength);
+    await this.redis.set(this.key(importId), value, 'PX', ROWS_TTL_MS);
   }
 
-  /** The rows, or null when they are gone (written and deleted, withdrawn, or expired). */
+  /** The rows as text (JSON), or null when they are gone (written and deleted, withdrawn, or expired). */
   get(importId: string): Promise<string | null> {
     return this.redis.get(this.key(importId));
+  }
+
+  /** The rows as the bytes stored (`COPY` text, sent on to PostgreSQL as they are), or null when they are gone. */
+  getBytes(importId: string): Promise<Buffer | null> {
+    return this.redis.getBuffer(this.key(importId));
   }
 
   async delete(importId: string): Promise<void> {

@@ -1,8 +1,10 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ApiError } from '../../../src/shared/errors/api-error.js';
-import { PREPARE_THREAD_NICENESS } from '../../../src/api/import/prepare-thread.js';
-import { ImportPreparer, DEFAULT_MAX_QUEUE, INLINE_BELOW_BYTES } from '../../../src/api/import/import-preparer.js';
+import { transferableSymbol, valueSymbol } from 'piscina';
+import prepareInThread, { PREPARE_THREAD_NICENESS } from '../../../src/api/import/prepare-thread.js';
+import { ROW_COLUMNS } from '../../../src/shared/rows/row-columns.js';
+import { ImportPreparer, DEFAULT_MAX_QUEUE, LARGE_FROM_BYTES } from '../../../src/api/import/import-preparer.js';
 import { prepareImport, type PrepareOutcome, type PreparedImport } from '../../../src/api/import/prepare-import.js';
 import { requestHash } from '../../../src/api/import/request-hash.js';
 import { isImportRefusal } from '../../../src/api/import/import-refusal.js';
@@ -19,7 +21,7 @@ function largeListingsBody(bytes: number): Buffer {
 function comparable(outcome: PrepareOutcome) {
   if (isImportRefusal(outcome)) return outcome;
   const { rows, hash, ...rest } = outcome;
-  return { ...rest, rows, hash: hash && Buffer.from(hash).toString('hex') };
+  return { ...rest, rows: Buffer.from(rows).toString('utf8'), hash: hash && Buffer.from(hash).toString('hex') };
 }
 
 /** How many times the event loop turned while `work` ran: 0 means it held the loop all along. */
@@ -44,19 +46,19 @@ describe('ImportPreparer (bulk bodies read off the event loop)', () => {
     await threaded.close();
   });
 
-  const large = largeListingsBody(2 * INLINE_BELOW_BYTES);
+  const large = largeListingsBody(2 * LARGE_FROM_BYTES);
   const cases: [string, Buffer][] = [
     ['a large body with a refused row', large],
-    ['bytes that are not UTF-8', Buffer.concat([large.subarray(0, 100), Buffer.from([0xc3, 0x28]), Buffer.alloc(INLINE_BELOW_BYTES, 0x20)])],
-    ['a prototype-poisoning key', Buffer.from(`{"listings": [], "__proto__": {"x": 1}, "pad": "${'p'.repeat(INLINE_BELOW_BYTES)}"}`)],
-    ['a constructor.prototype key', Buffer.from(`{"constructor": {"prototype": {"x": 1}}, "pad": "${'p'.repeat(INLINE_BELOW_BYTES)}"}`)],
+    ['bytes that are not UTF-8', Buffer.concat([large.subarray(0, 100), Buffer.from([0xc3, 0x28]), Buffer.alloc(LARGE_FROM_BYTES, 0x20)])],
+    ['a prototype-poisoning key', Buffer.from(`{"listings": [], "__proto__": {"x": 1}, "pad": "${'p'.repeat(LARGE_FROM_BYTES)}"}`)],
+    ['a constructor.prototype key', Buffer.from(`{"constructor": {"prototype": {"x": 1}}, "pad": "${'p'.repeat(LARGE_FROM_BYTES)}"}`)],
     ['JSON cut short', large.subarray(0, large.length - 10)],
     ['too many rows', Buffer.from(JSON.stringify({ listings: Array.from({ length: 1_001 }, () => validListing({ description: 'd'.repeat(600) })) }))],
     ['no valid row', Buffer.from(JSON.stringify({ listings: Array.from({ length: 200 }, () => validListing({ currency: 'XXX', description: 'd'.repeat(3_000) })) }))],
   ];
 
   it.each(cases)('gives on a thread exactly what it gives inline: %s', async (_name, body) => {
-    expect(body.length).toBeGreaterThanOrEqual(INLINE_BELOW_BYTES);
+    expect(body.length).toBeGreaterThanOrEqual(LARGE_FROM_BYTES);
     const expected = comparable(prepareImport({ kind: 'listings', update: 'replace', withHash: true }, body));
     // note: a copy each, as the threaded run moves its body to the thread.
     expect(comparable(await threaded.prepare({ kind: 'listings', update: 'replace', withHash: true }, Buffer.from(body)))).toEqual(expected);
@@ -75,7 +77,9 @@ describe('ImportPreparer (bulk bodies read off the event loop)', () => {
   it('encodes the valid rows, reports the others by index and hashes the body only when asked', async () => {
     const outcome = await threaded.prepare({ kind: 'listings', update: 'replace', withHash: true }, Buffer.from(large));
     assertOk(outcome);
-    const rows = JSON.parse(outcome.rows) as object[];
+    expect(outcome.rowsFormat).toBe('copy');
+    const rows = Buffer.from(outcome.rows).toString('utf8').split('\n').slice(0, -1);
+    expect(rows[0]!.split('\t')).toHaveLength(Object.keys(ROW_COLUMNS.listings).length);
     expect(outcome).toMatchObject({ total: rows.length + 1, rowCount: rows.length, errors: [{ index: 0, reason: expect.stringContaining('price_cents') }] });
     expect(Buffer.from(outcome.hash!)).toEqual(requestHash({ route: 'bulk', kind: 'listings', update: 'replace' }, large));
     const unhashed = await threaded.prepare({ kind: 'listings', update: 'replace', withHash: false }, Buffer.from(large));
@@ -83,21 +87,41 @@ describe('ImportPreparer (bulk bodies read off the event loop)', () => {
     expect(unhashed.hash).toBeUndefined();
   });
 
-  it('prepares a small body inline and a large one on a thread, where the event loop goes on turning', async () => {
-    const small = Buffer.from(JSON.stringify({ machines: [validMachine()] }));
-    expect(await loopTurnsDuring(() => threaded.prepare({ kind: 'machines', update: 'replace', withHash: false }, small))).toBe(0);
-    expect(await loopTurnsDuring(() => inline.prepare({ kind: 'listings', update: 'replace', withHash: false }, Buffer.from(large)))).toBe(0);
+  it.each([
+    ['an import of the usual size', Buffer.from(JSON.stringify({ listings: Array.from({ length: 200 }, () => validListing({ description: 'd'.repeat(600) })) }))],
+    ['a large body', large],
+  ])('prepares %s on a thread, where the event loop goes on turning', async (_name, body) => {
+    expect(await loopTurnsDuring(() => inline.prepare({ kind: 'listings', update: 'replace', withHash: false }, Buffer.from(body)))).toBe(0);
     // note: a thread's answer can be waiting already when a starved event loop next runs (two
     // cores, a whole CI run beside it): it then resolves before the loop's first turn. A few
     // tries tell a thread that leaves the loop free from an inline preparation, which never does.
     let turns = 0;
-    for (let tries = 0; tries < 5 && turns === 0; tries += 1) turns = await loopTurnsDuring(() => threaded.prepare({ kind: 'listings', update: 'replace', withHash: false }, Buffer.from(large)));
+    for (let tries = 0; tries < 5 && turns === 0; tries += 1) turns = await loopTurnsDuring(() => threaded.prepare({ kind: 'listings', update: 'replace', withHash: false }, Buffer.from(body)));
     expect(turns).toBeGreaterThan(0);
   });
 
-  it.runIf(process.platform === 'linux')('runs its threads at a lower priority than the event loop', async () => {
-    await threaded.prepare({ kind: 'listings', update: 'replace', withHash: false }, Buffer.from(large));
+  it('moves the encoded rows and the hash back from the thread instead of copying them', () => {
+    const small = Buffer.from(JSON.stringify({ machines: [validMachine()] }));
+    const moved = prepareInThread({ kind: 'machines', update: 'replace', withHash: true, bytes: small, lowPriority: false }) as unknown as Record<symbol, unknown>;
+    const outcome = moved[valueSymbol] as PreparedImport;
+    expect(outcome).toMatchObject({ total: 1, rowCount: 1, rowsFormat: 'copy' });
+    expect(moved[transferableSymbol]).toEqual([outcome.rows.buffer, outcome.hash!.buffer]);
+    // a refusal carries nothing to move
+    expect(prepareInThread({ kind: 'machines', update: 'replace', withHash: false, bytes: Buffer.from('{'), lowPriority: false })).toEqual({ refused: 'invalid-json' });
+  });
+
+  it.runIf(process.platform === 'linux')('runs the threads of large bodies at a lower priority than the event loop, and the others at its own', async () => {
     const niceness = (path: string) => Number(readFileSync(path, 'utf8').split(') ')[1]!.split(' ')[16]);
+    const loweredThreads = () => readdirSync('/proc/self/task').filter((tid) => niceness(`/proc/self/task/${tid}/stat`) === PREPARE_THREAD_NICENESS).length;
+    const fresh = new ImportPreparer(2);
+    try {
+      const before = loweredThreads();
+      await fresh.prepare({ kind: 'machines', update: 'replace', withHash: false }, Buffer.from(JSON.stringify({ machines: [validMachine()] })));
+      expect(loweredThreads()).toBe(before);
+    } finally {
+      await fresh.close();
+    }
+    await threaded.prepare({ kind: 'listings', update: 'replace', withHash: false }, Buffer.from(large));
     const threads = readdirSync('/proc/self/task').map((tid) => niceness(`/proc/self/task/${tid}/stat`));
     expect(niceness('/proc/self/stat')).toBe(0);
     // note: two threads at most (maxThreads: 2), one at least once a task has run.
@@ -108,7 +132,7 @@ describe('ImportPreparer (bulk bodies read off the event loop)', () => {
 });
 
 describe('ImportPreparer: the queue of bodies waiting for a thread is bounded', () => {
-  const large = largeListingsBody(INLINE_BELOW_BYTES + 1);
+  const large = largeListingsBody(LARGE_FROM_BYTES + 1);
 
   it('refuses a body that finds the queue full with the 503 "Service overloaded, retry shortly" (Retry-After: 5), and prepares the others', async () => {
     const preparer = new ImportPreparer(1, { maxQueue: 2 });

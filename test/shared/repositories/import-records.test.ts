@@ -39,7 +39,7 @@ describe('recordImportNotWritten and writeImport', () => {
 
   function importOf(importId: string, account = accountId): ImportWrite {
     const rows = encodeImportRows([ListingRowSchema.parse(validListing()), ListingRowSchema.parse(validListing())]);
-    return { importId, kind: 'listings', accountId: account, requestId: 'fence-test', total: 3, errors: [rowError], rowCount: 2, rowsJson: rows };
+    return { importId, kind: 'listings', accountId: account, requestId: 'fence-test', total: 3, errors: [rowError], rowCount: 2, rows: rows };
   }
 
   const fenceOf = (importId: string, account = accountId) =>
