@@ -12,6 +12,7 @@ import type { ApiMetrics } from '../api-metrics.js';
 import type { AccountQuota, QuotaCount, QuotaDecision } from '../limits/account-quota.js';
 import type { AuthLockout } from '../limits/auth-lockout.js';
 import { rateLimitFields } from '../limits/rate-limit-fields.js';
+import { secondsUntil } from '../limits/store-unavailable.js';
 import type { KeyCache } from './key-cache.js';
 import type { KeyUseRecorder } from './key-use-recorder.js';
 import { requireApiTier } from './account-access.js';
@@ -49,11 +50,12 @@ export interface ApiKeyAuthDeps {
  * lockout (429) -> key (401; expired too) -> client address (403) -> tier (402) -> account quota
  * (429) -> scope (403).
  *
- * A key found in the cache costs one round trip to Redis (the IP's lockout and the auth version,
- * in one MGET with those of the requests that arrived with it; the quota windows, when counted
- * in Redis, alongside) and no PostgreSQL query. A key not
- * cached, or cached under an older auth version (something was revoked or a tier changed
- * since), is loaded from PostgreSQL first.
+ * A key found in the cache costs one command to Redis and no PostgreSQL query: the script that
+ * reads the IP's lockout and the auth version and counts the quota windows when neither refuses,
+ * or, when this process holds a share of the account's quota, an MGET of the lockout and the
+ * version shared with the requests that arrived with it. A key not cached, or cached under an
+ * older auth version (something was revoked or a tier changed since), is loaded from PostgreSQL
+ * first.
  */
 export function apiKeyAuth(deps: ApiKeyAuthDeps): onRequestAsyncHookHandler {
   const { sql, reads, quota, lockout, config, keyCache, keyUse, authVersion, metrics } = deps;
@@ -127,22 +129,43 @@ export function apiKeyAuth(deps: ApiKeyAuthDeps): onRequestAsyncHookHandler {
       return { key: await admitKey(request, ip, await loadKey(ip, cacheKey, version)) };
     }
 
-    // The quota is counted in the same round trip and given back if the request turns out not
-    // to be the cached key's (locked out, or the key changed since).
-    const counting = quota.count(cached.key.account.id, cached.key.account.subscriptionTier);
-    counting.catch(() => undefined);
-    let version: string;
-    try {
-      version = await gate(ip);
-    } catch (error) {
-      counting.then((c) => quota.refund(c), () => undefined);
-      throw error;
+    const reload = async (version: string) => {
+      keyCache.delete(cacheKey);
+      return { key: await admitKey(request, ip, await loadKey(ip, cacheKey, version)) };
+    };
+    // note: the quota is counted by the command that reads the lockout and the auth version, and
+    // only when neither refuses (QuotaCountScript): one command for the three.
+    const { account } = cached.key;
+    const counted = await quota.countBehind(account.id, account.subscriptionTier, {
+      failureKey: lockout.failureKey(ip),
+      lockoutAt: lockout.threshold,
+      versionKey: authVersion.key,
+      version: cached.version,
+    });
+    switch (counted.outcome) {
+      case 'counted':
+        return { key: cached.key, count: counted.count };
+      case 'locked':
+        metrics.authLockouts.inc();
+        throw apiErrors.lockedOut(secondsUntil(counted.msLeft));
+      case 'stale':
+        return reload(counted.version);
+      case 'local': {
+        // Counted from this process's share: the gate is read on its own (with the other
+        // requests', BatchedReads), and the point given back if the request turns out not to be
+        // the cached key's (locked out, or the key changed since).
+        let version: string;
+        try {
+          version = await gate(ip);
+        } catch (error) {
+          quota.refund(counted.count);
+          throw error;
+        }
+        if (version === cached.version) return { key: cached.key, count: counted.count };
+        quota.refund(counted.count);
+        return reload(version);
+      }
     }
-    const counted = await counting;
-    if (version === cached.version) return { key: cached.key, count: counted };
-    quota.refund(counted);
-    keyCache.delete(cacheKey);
-    return { key: await admitKey(request, ip, await loadKey(ip, cacheKey, version)) };
   }
 
   /** Steps 3-4: the account's tier, then its quota, whose headers the answer carries either way. */

@@ -1,8 +1,10 @@
 import type { RedisClient } from '../../shared/infra/redis.js';
 import { RateLimiterRedis } from 'rate-limiter-flexible';
 import { TIER_LIMITS, hasApiAccess, type ApiTier } from '../../shared/access/tiers.js';
+import { apiErrors } from '../../shared/errors/api-errors.js';
 import { secondsUntil, settleLimit } from './store-unavailable.js';
-import { IDLE_MS, QuotaLeases, type Returned, type WindowCount } from './quota-leases.js';
+import { IDLE_MS, QuotaLeases, type Returned, type WindowCount, type WindowLimits } from './quota-leases.js';
+import { QuotaCountScript, type GateRefusal, type QuotaGate, type QuotaKeys, type WindowsCounted } from './quota-count-script.js';
 
 export interface QuotaWindow {
   limit: number;
@@ -29,6 +31,13 @@ export interface QuotaCount {
   minute: WindowCount;
   day: WindowCount;
 }
+
+/**
+ * A count behind a request's gate (countBehind): `counted` when Redis checked the gate and counted
+ * the request, `local` when a share here counted it and the gate is the caller's to read, or the
+ * gate's refusal, with nothing counted.
+ */
+export type GatedCount = { outcome: 'counted' | 'local'; count: QuotaCount } | GateRefusal;
 
 /** The windows' lengths, in whole seconds (rate-limiter-flexible counts in seconds). */
 export interface QuotaWindows {
@@ -95,7 +104,8 @@ const highest = (pick: (limits: { perMinute: number; perDay: number }) => number
  * windows are fixed windows that start with the first request after the previous one ended,
  * which is how RateLimiterRedis counts. The count is per account whatever its tier, and the
  * decision compares it with the tier's limit, so the two windows can be counted together with
- * the lockout check in one round trip, before the tier is known for sure.
+ * the lockout and auth-version checks in one command (QuotaCountScript), before the tier is known
+ * for sure.
  *
  * An account that keeps this process busy is counted a share at a time (quota-leases.ts): one
  * reservation in Redis covers its next requests here, so most of them cost no quota round trip.
@@ -104,6 +114,7 @@ export class AccountQuota {
   private readonly minute: WindowLimiter;
   private readonly day: WindowLimiter;
   private readonly redis: ScriptClient;
+  private readonly script: QuotaCountScript;
   private readonly leases = new QuotaLeases();
   private readonly sweeper: NodeJS.Timeout;
 
@@ -120,42 +131,75 @@ export class AccountQuota {
     this.day = build('day', highest((l) => l.perDay), windows.daySec);
     redis.defineCommand('quotaGiveBack', { numberOfKeys: 1, lua: GIVE_BACK });
     this.redis = redis as ScriptClient;
+    this.script = new QuotaCountScript(redis);
     this.sweeper = setInterval(() => void this.giveBackUnspent(this.leases.sweep(Date.now())), IDLE_MS / 2);
     this.sweeper.unref();
   }
 
   /**
    * Counts one request in both windows: from this process's share of the account's windows when
-   * it holds one, else in Redis (both commands go out together), reserving a share for the
+   * it holds one, else in Redis (one command for both windows), reserving a share for the
    * account's next requests when its windows have room. `tier` is the one the account is known
    * by (a cached key's): a share is reserved only within that tier's limits.
    */
   async count(accountId: string, tier: string): Promise<QuotaCount> {
+    const counted = await this.countUnless(accountId, tier, undefined);
+    if (counted.outcome === 'counted' || counted.outcome === 'local') return counted.count;
+    throw new Error(`a count without a gate was refused (${counted.outcome})`);
+  }
+
+  /**
+   * Counts one request as `count` does, and when the count goes to Redis, in the same command
+   * and first, checks the request's gate (the client's lockout, the key's auth version): a request
+   * refused there is not counted. note: one command for what were three (a read of the gate,
+   * a count in each window); a request counted from a share here reads its gate itself.
+   */
+  countBehind(accountId: string, tier: string, gate: QuotaGate): Promise<GatedCount> {
+    return this.countUnless(accountId, tier, gate);
+  }
+
+  private async countUnless(accountId: string, tier: string, gate: QuotaGate | undefined): Promise<GatedCount> {
     const local = this.leases.take(accountId, Date.now());
-    if (local) return { accountId, ...local };
+    if (local) return { outcome: 'local', count: { accountId, ...local } };
     const coming = this.leases.reservationFor(accountId);
     if (coming) {
       await coming;
       const shared = this.leases.take(accountId, Date.now());
-      if (shared) return { accountId, ...shared };
+      if (shared) return { outcome: 'local', count: { accountId, ...shared } };
     }
     const limits = hasApiAccess(tier) ? TIER_LIMITS[tier] : undefined;
     const counting = this.leases.begin(accountId, limits, Date.now());
     try {
-      return await this.countInRedis(accountId, limits, counting.size);
+      return await this.countInRedis(accountId, limits, counting.size, gate);
     } finally {
       counting.done();
     }
   }
 
+  /** The account's windows as rate-limiter-flexible names them. */
+  private keysOf(accountId: string): QuotaKeys {
+    return { minuteKey: this.minute.limiter.getKey(accountId), dayKey: this.day.limiter.getKey(accountId), minuteSec: this.windows.minuteSec, daySec: this.windows.daySec };
+  }
+
+  /** Sends the count; a Redis that fails is the catalogue's 503, as for the other checks. */
+  private async send(accountId: string, size: number, gate: QuotaGate | undefined): Promise<WindowsCounted | GateRefusal> {
+    try {
+      const keys = this.keysOf(accountId);
+      return await (gate === undefined ? this.script.count(keys, size) : this.script.countBehind(gate, keys, size));
+    } catch {
+      throw apiErrors.serviceUnavailable();
+    }
+  }
+
   /** Counts `size` points in both windows; keeps what fits beyond the request's own as a share. */
-  private async countInRedis(accountId: string, limits: { perMinute: number; perDay: number } | undefined, size: number): Promise<QuotaCount> {
-    // note: read before the commands go out, so that the windows' ends measured from it are
+  private async countInRedis(accountId: string, limits: WindowLimits | undefined, size: number, gate: QuotaGate | undefined): Promise<GatedCount> {
+    // note: read before the command goes out, so that the windows' ends measured from it are
     // never later than Redis's (QuotaLeases.reserved)
     const sentAt = Date.now();
-    const [minute, day] = await Promise.all([settleLimit(this.minute.limiter.consume(accountId, size)), settleLimit(this.day.limiter.consume(accountId, size))]);
-    const counted = { count: minute.res.consumedPoints, msBeforeNext: minute.res.msBeforeNext };
-    const dayCounted = { count: day.res.consumedPoints, msBeforeNext: day.res.msBeforeNext };
+    const reply = await this.send(accountId, size, gate);
+    if (reply.outcome !== 'counted') return reply;
+    const counted = reply.minute;
+    const dayCounted = reply.day;
     // note: what did not fit under the limits goes back at once; a request that did not fit at
     // all is counted as one, as it would be without shares, for the decision to refuse it.
     const over = limits === undefined ? 0 : Math.max(0, counted.count - limits.perMinute, dayCounted.count - limits.perDay);
@@ -168,9 +212,9 @@ export class AccountQuota {
       void this.giveBack(this.minute, accountId, sentAt + counted.msBeforeNext, excess);
       void this.giveBack(this.day, accountId, sentAt + dayCounted.msBeforeNext, excess);
     }
-    if (held) return { accountId, ...held };
+    if (held) return { outcome: 'counted', count: { accountId, ...held } };
     const result = this.leases.reserved(accountId, size, granted, counted, dayCounted, sentAt, Date.now());
-    return { accountId, ...result };
+    return { outcome: 'counted', count: { accountId, ...result } };
   }
 
   /**

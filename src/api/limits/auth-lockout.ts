@@ -45,6 +45,11 @@ export class AuthLockout {
     return this.failures.getKey(lockoutSubject(ip));
   }
 
+  /** The failures that lock an IP out: for a check made where the count is read (QuotaCountScript). */
+  get threshold(): number {
+    return this.policy.failures;
+  }
+
   isLockedOut(failureCount: string | null): boolean {
     return failureCount !== null && Number(failureCount) >= this.policy.failures;
   }
