@@ -1,6 +1,12 @@
 import { DelayedError, UnrecoverableError, WaitingError, type Job } from 'bullmq';
 import type { Counter } from 'prom-client';
-import { FileImportJobDataSchema, type FileImportJobResult } from '../shared/import/file-import-queue.js';
+import {
+  addFileImportHelpers,
+  fileImportJobId,
+  FileImportJobDataSchema,
+  type FileImportJobResult,
+  type FileImportQueue,
+} from '../shared/import/file-import-queue.js';
 import type { Sql } from '../shared/infra/db.js';
 import type { Logger } from '../shared/infra/logger.js';
 import { findFileImportRecord } from '../shared/repositories/file-import-record.js';
@@ -16,6 +22,8 @@ export interface FileImportProcessorSettings {
   rowsWritten?: Counter<'kind' | 'source'>;
   /** true once the worker is stopping: the job is handed back between two chunks */
   stopping: () => boolean;
+  /** helpers' jobs an import's job adds, and the queue it adds them to (FILE_IMPORT_HELPERS) */
+  helpers?: { count: number; queue: FileImportQueue };
 }
 
 const count = (n: number) => n.toLocaleString('en-US');
@@ -25,10 +33,12 @@ type WriterEnd = Exclude<ChunkOutcome['state'], 'written'> | 'stopping';
 
 /**
  * Writes a file import as its job in the `file-imports` queue, with `writers` chunks at a time:
- * the job only drives. note: writeFileChunk is the one writer, and PostgreSQL's locks say who
- * writes what; each chunk commits on its own, so a job killed mid-chunk loses its chunks'
- * transactions only, and whoever runs the job next (BullMQ's stalled check, or the fallback) goes
- * on with the chunks left. Progress and one log line per chunk are for Bull Board.
+ * the job only drives. It first adds its helpers' jobs (addFileImportHelpers), which any other
+ * worker takes and which write chunks the same way until none is left to take. note:
+ * writeFileChunk is the one writer, and PostgreSQL's locks say who writes what; each chunk
+ * commits on its own, so a job killed mid-chunk loses its chunks' transactions only, and whoever
+ * runs the job next (BullMQ's stalled check, or the fallback) goes on with the chunks left.
+ * Progress and one log line per chunk are for Bull Board.
  */
 export function createFileImportProcessor(sql: Sql, log: Logger, settings: FileImportProcessorSettings) {
   const writers = settings.writers ?? 1;
@@ -36,8 +46,14 @@ export function createFileImportProcessor(sql: Sql, log: Logger, settings: FileI
     const parsed = FileImportJobDataSchema.safeParse(job.data);
     // note: the id is what deduplicates a file import's job; a job whose data names another
     // import would be a second driver of it, so it is refused.
-    if (!parsed.success || parsed.data.importId !== job.id) throw new UnrecoverableError('malformed file import job payload');
-    const { importId } = parsed.data;
+    if (!parsed.success || fileImportJobId(parsed.data.importId, parsed.data.helper) !== job.id) throw new UnrecoverableError('malformed file import job payload');
+    const { importId, helper } = parsed.data;
+    if (helper === undefined && settings.helpers) {
+      // note: the job writes its import without them if they cannot be added.
+      await addFileImportHelpers(settings.helpers.queue, importId, job.name, settings.helpers.count).catch((error: unknown) =>
+        log.warn({ jobId: importId, err: error }, 'file import helpers not added'),
+      );
+    }
     let failed = false;
 
     const writer = async (): Promise<WriterEnd> => {
@@ -65,8 +81,13 @@ export function createFileImportProcessor(sql: Sql, log: Logger, settings: FileI
     const error = settled.find((end): end is PromiseRejectedResult => end.status === 'rejected');
     if (error) throw error.reason;
     const ends = new Set(settled.map((end) => (end as PromiseFulfilledResult<WriterEnd>).value));
+    if (helper !== undefined) {
+      // note: whatever ended it, the import's own job goes on driving; a helper is not handed back.
+      await job.log(`helped: ${[...ends].join(', ')}`);
+      return { state: 'helped' };
+    }
 
-    if (ends.has('completed')) {
+    if (ends.has('completed') || (ends.has('ended') && (await findFileImportRecord(sql, importId))?.state === 'completed')) {
       // note: the writers' progress reports may land out of order; the last one says it all.
       const record = await findFileImportRecord(sql, importId);
       await job.updateProgress({ processed: record?.processed ?? 0, total: record?.received ?? 0 });

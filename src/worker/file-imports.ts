@@ -32,13 +32,14 @@ export interface FileImports {
 /**
  * Writes the file imports, in every worker process: a BullMQ worker on `file-imports` runs each
  * import's job (file-import-processor.ts), and a fallback gives a job to any import left without
- * a live one (file-import-fallback.ts). note: concurrency 1, apart from the imports worker: a file
- * import takes FILE_IMPORT_WRITERS database connections and never a bulk request's job slot, so
- * bulk requests are not held up behind a million rows, and several workers write several files
- * at once.
+ * a live one (file-import-fallback.ts); an import's job adds FILE_IMPORT_HELPERS jobs that let
+ * the other workers write its chunks too. note: concurrency 1, apart from the imports worker: a
+ * file import takes FILE_IMPORT_WRITERS database connections and never a bulk request's job slot,
+ * so bulk requests are not held up behind a million rows, and several workers write one file, or
+ * several files, at once.
  */
 export function startFileImports(
-  config: Pick<Config, 'redisPrefix' | 'workerLockDurationMs' | 'fileImportWriters'>,
+  config: Pick<Config, 'redisPrefix' | 'workerLockDurationMs' | 'fileImportWriters' | 'fileImportHelpers'>,
   clients: FileImportsClients,
   log: Logger,
   settings: FileImportsSettings = {},
@@ -47,6 +48,7 @@ export function startFileImports(
   const processor = createFileImportProcessor(clients.sql, log, {
     stopping: () => stopping,
     writers: config.fileImportWriters,
+    helpers: { count: config.fileImportHelpers, queue: clients.queue },
     ...(settings.rowsWritten === undefined ? {} : { rowsWritten: settings.rowsWritten }),
   });
   const worker = new Worker<unknown, FileImportJobResult>(FILE_IMPORT_QUEUE_NAME, processor, {

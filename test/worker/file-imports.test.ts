@@ -39,9 +39,9 @@ describe('startFileImports', () => {
   });
 
   /** A worker's file imports, on a Redis connection of its own, as startWorker runs them. */
-  function startWorkerFileImports(settings: FileImportsSettings, writers = config.fileImportWriters) {
+  function startWorkerFileImports(settings: FileImportsSettings, writers = config.fileImportWriters, helpers = config.fileImportHelpers) {
     const connection = createRedis(config, 'blocking');
-    const running = startFileImports({ ...config, fileImportWriters: writers }, { sql: db.sql, connection, queue }, log, settings);
+    const running = startFileImports({ ...config, fileImportWriters: writers, fileImportHelpers: helpers }, { sql: db.sql, connection, queue }, log, settings);
     return {
       async stop() {
         await running.stop();
@@ -122,6 +122,31 @@ describe('startFileImports', () => {
       expect(logs.at(-1)).toBe('completed: no row left to write');
     } finally {
       await worker.stop();
+    }
+  });
+
+  it.each([
+    [3, 'both write chunks of it'],
+    [0, 'only the worker running its job writes it'],
+  ])('with FILE_IMPORT_HELPERS=%i and two free workers, %s; each row once', async (helpers) => {
+    expect(config.fileImportHelpers).toBe(3); // the default
+    const importId = await stagedFile(3_000, 20);
+    const metrics = [createWorkerMetrics(1), createWorkerMetrics(1)];
+    const workers = metrics.map((m) => startWorkerFileImports({ pollMs: 20, rowsWritten: m.rowsWritten }, 1, helpers));
+    try {
+      await expect.poll(() => stateOf(importId), { timeout: 20_000, interval: 20 }).toBe('completed');
+      expect(await writtenBy(importId)).toBe(3_000);
+      const written = await Promise.all(metrics.map(async (m) => sampleValue(await m.registry.metrics(), 'bulk_import_worker_rows_written_total', { kind: 'listings', source: 'file' }) ?? 0));
+      expect(written[0]! + written[1]!).toBe(3_000);
+      if (helpers > 0) {
+        expect(Math.min(...written)).toBeGreaterThan(0);
+      } else {
+        expect(Math.min(...written)).toBe(0);
+      }
+      await expect.poll(() => jobStateOf(importId), { timeout: 5_000, interval: 20 }).toBe('completed');
+      expect((await queue.getJob(importId))!.returnvalue).toEqual({ state: 'completed' });
+    } finally {
+      await Promise.all(workers.map((worker) => worker.stop()));
     }
   });
 

@@ -76,6 +76,10 @@ const EnvSchema = z.object({
   // worker's pool (DATABASE_POOL_MAX) beside the bulk requests' WORKER_CONCURRENCY. Two let a file
   // use a second core; more take from the bulk requests (docs/operators.md#file-imports).
   FILE_IMPORT_WRITERS: z.coerce.number().int().min(1).max(16).default(2),
+  // note: jobs a file import's job adds so that other workers write its chunks too
+  // (file-import-queue.ts addFileImportHelpers): a file is written by as many workers as are free,
+  // up to one more than this. 0 keeps each file to one worker; empty is unset (compose files).
+  FILE_IMPORT_HELPERS: z.preprocess((v) => (v === '' ? undefined : v), z.coerce.number().int().min(0).max(16).default(3)),
   // note: how long a file's body may take to arrive, in place of REQUEST_TIMEOUT_MS: 100 MB in 10
   // minutes is some 170 KB a second. At most a day: Node's timers hold 24.8 days at most.
   FILE_UPLOAD_TIMEOUT_MS: z.coerce.number().int().min(1_000).max(86_400_000).default(600_000),
@@ -86,6 +90,9 @@ const EnvSchema = z.object({
   // note: the connections an API process stages uploads on, apart from DATABASE_POOL_MAX: a batch
   // holds one for the moment it is written, and no other request waits for an upload's.
   FILE_UPLOAD_POOL_MAX: z.coerce.number().int().min(1).max(100).default(2),
+  // note: how long an export's client may read nothing before it is dropped and its transaction
+  // ended (docs/catalogue.md#export). From a second to a day, as FILE_UPLOAD_TIMEOUT_MS.
+  EXPORT_IDLE_TIMEOUT_MS: z.coerce.number().int().min(1_000).max(86_400_000).default(30_000),
 });
 
 export class ConfigError extends Error {
@@ -165,7 +172,10 @@ const ConfigSchema = EnvSchema.transform((e, ctx) => {
     fileUploadsPerProcess: e.FILE_UPLOADS_PER_PROCESS,
     /** the connections an API process stages uploads on (its own pool) */
     fileUploadPoolMax: e.FILE_UPLOAD_POOL_MAX,
+    /** an export whose client reads nothing for this long is dropped */
+    exportIdleTimeoutMs: e.EXPORT_IDLE_TIMEOUT_MS,
     fileImportWriters: e.FILE_IMPORT_WRITERS,
+    fileImportHelpers: e.FILE_IMPORT_HELPERS,
   };
 });
 

@@ -179,6 +179,19 @@ describe('loadConfig: FILE_IMPORT_WRITERS', () => {
   });
 });
 
+describe('loadConfig: FILE_IMPORT_HELPERS', () => {
+  it('defaults to 3 (unset or empty, as compose files pass it), and reads 0 to 16', () => {
+    expect(loadConfig({}).fileImportHelpers).toBe(3);
+    expect(loadConfig({ FILE_IMPORT_HELPERS: '' }).fileImportHelpers).toBe(3);
+    expect(loadConfig({ FILE_IMPORT_HELPERS: '0' }).fileImportHelpers).toBe(0);
+    expect(loadConfig({ FILE_IMPORT_HELPERS: '16' }).fileImportHelpers).toBe(16);
+  });
+
+  it.each([['-1'], ['17'], ['1.5'], ['two']])('refuses FILE_IMPORT_HELPERS=%j at start, naming the variable', (raw) => {
+    expect(() => loadConfig({ FILE_IMPORT_HELPERS: raw })).toThrow(/FILE_IMPORT_HELPERS: /);
+  });
+});
+
 describe.each([
   ['FILE_UPLOADS_PER_PROCESS', 'fileUploadsPerProcess', 16, 1_000],
   ['FILE_UPLOAD_POOL_MAX', 'fileUploadPoolMax', 2, 100],
