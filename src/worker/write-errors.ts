@@ -35,7 +35,9 @@ export class MergeRaceError extends Error {
 /**
  * Rolls a merge back (MergeRaceError) when some of its whole rows met a row another import
  * created meanwhile with the id it would have created (`raced`); the next attempt merges them.
- * note: the one rule for a bulk merge and a file's merge chunk alike.
+ * note: the one rule for a bulk merge and a file's merge chunk alike, and for an upsert asked for
+ * its rows' ids (`?return=rows`) that left unchanged a row created after its statement began,
+ * whose id its snapshot cannot tell (repositories/imports.ts rowOutcomeSteps).
  */
 export function refuseMergeRace(importId: string, raced: number): void {
   if (raced > 0) throw new MergeRaceError(`import ${importId}: ${raced} rows were created by another import meanwhile`);

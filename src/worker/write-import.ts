@@ -13,13 +13,14 @@ import {
 } from '../shared/repositories/imports.js';
 import { mergeFailureError, recordMergeErrors, recordMergeWithRows } from '../shared/repositories/merge-rows.js';
 import type { RowError } from '../shared/rows/row-errors.js';
+import type { RowOutcome } from '../shared/import/row-outcomes.js';
 import { recordedResult } from './recorded-result.js';
 import { AccountGoneError, ImportRowCountError, ImportRowsGoneError, refuseMergeRace } from './write-errors.js';
 
 /** An import job as the worker writes it; the write fails unless exactly `rowCount` rows are inserted. */
 export interface ImportWrite
-  extends Omit<ImportJob, 'matchExternalIds' | 'dryRun' | 'merge' | 'rowsFormat'>,
-    Partial<Pick<ImportJob, 'matchExternalIds' | 'dryRun' | 'merge'>> {
+  extends Omit<ImportJob, 'matchExternalIds' | 'dryRun' | 'merge' | 'rowsFormat' | 'returnRows'>,
+    Partial<Pick<ImportJob, 'matchExternalIds' | 'dryRun' | 'merge' | 'returnRows'>> {
   importId: string;
   /**
    * the normalised rows: bytes of `COPY` text (encodeCopyRows), or JSON text (encodeImportRows,
@@ -63,6 +64,11 @@ class DryRunRollback extends Error {
 export async function writeImport(sql: Sql, input: ImportWrite, hooks: Hooks = {}): Promise<ImportResult> {
   const rows = await input.rows;
   if (rows === null) return resultWithoutRows(sql, input);
+  const returnRows = input.returnRows === true;
+  // note: whole rows tell their request index only in indexed `COPY` text (prepare-import.ts);
+  // a job that asks for rows with whole rows as JSON was made by no API: it writes nothing.
+  if (returnRows && input.merge !== true && typeof rows === 'string') throw new ImportRowCountError(`import ${input.importId} asks for its rows' outcomes without their indexes`);
+  const reading = { withRows: returnRows };
   // note: the record and the rows are one statement: this step marks the rows at hand, the next
   // the import written.
   markImportStep(input.requestId, 'write.recorded');
@@ -76,6 +82,7 @@ export async function writeImport(sql: Sql, input: ImportWrite, hooks: Hooks = {
     errors: input.errors,
     createdAt: input.createdAt,
     matchExternalIds: input.matchExternalIds === true,
+    returnRows,
   };
   if (input.merge === true) return writeMerge(sql, { ...statement, rows: textOf(rows) }, input, hooks);
   const copied = typeof rows !== 'string';
@@ -84,9 +91,10 @@ export async function writeImport(sql: Sql, input: ImportWrite, hooks: Hooks = {
     outcome =
       copied || input.dryRun === true || hooks.beforeCommit !== undefined
         ? await sql.begin(async (tx) => {
-            if (copied) await copyRowsIn(tx, input.kind, rows);
-            const written = await recordImportWithRows(tx, { ...statement, rows: copied ? { copiedKind: input.kind } : rows });
+            if (copied) await copyRowsIn(tx, input.kind, rows, { indexed: returnRows });
+            const written = await recordImportWithRows(tx, { ...statement, rows: copied ? { copiedKind: input.kind, indexed: returnRows } : rows });
             if (!written.recorded) return written; // note: it wrote nothing, so its commit commits nothing
+            refuseMergeRace(input.importId, written.raced ?? 0);
             await hooks.beforeCommit?.();
             if (input.dryRun === true) throw new DryRunRollback(resultOf(input, written));
             return written;
@@ -95,7 +103,7 @@ export async function writeImport(sql: Sql, input: ImportWrite, hooks: Hooks = {
   } catch (error) {
     if (error instanceof DryRunRollback) return error.result;
     // note: a run of the same job committed while this one's statement ran; its rows went with it.
-    if (isImportRecordTaken(error)) return recordedResult(input.importId, await findImportRecord(sql, input.importId));
+    if (isImportRecordTaken(error)) return recordedResult(input.importId, await findImportRecord(sql, input.importId, reading));
     throw error;
   }
   if (!outcome.recorded) return resultOfNothingWritten(sql, input, outcome);
@@ -108,11 +116,17 @@ function textOf(rows: ImportRows): string {
   return typeof rows === 'string' ? rows : Buffer.from(rows.buffer, rows.byteOffset, rows.byteLength).toString('utf8');
 }
 
-function resultOf(input: ImportWrite, written: RowsWritten, errors: RowError[] = input.errors): ImportResult {
+function resultOf(input: ImportWrite, written: RowsWritten & { rows?: RowOutcome[] | null }, errors: RowError[] = input.errors): ImportResult {
   const skipped = errors.length;
-  if (input.matchExternalIds !== true) return { inserted: written.inserted, skipped, errors };
+  const rows = input.returnRows === true ? { rows: answeredRows(input, written.rows ?? []) } : {};
+  if (input.matchExternalIds !== true) return { inserted: written.inserted, skipped, errors, ...rows };
   const unchanged = written.sent - written.inserted - written.updated - (skipped - input.errors.length);
-  return { inserted: written.inserted, updated: written.updated, unchanged, skipped, errors };
+  return { inserted: written.inserted, updated: written.updated, unchanged, skipped, errors, ...rows };
+}
+
+/** The rows' outcomes as answered: a dry run names no id for a row it would insert (its id was rolled back with it). */
+function answeredRows(input: ImportWrite, rows: RowOutcome[]): RowOutcome[] {
+  return input.dryRun === true ? rows.map((row) => (row.outcome === 'inserted' ? { ...row, id: null } : row)) : rows;
 }
 
 /**
@@ -137,7 +151,7 @@ async function writeMerge(sql: Sql, statement: Parameters<typeof recordMergeWith
     });
   } catch (error) {
     if (error instanceof DryRunRollback) return error.result;
-    if (isImportRecordTaken(error)) return recordedResult(input.importId, await findImportRecord(sql, input.importId));
+    if (isImportRecordTaken(error)) return recordedResult(input.importId, await findImportRecord(sql, input.importId, { withRows: input.returnRows === true }));
     throw error;
   }
   if (!outcome.written.recorded) return resultOfNothingWritten(sql, input, outcome.written);
@@ -150,7 +164,7 @@ async function resultOfNothingWritten(sql: Sql, input: ImportWrite, outcome: Imp
   const { importId, rowCount } = input;
   if (!outcome.accountFound) throw new AccountGoneError(`account ${input.accountId} no longer exists`);
   // note: a recorded import answers with its record whatever rows its job now holds.
-  const previous = await findImportRecord(sql, importId);
+  const previous = await findImportRecord(sql, importId, { withRows: input.returnRows === true });
   if (previous) return recordedResult(importId, previous);
   if (outcome.sent !== rowCount) throw new ImportRowCountError(`import ${importId} holds ${outcome.sent} rows, not the ${rowCount} it announced`);
   throw new Error(`import ${importId} is recorded but its result cannot be read`);
@@ -170,6 +184,6 @@ async function resultWithoutRows(sql: Sql, input: ImportWrite): Promise<ImportRe
     if (await insertImportRecord(tx, { importId, accountId, kind, requestId, total, rowCount, errors, createdAt })) {
       throw new ImportRowsGoneError(`the rows of import ${importId} are gone; nothing was written`);
     }
-    return recordedResult(importId, await findImportRecord(tx, importId));
+    return recordedResult(importId, await findImportRecord(tx, importId, { withRows: input.returnRows === true }));
   });
 }

@@ -9,16 +9,22 @@ import {
   completeRowRemovalRecord,
   deleteRows,
   lockNamedRows,
+  type LockedRow,
+  type RemovedRows,
   type RowRemovalCounts,
 } from '../shared/repositories/row-removals.js';
 import { byIndex, entryError, notFoundDetail } from '../shared/rows/removal-entries.js';
 import type { RowError } from '../shared/rows/row-errors.js';
+import type { RowOutcome } from '../shared/import/row-outcomes.js';
+import { recordRowOutcomes } from '../shared/repositories/row-outcomes.js';
 import { recordedResult } from './recorded-result.js';
 import { AccountGoneError, ImportRowCountError, ImportRowsGoneError } from './write-errors.js';
 
 /** An archive or delete job as the worker writes it. */
-export interface RowRemovalWrite extends RowRemovalJob {
+export interface RowRemovalWrite extends Omit<RowRemovalJob, 'returnRows'> {
   importId: string;
+  /** `?return=rows`: the result (and the record) carry each entry's row and outcome */
+  returnRows?: boolean;
   /** the entries as encodeRemovalEntries wrote them, or their fetch still under way; null when they are gone */
   entriesJson: string | Promise<string | null>;
 }
@@ -52,7 +58,7 @@ export async function writeRowRemoval(sql: Sql, input: RowRemovalWrite, hooks: H
     return await sql.begin(async (tx) => {
       if (!(await findImportingAccount(tx, accountId))) throw new AccountGoneError(`account ${accountId} no longer exists`);
       const claimed = await claimRowRemovalRecord(tx, { importId, accountId, kind, action, requestId: input.requestId, total: input.total, errors: [], createdAt: input.createdAt });
-      if (!claimed) return recordedResult(importId, await findImportRecord(tx, importId));
+      if (!claimed) return recordedResult(importId, await findImportRecord(tx, importId, { withRows: input.returnRows === true }));
       const json = await entriesJson;
       if (json === null) throw new ImportRowsGoneError(`the entries of import ${importId} are gone; nothing was written`);
       const entries = decodeRemovalEntries(json);
@@ -69,13 +75,16 @@ export async function writeRowRemoval(sql: Sql, input: RowRemovalWrite, hooks: H
         else if (action === 'archive' && row.archived) unchanged += 1;
         else targets.push(row.id);
       }
-      const removed = action === 'archive' ? await archiveRows(tx, kind, targets) : await deleteRows(tx, kind, targets);
+      const returning = input.returnRows === true;
+      const removed = action === 'archive' ? await archiveRows(tx, kind, targets, { returning }) : await deleteRows(tx, kind, targets, { returning });
       // note: the rows are locked: each one found is archived or deleted by this statement.
-      if (removed !== targets.length) throw new Error(`import ${importId}: ${removed} of the ${targets.length} locked rows were ${action}d`);
-      const counts: RowRemovalCounts = { removed, unchanged, errors: byIndex(input.errors, notFound) };
+      if (removed.count !== targets.length) throw new Error(`import ${importId}: ${removed.count} of the ${targets.length} locked rows were ${action}d`);
+      const counts: RowRemovalCounts = { removed: removed.count, unchanged, errors: byIndex(input.errors, notFound) };
       await completeRowRemovalRecord(tx, importId, action, counts);
+      const outcomes = returning ? entryOutcomes(action, entries, rows, removed.rows) : undefined;
+      if (outcomes !== undefined && !input.dryRun) await recordRowOutcomes(tx, importId, outcomes);
       markImportStep(input.requestId, 'write.inserted');
-      const result = resultOf(action, counts);
+      const result = { ...resultOf(action, counts), ...(outcomes === undefined ? {} : { rows: outcomes }) };
       await hooks.beforeCommit?.();
       if (input.dryRun) throw new DryRunRollback(result);
       return result;
@@ -84,6 +93,30 @@ export async function writeRowRemoval(sql: Sql, input: RowRemovalWrite, hooks: H
     if (error instanceof DryRunRollback) return error.result;
     throw error;
   }
+}
+
+/**
+ * Each found entry's row and outcome, in request order (`?return=rows`): a row the statement
+ * archived or deleted as it returned it, a row archived already (`unchanged`) as it was locked.
+ * note: the entries are in index order (checkRemovalBody), and each names a row of its own
+ * (a repeat fails as `duplicate` in the API).
+ */
+function entryOutcomes(
+  action: RowRemovalWrite['action'],
+  entries: readonly { index: number; key: string }[],
+  locked: ReadonlyMap<string, LockedRow>,
+  removed: RemovedRows['rows'],
+): RowOutcome[] {
+  const removedById = new Map(removed.map((row) => [row.id, row]));
+  const outcomes: RowOutcome[] = [];
+  for (const { index, key } of entries) {
+    const row = locked.get(key);
+    if (row === undefined) continue;
+    const changed = removedById.get(row.id);
+    if (changed !== undefined) outcomes.push({ index, id: changed.id, external_id: changed.externalId, outcome: action === 'archive' ? 'archived' : 'deleted' });
+    else outcomes.push({ index, id: row.id, external_id: row.externalId, outcome: 'unchanged' });
+  }
+  return outcomes;
 }
 
 function resultOf(action: RowRemovalWrite['action'], { removed, unchanged, errors }: RowRemovalCounts): AnyImportResult {

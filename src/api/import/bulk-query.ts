@@ -3,7 +3,7 @@ import { API_ERRORS, apiErrors } from '../../shared/errors/api-errors.js';
 import { UPDATE_MODES } from '../../shared/import/update-mode.js';
 
 /**
- * The bulk routes' query string (docs/endpoints.md#dry-run): `dry_run` and nothing else.
+ * The bulk routes' query string (docs/endpoints.md#dry-run): `dry_run`, `update` and `return`, and nothing else.
  */
 
 const DRY_RUN_DESCRIPTION =
@@ -11,6 +11,20 @@ const DRY_RUN_DESCRIPTION =
 
 const UPDATE_DESCRIPTION =
   '`merge`: each row changes only the fields it carries in the row its `external_id` names (`null` clears an optional field, sets a boolean\'s default); a row must carry `external_id`, and one that names no row is created when it is a whole valid row, else fails naming its missing fields. `replace` (the default): each row is the whole row. Any other value is a 400. See docs/catalogue.md#merge.';
+
+const RETURN_DESCRIPTION =
+  '`rows`: the answer adds `rows`, each valid row\'s (or entry\'s) `index`, `id`, `external_id` and `outcome`, in request order; a replay with the Idempotency-Key answers the same. The only value: any other is a 400. Without it the answer is as before. See docs/catalogue.md#rows-and-their-ids.';
+
+/**
+ * `return` (docs/catalogue.md#rows-and-their-ids), on the bulk routes and on archives and deletes;
+ * a file import does not take it (an unknown parameter there).
+ */
+export const ReturnParameterSchema = z.enum(['rows'], { error: API_ERRORS.returnMalformed.text }).optional().meta({ description: RETURN_DESCRIPTION });
+
+/** Whether the request asked for each row's id and outcome. */
+export function returnsRows(query: { return?: 'rows' | undefined }): boolean {
+  return query.return === 'rows';
+}
 
 /** `update` (docs/catalogue.md#merge), on the bulk routes and on file imports. */
 export const UpdateParameterSchema = z
@@ -26,12 +40,20 @@ export const UpdateParameterSchema = z
 export const BulkQuerySchema = z.object({
   dry_run: z.enum(['true', 'false'], { error: API_ERRORS.dryRunMalformed.text }).optional().meta({ description: DRY_RUN_DESCRIPTION }),
   update: UpdateParameterSchema,
+  return: ReturnParameterSchema,
 });
 export type BulkQuery = z.output<typeof BulkQuerySchema>;
 
-/** The answer to a bulk query the schema refused: the first parameter it names. */
+/** The answer to a bulk query (or an archive's or delete's) the schema refused: the first parameter it names. */
 export function bulkQueryRefusal(errors: readonly { instancePath: string }[]) {
-  return errors[0]?.instancePath === '/update' ? apiErrors.updateMalformed() : apiErrors.dryRunMalformed();
+  switch (errors[0]?.instancePath) {
+    case '/update':
+      return apiErrors.updateMalformed();
+    case '/return':
+      return apiErrors.returnMalformed();
+    default:
+      return apiErrors.dryRunMalformed();
+  }
 }
 
 /**

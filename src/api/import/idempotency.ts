@@ -77,7 +77,7 @@ export async function runIdempotentImport(
     // away) leaves the import's outcome unknown: never the 503 that says nothing was written.
     // Only an ended import is an outcome: any other job is rejoined as one not recorded.
     const earlier = await asOutcomeUnknown(data.requestId, importId, async () => {
-      const recorded = await findImportRecord(sql, importId);
+      const recorded = await findImportRecord(sql, importId, { withRows: data.returnRows === true });
       if (recorded?.state === 'completed' || recorded?.state === 'failed') return recorded;
       return { state: 'rejoined' as const, result: await releasingOnFailure(importId, () => runner.rejoin(data, importId)) };
     });

@@ -141,7 +141,7 @@ export class ImportRunner {
     const { accountId, kind, requestId, total, errors, createdAt } = input;
     let record;
     try {
-      record = await recordImportNotWritten(this.sql, { importId, accountId, kind, requestId, total, errors, createdAt, action: actionOf(input) });
+      record = await recordImportNotWritten(this.sql, { importId, accountId, kind, requestId, total, errors, createdAt, action: actionOf(input) }, { withRows: input.returnRows === true });
     } catch (error) {
       this.log.error({ err: error, jobId: importId, requestId, reason: notWritten.reason }, 'could not record that an import wrote nothing; its outcome is unknown');
       throw new ImportOutcomeUnknownError(requestId);

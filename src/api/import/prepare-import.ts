@@ -45,6 +45,8 @@ export interface PrepareRequest {
   kind: ImportKind;
   update: UpdateMode;
   withHash: boolean;
+  /** `?return=rows`: whole rows are encoded with their request index (encodeCopyRows); merge rows carry theirs anyway */
+  returnRows?: boolean;
 }
 
 /**
@@ -53,7 +55,7 @@ export interface PrepareRequest {
  * every row (checkImportBody's refusals) and encodes the valid ones. Pure and synchronous, so it
  * runs as well on a thread of its own (see ImportPreparer) as inline.
  */
-export function prepareImport({ kind, update, withHash }: PrepareRequest, bytes: Uint8Array): PrepareOutcome {
+export function prepareImport({ kind, update, withHash, returnRows }: PrepareRequest, bytes: Uint8Array): PrepareOutcome {
   let parsed: unknown;
   try {
     if (bytes.length === 0) throw new SyntaxError('empty body');
@@ -64,11 +66,19 @@ export function prepareImport({ kind, update, withHash }: PrepareRequest, bytes:
   const checked = checkImportBody(kind, parsed, { update });
   if (isImportRefusal(checked)) return checked;
   const { total, rows, errors, matchExternalIds } = checked;
-  const hash = withHash ? requestHash({ route: 'bulk', kind, update }, bytes) : undefined;
+  const hash = withHash ? requestHash({ route: 'bulk', kind, update, returnRows: returnRows === true }, bytes) : undefined;
   // note: checkImportBody gives merge rows exactly when asked to merge. A merge's rows stay JSON:
   // each carries the list of fields it changes, which its statement reads per row.
   const encoded: Pick<PreparedImport, 'rows' | 'rowsFormat'> = isMerge(update)
     ? { rows: utf8.encode(encodeMergeRows(rows as MergeRow<ListingRow | MachineRow>[])), rowsFormat: 'json' }
-    : { rows: utf8.encode(encodeCopyRows(kind, rows as (ListingRow | MachineRow)[])), rowsFormat: 'copy' };
+    : { rows: utf8.encode(encodeCopyRows(kind, rows as (ListingRow | MachineRow)[], returnRows === true ? validIndexes(total, errors) : undefined)), rowsFormat: 'copy' };
   return { total, errors, rowCount: rows.length, matchExternalIds, ...encoded, ...(hash ? { hash } : {}) };
+}
+
+/** The request positions of the valid rows, in order: every index that `errors` (one per failed row) does not hold. */
+function validIndexes(total: number, errors: readonly RowError[]): number[] {
+  const failed = new Set(errors.map((error) => error.index));
+  const indexes: number[] = [];
+  for (let index = 0; index < total; index += 1) if (!failed.has(index)) indexes.push(index);
+  return indexes;
 }

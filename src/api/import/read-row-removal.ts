@@ -29,6 +29,8 @@ export interface RowRemovalRequest {
   dryRun: boolean;
   /** the request's Idempotency-Key, when it sent one */
   key: string | undefined;
+  /** `?return=rows` */
+  returnRows: boolean;
 }
 
 /** The 400 of a body refused as a whole. */
@@ -91,8 +93,9 @@ export async function readRowRemoval(
     by,
     entryCount: entries.length,
     dryRun: request.dryRun,
+    ...(request.returnRows ? { returnRows: true } : {}),
     createdAt: Date.now(),
     rows: new RowsHandOver(encodeRemovalEntries(entries)),
   };
-  return { newImport, ...(key === undefined ? {} : { idempotency: { key, hash: requestHash({ route: `bulk-${action}`, kind }, bytes) } }) };
+  return { newImport, ...(key === undefined ? {} : { idempotency: { key, hash: requestHash({ route: `bulk-${action}`, kind, returnRows: request.returnRows }, bytes) } }) };
 }

@@ -12,7 +12,7 @@ import type { ApiDeps } from '../deps.js';
 import { importRefusalError } from '../import/import-error-replies.js';
 import { isImportRefusal } from '../import/import-refusal.js';
 import { holdingInFlightSlot, runImportOf } from '../import/run-import-request.js';
-import { BulkQuerySchema, bulkQueryRefusal, isDryRun } from '../import/bulk-query.js';
+import { BulkQuerySchema, bulkQueryRefusal, isDryRun, returnsRows } from '../import/bulk-query.js';
 import { bulkBadRequestExamples, bulkBodyExamples, bulkResultExamples } from '../openapi/examples.js';
 import { bulkDryRunExamples, bulkSyncBodyExamples, bulkSyncResultExamples, DRY_RUN_BAD_REQUEST_EXAMPLES } from '../openapi/sync-examples.js';
 import { AUTHENTICATED, errorResponse } from '../openapi/responses.js';
@@ -45,7 +45,7 @@ function bulkSchema(kind: ImportKind) {
         examples: { ...bulkResultExamples(kind), ...bulkSyncResultExamples() },
       }),
       400: errorResponse(
-        'Nothing was written: the body is not JSON, not an object with the array, has no rows or too many, or no row is valid; or the `Idempotency-Key` is malformed; or `dry_run` is not `true` or `false`, or is `true` with an `Idempotency-Key`; or `update` is not `replace` or `merge`; or the query has a parameter other than `dry_run` and `update` (decided before the body is read).',
+        'Nothing was written: the body is not JSON, not an object with the array, has no rows or too many, or no row is valid; or the `Idempotency-Key` is malformed; or `dry_run` is not `true` or `false`, or is `true` with an `Idempotency-Key`; or `update` is not `replace` or `merge`; or `return` is not `rows`; or the query has a parameter other than `dry_run`, `update` and `return` (decided before the body is read).',
         { ...bulkBadRequestExamples(kind), ...DRY_RUN_BAD_REQUEST_EXAMPLES },
         AUTHENTICATED,
         BulkRequestErrorSchema,
@@ -65,11 +65,11 @@ function bulkSchema(kind: ImportKind) {
 async function readImport(
   kind: ImportKind,
   request: FastifyRequest,
-  { dryRun, key, update }: { dryRun: boolean; key: string | undefined; update: UpdateMode },
+  { dryRun, key, update, returnRows }: { dryRun: boolean; key: string | undefined; update: UpdateMode; returnRows: boolean },
   preparer: ImportPreparer,
 ): Promise<{ newImport: NewImport; idempotency?: { key: string; hash: Buffer } }> {
   const bytes = takeRawBody(request);
-  const outcome = await preparer.prepare({ kind, update, withHash: key !== undefined }, bytes);
+  const outcome = await preparer.prepare({ kind, update, withHash: key !== undefined, returnRows }, bytes);
   if (isImportRefusal(outcome)) throw importRefusalError(outcome);
   markImportStep(request.id, 'api.validated');
   const { total, errors, rowCount, matchExternalIds, rows, rowsFormat, hash } = outcome;
@@ -83,6 +83,8 @@ async function readImport(
     matchExternalIds,
     merge: isMerge(update),
     dryRun,
+    // note: left out unless asked, so that the job of any other request is what it was
+    ...(returnRows ? { returnRows } : {}),
     createdAt: Date.now(),
     rowsFormat,
     rows: new RowsHandOver(rows),
@@ -114,7 +116,8 @@ export async function bulkImportRoutes(fastify: FastifyInstance, deps: ApiDeps):
           const key = request.headers['idempotency-key'];
           const dryRun = isDryRun(request.query, key);
           const update = request.query.update ?? 'replace';
-          const { newImport, idempotency } = await readImport(kind, request, { dryRun, key, update }, deps.importPreparer);
+          const returnRows = returnsRows(request.query);
+          const { newImport, idempotency } = await readImport(kind, request, { dryRun, key, update, returnRows }, deps.importPreparer);
           const { result, replayed, importId } = await runImportOf(deps, newImport, idempotency);
           return replyWithImport(reply, deps, { kind, status: 201, dryRun, importId, replayed, result, answer: result });
         }),

@@ -10,14 +10,13 @@ import {
 } from '../../shared/api-schemas/row-removals.js';
 import { BulkRequestErrorSchema } from '../../shared/api-schemas/error-body.js';
 import { IdempotencyHeadersSchema } from '../../shared/api-schemas/headers.js';
-import { apiErrors } from '../../shared/errors/api-errors.js';
 import { IMPORT_KIND_NAMES, type ImportKind } from '../../shared/import/import-kinds.js';
 import type { AnyImportResult, RowRemovalAction } from '../../shared/import/row-removal-job.js';
 import { markImportStep } from '../../shared/import/import-steps.js';
 import type { ApiDeps } from '../deps.js';
 import { authenticatedKey } from '../authenticated.js';
 import { importRouteOptions, importRouteResponses, replyWithImport } from './import-route.js';
-import { BulkQuerySchema, isDryRun } from '../import/bulk-query.js';
+import { BulkQuerySchema, bulkQueryRefusal, isDryRun, returnsRows } from '../import/bulk-query.js';
 import { holdingInFlightSlot, runImportOf } from '../import/run-import-request.js';
 import { readRowRemoval } from '../import/read-row-removal.js';
 import { removalBadRequestExamples, removalBodyExamples, removalDryRunExamples, removalResultExamples } from '../openapi/removal-examples.js';
@@ -30,10 +29,11 @@ import { takeRawBody } from '../plugins/json-body.js';
 export const ROW_REMOVAL_BODY_LIMIT_BYTES = 1_048_576;
 
 /**
- * The query of these routes: `dry_run` as the bulk routes define it, and nothing else. note: a
- * schema of their own, so that a parameter the bulk routes take (`update`) is refused here.
+ * The query of these routes: `dry_run` and `return` as the bulk routes define them, and nothing
+ * else. note: a schema of their own, so that a parameter the bulk routes take (`update`) is
+ * refused here.
  */
-const RowRemovalQuerySchema = z.object({ dry_run: BulkQuerySchema.shape.dry_run });
+const RowRemovalQuerySchema = z.object({ dry_run: BulkQuerySchema.shape.dry_run, return: BulkQuerySchema.shape.return });
 
 const RESULTS = {
   archive: { done: ArchiveResultSchema, dryRun: ArchiveDryRunResultSchema, verb: 'Archive', pastTense: 'archived' },
@@ -64,7 +64,7 @@ function removalSchema(kind: ImportKind, action: RowRemovalAction) {
         examples: { ...removalResultExamples(kind, action), ...removalDryRunExamples(action) },
       }),
       400: errorResponse(
-        'Nothing was changed: the body is not JSON, not an object with exactly one of `external_ids` and `ids`, has no entries or more than 1000, or no entry names a row of the account; or the `Idempotency-Key` is malformed; or `dry_run` is not `true` or `false`, or is `true` with an `Idempotency-Key`; or the query has a parameter other than `dry_run` (decided before the body is read).',
+        'Nothing was changed: the body is not JSON, not an object with exactly one of `external_ids` and `ids`, has no entries or more than 1000, or no entry names a row of the account; or the `Idempotency-Key` is malformed; or `dry_run` is not `true` or `false`, or is `true` with an `Idempotency-Key`; or `return` is not `rows`; or the query has a parameter other than `dry_run` and `return` (decided before the body is read).',
         { ...removalBadRequestExamples(kind), ...DRY_RUN_BAD_REQUEST_EXAMPLES },
         AUTHENTICATED,
         BulkRequestErrorSchema,
@@ -74,10 +74,13 @@ function removalSchema(kind: ImportKind, action: RowRemovalAction) {
   };
 }
 
-/** The answer of an archive or a delete, from the import's result (row-removal-job.ts). */
+/** The answer of an archive or a delete, from the import's result (row-removal-job.ts); `rows` when the result has them (`?return=rows`). */
 function answerOf(action: RowRemovalAction, result: AnyImportResult) {
-  const { skipped, errors } = result;
-  return action === 'archive' ? { archived: result.archived ?? 0, unchanged: result.unchanged ?? 0, skipped, errors } : { deleted: result.deleted ?? 0, skipped, errors };
+  const { skipped, errors, rows } = result;
+  const withRows = rows === undefined ? {} : { rows };
+  return action === 'archive'
+    ? { archived: result.archived ?? 0, unchanged: result.unchanged ?? 0, skipped, errors, ...withRows }
+    : { deleted: result.deleted ?? 0, skipped, errors, ...withRows };
 }
 
 /**
@@ -96,7 +99,7 @@ export async function rowRemovalRoutes(fastify: FastifyInstance, deps: ApiDeps):
           schema: removalSchema(kind, action),
           ...importRouteOptions(app, deps, {
             queryNames: Object.keys(RowRemovalQuerySchema.shape),
-            queryRefusal: apiErrors.dryRunMalformed,
+            queryRefusal: bulkQueryRefusal,
             bodyLimit: ROW_REMOVAL_BODY_LIMIT_BYTES,
           }),
         },
@@ -105,7 +108,8 @@ export async function rowRemovalRoutes(fastify: FastifyInstance, deps: ApiDeps):
             const key = request.headers['idempotency-key'];
             const dryRun = isDryRun(request.query, key);
             const accountId = authenticatedKey(request).account.id;
-            const { newImport, idempotency } = await readRowRemoval(deps.sql, takeRawBody(request), { kind, action, accountId, requestId: request.id, dryRun, key });
+            const returnRows = returnsRows(request.query);
+            const { newImport, idempotency } = await readRowRemoval(deps.sql, takeRawBody(request), { kind, action, accountId, requestId: request.id, dryRun, key, returnRows });
             markImportStep(request.id, 'api.validated');
             const { result, replayed, importId } = await runImportOf(deps, newImport, idempotency);
             return replyWithImport(reply, deps, { kind, status: 200, dryRun, importId, replayed, result, answer: answerOf(action, result) });

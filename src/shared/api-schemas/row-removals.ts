@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { MAX_REMOVAL_ENTRIES } from '../rows/removal-entries.js';
 import { RowErrorSchema } from '../rows/row-errors.js';
 import { ImportIdSchema } from './import-id.js';
+import { RowOutcomesSchema } from '../import/row-outcomes.js';
 
 /**
  * The bodies and answers of `POST /v1/api/{listings,machines}/bulk-archive` and `bulk-delete`
@@ -49,23 +50,24 @@ const importId = ImportIdSchema;
 const archived = count('Rows archived now.');
 const unchanged = count('Rows that were archived already.');
 const deleted = count('Rows deleted.');
+const rows = RowOutcomesSchema.optional();
 
-export const ArchiveResultSchema = z.object({ archived, unchanged, skipped, errors, import_id: importId }).meta({
+export const ArchiveResultSchema = z.object({ archived, unchanged, skipped, errors, rows, import_id: importId }).meta({
   id: 'ArchiveResult',
   description: '`archived + unchanged + skipped` is the number of entries sent; `errors` is sorted by `index`. `import_id` names the import (`action: archive`), also in `Location`.',
 });
 
-export const ArchiveDryRunResultSchema = z.object({ archived, unchanged, skipped, errors, dry_run: z.literal(true) }).meta({
+export const ArchiveDryRunResultSchema = z.object({ archived, unchanged, skipped, errors, rows, dry_run: z.literal(true) }).meta({
   id: 'ArchiveDryRunResult',
   description: 'What the archive would have done, with `dry_run: true`; nothing was changed.',
 });
 
-export const DeleteResultSchema = z.object({ deleted, skipped, errors, import_id: importId }).meta({
+export const DeleteResultSchema = z.object({ deleted, skipped, errors, rows, import_id: importId }).meta({
   id: 'DeleteResult',
   description: '`deleted + skipped` is the number of entries sent; `errors` is sorted by `index`. `import_id` names the import (`action: delete`), also in `Location`.',
 });
 
-export const DeleteDryRunResultSchema = z.object({ deleted, skipped, errors, dry_run: z.literal(true) }).meta({
+export const DeleteDryRunResultSchema = z.object({ deleted, skipped, errors, rows, dry_run: z.literal(true) }).meta({
   id: 'DeleteDryRunResult',
   description: 'What the delete would have done, with `dry_run: true`; nothing was deleted.',
 });

@@ -42,12 +42,17 @@ function copyValue(value: unknown, type: ColumnType): string {
   }
 }
 
-/** The valid rows of one import in the COPY text format, a line each, in order. */
-export function encodeCopyRows(kind: ImportKind, rows: readonly (ListingRow | MachineRow)[]): string {
+/**
+ * The valid rows of one import in the COPY text format, a line each, in order. With `indexes`
+ * (each row's position in the request, `?return=rows`), each line begins with its row's: the
+ * worker copies them into a table with that column first (repositories/imports.ts copyRowsIn).
+ */
+export function encodeCopyRows(kind: ImportKind, rows: readonly (ListingRow | MachineRow)[], indexes?: readonly number[]): string {
   const columns = Object.entries(ROW_COLUMNS[kind]) as [string, ColumnType][];
   let text = '';
-  for (const row of rows) {
-    const values = row as unknown as Record<string, unknown>;
+  for (let r = 0; r < rows.length; r += 1) {
+    const values = rows[r] as unknown as Record<string, unknown>;
+    if (indexes !== undefined) text += `${indexes[r]!}\t`;
     for (let c = 0; c < columns.length; c += 1) {
       const [name, type] = columns[c]!;
       text += (c === 0 ? '' : '\t') + copyValue(values[name], type);

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { IMPORT_KIND_NAMES } from './import-kinds.js';
 import { RowErrorSchema } from '../rows/row-errors.js';
+import { RowOutcomesSchema } from './row-outcomes.js';
 
 /**
  * What the API hands the worker: the counts and the per-row errors of the request, so the worker
@@ -41,6 +42,14 @@ export const ImportJobDataSchema = z.object({
   /** run the whole write, then roll it back (docs/endpoints.md#dry-run) */
   dryRun: z.boolean().default(false),
   /**
+   * the request asked for each row's id and outcome (`?return=rows`, row-outcomes.ts): the rows
+   * then travel with their request index (copy-rows.ts), and the result and the record carry
+   * them. note: a worker of an earlier version drops this key and writes a merge, an archive or a
+   * delete without `rows`, which the answer then lacks (docs/catalogue.md#rows-and-their-ids); whole
+   * rows travel as `COPY` text, which a worker before 0.11.0 fails, writing nothing.
+   */
+  returnRows: z.boolean().default(false),
+  /**
    * when the API accepted the request (ms since the epoch): the import's `created_at`. note:
    * optional, so that a job from an older API replica is recorded at the time it is written.
    */
@@ -63,5 +72,7 @@ export const ImportResultSchema = z.object({
   unchanged: z.number().int().nonnegative().optional(),
   skipped: z.number().int().nonnegative(),
   errors: z.array(RowErrorSchema),
+  /** only when the request asked (`returnRows`) */
+  rows: RowOutcomesSchema.optional(),
 });
 export type ImportResult = z.infer<typeof ImportResultSchema>;

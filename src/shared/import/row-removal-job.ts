@@ -39,6 +39,8 @@ export const RowRemovalJobDataSchema = z.object({
   /** the entries the worker resolves again in its transaction */
   entryCount: z.number().int().positive(),
   dryRun: z.boolean().default(false),
+  /** the request asked for each entry's row and outcome (`?return=rows`; ImportJobDataSchema's `returnRows`) */
+  returnRows: z.boolean().default(false),
   /** when the API accepted the request (ms since the epoch): the import's `created_at` */
   createdAt: z.number().int().positive().optional(),
 });

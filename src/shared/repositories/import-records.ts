@@ -3,6 +3,7 @@ import type { Sql, TransactionSql } from '../infra/db.js';
 import type { ImportKind } from '../import/import-kinds.js';
 import type { ImportJobData } from '../import/import-job.js';
 import type { AnyImportResult, ImportAction } from '../import/row-removal-job.js';
+import { findRowOutcomes } from './row-outcomes.js';
 
 /**
  * What the `imports` table says of a job: `completed` with the result it wrote; `failed`:
@@ -44,8 +45,23 @@ export function createdAtOf(input: { createdAt?: number }): Date {
  */
 const FENCE_LOCK_TIMEOUT_MS = 2_000;
 
-/** The record's result as its import answered it: an archive's and a delete's in their own shape (row-removal-job.ts). */
-export async function findImportRecord(sql: Sql | TransactionSql, importId: string): Promise<ImportRecord | undefined> {
+/** What a read of a record adds: `withRows`, the rows' outcomes kept with it (`?return=rows`), when it has them. */
+export interface RecordReading {
+  withRows?: boolean;
+}
+
+/**
+ * The record's result as its import answered it: an archive's and a delete's in their own shape
+ * (row-removal-job.ts); with `withRows`, the `rows` kept with it (row-outcomes.ts), when there are.
+ */
+export async function findImportRecord(sql: Sql | TransactionSql, importId: string, reading: RecordReading = {}): Promise<ImportRecord | undefined> {
+  const record = await findRecordedCounts(sql, importId);
+  if (record?.state !== 'completed' || reading.withRows !== true) return record;
+  const rows = await findRowOutcomes(sql, importId);
+  return rows === undefined ? record : { state: 'completed', result: { ...record.result, rows } };
+}
+
+async function findRecordedCounts(sql: Sql | TransactionSql, importId: string): Promise<ImportRecord | undefined> {
   type Recorded = AnyImportResult & { state: string; action: ImportAction; updated: number | null; unchanged: number | null; archived: number | null; deleted: number | null };
   const [recorded] = await sql<Recorded[]>`
     select state, action, inserted, updated, unchanged, archived, deleted, skipped, errors from imports where job_id = ${importId}`;
@@ -76,9 +92,10 @@ export async function findImportRecord(sql: Sql | TransactionSql, importId: stri
 export async function recordImportNotWritten(
   sql: Sql,
   input: ImportOfRequest,
+  reading: RecordReading = {},
 ): Promise<ImportRecord> {
   try {
-    return await fence(sql, input);
+    return await fence(sql, input, reading);
   } catch (error) {
     // note: an account that no longer exists can have no import written: the worker's insert
     // would break the same foreign key (and its rows went with the account).
@@ -87,7 +104,7 @@ export async function recordImportNotWritten(
   }
 }
 
-async function fence(sql: Sql, input: ImportOfRequest): Promise<ImportRecord> {
+async function fence(sql: Sql, input: ImportOfRequest, reading: RecordReading): Promise<ImportRecord> {
   return sql.begin(async (tx) => {
     await tx.unsafe(`set local lock_timeout = ${FENCE_LOCK_TIMEOUT_MS}`);
     const [fenced] = await tx`
@@ -99,7 +116,7 @@ async function fence(sql: Sql, input: ImportOfRequest): Promise<ImportRecord> {
     // note: an import answered 504 before is settled now, one way or the other.
     await tx`delete from unsettled_imports where job_id = ${input.importId}`;
     if (fenced) return { state: 'failed' } as const;
-    const recorded = await findImportRecord(tx, input.importId);
+    const recorded = await findImportRecord(tx, input.importId, reading);
     if (!recorded) throw new Error(`import ${input.importId} is recorded but its record cannot be read`);
     return recorded;
   });

@@ -3,6 +3,8 @@ import { PG_UNIQUE_VIOLATION, type Sql, type TransactionSql } from '../infra/db.
 import type { ImportKind } from '../import/import-kinds.js';
 import { createdAtOf, type ImportOfRequest } from './import-records.js';
 import { ROW_COLUMNS } from '../rows/row-columns.js';
+import type { RowOutcome } from '../import/row-outcomes.js';
+import { keepOutcomes, outcomesAnswer } from './row-outcomes.js';
 
 /**
  * The statements that write an import: its record and its rows. note: statements only; the
@@ -121,11 +123,12 @@ export function rowTarget(sql: Sql | TransactionSql, kind: ImportKind, importId:
  * from an updated one. The column lists are constants of this file, never input, so sql.unsafe
  * is safe here.
  */
-function rowsInsert(sql: Sql | TransactionSql, accountId: string, target: RowTarget, from: Fragment, matchExternalIds: boolean): Fragment {
+function rowsInsert(sql: Sql | TransactionSql, accountId: string, target: RowTarget, from: Fragment, matchExternalIds: boolean, ids?: Fragment): Fragment {
   const { table, record, fixed, onUpdate } = target;
   const fixedNames = Object.keys(fixed);
-  const columns = sql.unsafe(['account_id', ...fixedNames, record.names].join(', '));
-  const values = Object.values(fixed).reduce<Fragment>((list, value) => sql`${list}, ${value}`, sql`${accountId}`);
+  const columns = sql.unsafe([...(ids === undefined ? [] : ['id']), 'account_id', ...fixedNames, record.names].join(', '));
+  const first = ids === undefined ? sql`${accountId}` : sql`${ids}, ${accountId}`;
+  const values = Object.values(fixed).reduce<Fragment>((list, value) => sql`${list}, ${value}`, first);
   const insert = sql`insert into ${sql(table)} as t (${columns}) select ${values}, ${sql.unsafe(record.fromRecord)} from ${from}`;
   if (!matchExternalIds) return insert;
   // note: import_job_id names the import that last wrote the row; verification_status is set by onUpdate.
@@ -145,6 +148,8 @@ function rowsInsert(sql: Sql | TransactionSql, accountId: string, target: RowTar
  */
 export interface CopiedRows {
   copiedKind: ImportKind;
+  /** each row carries its request index first (`?return=rows`: encodeCopyRows with indexes) */
+  indexed?: boolean;
 }
 
 /**
@@ -153,18 +158,22 @@ export interface CopiedRows {
  * which would write and delete a catalogue row per column each time (the catalogue bloats, and
  * each import pays for it); pgbouncer's transaction pooling keeps it on its server connection.
  */
-const copiedRowsTable = (kind: ImportKind) => `import_copied_${kind}`;
+const copiedRowsTable = (kind: ImportKind, indexed = false) => `import_copied_${kind}${indexed ? '_indexed' : ''}`;
+
+/** The request index an indexed table of copied rows holds before the row's columns. */
+const INDEX_COLUMN = 'index integer';
 
 /**
  * Sends an import's rows (copy-rows.ts encodeCopyRows, as bytes) with `COPY` into the table of
  * copied rows, for the statement that follows in the same transaction to read (`CopiedRows`).
  * note: the table's creation is sent without waiting for it, ahead of the `COPY`: one round trip.
  */
-export async function copyRowsIn(tx: TransactionSql, kind: ImportKind, rows: Uint8Array): Promise<void> {
-  const table = copiedRowsTable(kind);
+export async function copyRowsIn(tx: TransactionSql, kind: ImportKind, rows: Uint8Array, { indexed = false }: { indexed?: boolean } = {}): Promise<void> {
+  const table = copiedRowsTable(kind, indexed);
   const record = kind === 'listings' ? LISTING_RECORD : MACHINE_RECORD;
-  const created = tx.unsafe(`create temporary table if not exists ${table} (${record.definition}) on commit delete rows`).execute();
-  const writable = await tx.unsafe(`copy ${table} (${record.names}) from stdin`).writable();
+  const definition = indexed ? `${INDEX_COLUMN}, ${record.definition}` : record.definition;
+  const created = tx.unsafe(`create temporary table if not exists ${table} (${definition}) on commit delete rows`).execute();
+  const writable = await tx.unsafe(`copy ${table} (${indexed ? 'index, ' : ''}${record.names}) from stdin`).writable();
   await created;
   await new Promise<void>((resolve, reject) => {
     writable.on('error', reject);
@@ -179,7 +188,7 @@ export async function copyRowsIn(tx: TransactionSql, kind: ImportKind, rows: Uin
  * once, and json_to_recordset reads text a fifth faster than jsonb is built from it.
  */
 function rowsOf(sql: Sql | TransactionSql, rows: string | CopiedRows, record: RowTarget['record']): Fragment {
-  if (typeof rows !== 'string') return sql`${sql(copiedRowsTable(rows.copiedKind))} as r`;
+  if (typeof rows !== 'string') return sql`${sql(copiedRowsTable(rows.copiedKind, rows.indexed))} as r`;
   return sql`json_to_recordset(${rows}::text::json) as r(${sql.unsafe(record.definition)})`;
 }
 
@@ -203,20 +212,20 @@ export interface RowsWritten {
  */
 export async function writeRows(
   tx: TransactionSql,
-  input: { kind: ImportKind; importId: string; accountId: string; account: ImportingAccount; rows: string | StagedChunkRows; matchExternalIds: boolean },
+  input: { kind: ImportKind; importId: string; accountId: string; account: ImportingAccount; rows: string | StagedChunkRows | CopiedRows; matchExternalIds: boolean },
 ): Promise<RowsWritten> {
   const { kind, importId, accountId, account, rows, matchExternalIds } = input;
   const target = rowTarget(tx, kind, importId, { displayName: tx`${account.displayName}`, avatarUrl: tx`${account.avatarUrl}` });
-  // note: a staged chunk is deleted by the statement that writes its rows (import-files.ts), so
-  // its rows never travel to the worker and back.
-  const taken =
-    typeof rows === 'string'
-      ? tx``
-      : tx`taken as (delete from import_file_chunks where job_id = ${importId} and first_index = ${rows.firstIndex} returning body),`;
-  const recordset =
-    typeof rows === 'string'
-      ? rowsOf(tx, rows, target.record)
-      : tx`taken cross join lateral json_to_recordset(taken.body::json) as r(${tx.unsafe(target.record.definition)})`;
+  // note: a chunk staged as JSON is deleted by the statement that writes its rows (import-files.ts),
+  // so its rows never travel to the worker and back; one staged as `COPY` text was taken and copied
+  // in before (copyChunkIn).
+  const staged = typeof rows !== 'string' && 'firstIndex' in rows ? rows : undefined;
+  const taken = staged
+    ? tx`taken as (delete from import_file_chunks where job_id = ${importId} and first_index = ${staged.firstIndex} returning body),`
+    : tx``;
+  const recordset = staged
+    ? tx`taken cross join lateral json_to_recordset(taken.body::json) as r(${tx.unsafe(target.record.definition)})`
+    : rowsOf(tx, rows as string | CopiedRows, target.record);
   const insert = rowsInsert(tx, accountId, target, tx`input as r`, matchExternalIds);
   if (!matchExternalIds) {
     const written = await tx`with ${taken} input as (select r.* from ${recordset}) ${insert}`;
@@ -238,6 +247,13 @@ export interface ImportStatementOutcome extends RowsWritten {
   accountFound: boolean;
   /** true when this statement recorded the import, and so wrote its rows; otherwise it wrote nothing */
   recorded: boolean;
+  /** with `returnRows`, when it recorded the import: each row's id and outcome, in request order */
+  rows?: RowOutcome[] | null;
+  /**
+   * with `returnRows`: rows left unchanged whose row the statement's snapshot does not hold (another
+   * import created it after the statement began); the caller must roll back and run again
+   */
+  raced?: number;
 }
 
 /**
@@ -257,22 +273,23 @@ export interface ImportStatementOutcome extends RowsWritten {
  */
 export async function recordImportWithRows(
   sql: Sql | TransactionSql,
-  input: ImportOfRequest & { rowCount: number; rows: string | CopiedRows; matchExternalIds: boolean },
+  input: ImportOfRequest & { rowCount: number; rows: string | CopiedRows; matchExternalIds: boolean; returnRows?: boolean },
 ): Promise<ImportStatementOutcome> {
   const { kind, importId, accountId, rowCount, rows, matchExternalIds } = input;
   const target = rowTarget(sql, kind, importId, { displayName: sql`account.display_name`, avatarUrl: sql`account.avatar_url` });
-  const insert = rowsInsert(sql, accountId, target, sql`input as r, admitted, account`, matchExternalIds);
+  const outcomes = input.returnRows === true ? rowOutcomeSteps(sql, target, accountId, importId) : undefined;
+  const insert = rowsInsert(sql, accountId, target, sql`input as r, admitted, account`, matchExternalIds, outcomes?.ids);
   const matchedCounts = matchExternalIds
     ? sql`counted.updated, sent.n - counted.inserted - counted.updated`
     : sql`null::int, null::int`;
   const [outcome] = await sql<ImportStatementOutcome[]>`
     with account as (select display_name, avatar_url from accounts where id = ${accountId}),
-    input as (select r.* from ${rowsOf(sql, rows, target.record)}),
+    input as (select r.*${outcomes?.inputIds ?? sql``} from ${rowsOf(sql, rows, target.record)}),
     sent as (select count(*)::int as n from input),
     admitted as (
       select from account, sent
       where sent.n = ${rowCount} and not exists (select from imports where job_id = ${importId})),
-    written as (${insert} returning (t.xmax = 0) as created),
+    written as (${insert} returning (t.xmax = 0) as created${outcomes?.returning ?? sql``}),
     counted as (
       select (count(*) filter (where created))::int as inserted, (count(*) filter (where not created))::int as updated from written),
     recorded as (
@@ -280,11 +297,40 @@ export async function recordImportWithRows(
       select ${importId}, ${accountId}, ${kind}, ${input.requestId}, ${input.total}, counted.inserted, ${matchedCounts},
              ${input.errors.length}, ${sql.json(input.errors)}, 'completed', ${createdAtOf(input)}, now(), clock_timestamp()
       from admitted, counted, sent
-      returning job_id)
+      returning job_id)${outcomes?.steps ?? sql``}
     select exists (select from account) as "accountFound", exists (select from recorded) as recorded,
-           sent.n as sent, counted.inserted, counted.updated
+           sent.n as sent, counted.inserted, counted.updated${outcomes?.answer ?? sql``}
     from sent, counted`;
   return outcome!;
+}
+
+/**
+ * What recordImportWithRows adds for `?return=rows`: each row gets its id before the insert
+ * (`new_id`, the table's own default, uuid_v7), so that RETURNING names the row each new id went
+ * to; an updated row keeps its id and is named by its external_id. A row the upsert left as it
+ * was is not returned (its `where` was false): its id is read back by external_id in the same
+ * statement, from the snapshot the statement began with. One that snapshot does not hold was
+ * created by another import after the statement began: `raced`, which the caller rolls back and
+ * runs again (the next run sees it). The outcomes are kept with the record (row-outcomes.ts).
+ * note: the rows come from an indexed table of copied rows (`index`, their request position).
+ */
+function rowOutcomeSteps(sql: Sql | TransactionSql, target: RowTarget, accountId: string, importId: string) {
+  return {
+    inputIds: sql`, uuid_v7() as new_id`,
+    ids: sql`r.new_id`,
+    returning: sql`, t.id, t.external_id`,
+    steps: sql`,
+    outcomes as (
+      select r.index, coalesce(wi.id, wu.id, kept.id) as id, r.external_id,
+             case when wi.id is not null then 'inserted' when wu.id is not null then 'updated' else 'unchanged' end as outcome
+      from admitted, input as r
+      left join written as wi on wi.created and wi.id = r.new_id
+      left join written as wu on not wu.created and wu.external_id = r.external_id
+      left join ${sql(target.table)} as kept
+        on wi.id is null and wu.id is null and kept.account_id = ${accountId} and kept.external_id = r.external_id),
+    ${keepOutcomes(sql, importId)}`,
+    answer: sql`, ${outcomesAnswer(sql)} as rows, (select count(*) from outcomes where id is null)::int as raced`,
+  };
 }
 
 /** Whether `error` is recordImportWithRows meeting a record another transaction committed meanwhile. */

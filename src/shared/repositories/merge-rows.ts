@@ -3,6 +3,8 @@ import type { ImportKind } from '../import/import-kinds.js';
 import type { RowError } from '../rows/row-errors.js';
 import { createdAtOf, type ImportOfRequest } from './import-records.js';
 import { MACHINE_IDENTITY, rowTarget, type Fragment, type RowTarget } from './imports.js';
+import type { RowOutcome } from '../import/row-outcomes.js';
+import { keepOutcomes, outcomesAnswer } from './row-outcomes.js';
 
 /**
  * The statements of an import with `update=merge` (docs/catalogue.md#merge): each row changes only
@@ -34,6 +36,8 @@ export interface MergeStatementOutcome {
    * merged nor created; the caller must roll back and run again
    */
   raced: number;
+  /** with `returnRows`, when it recorded the import: each merged or created row's id and outcome, in request order */
+  rows?: RowOutcome[] | null;
 }
 
 /** `case when 'c' = any(r.present) then r.c else t.c end`: the merged value of column c. */
@@ -71,7 +75,7 @@ function mergeAssignments(target: RowTarget): { set: string; changes: string } {
  */
 export async function recordMergeWithRows(
   tx: TransactionSql,
-  input: ImportOfRequest & { rowCount: number; rows: string },
+  input: ImportOfRequest & { rowCount: number; rows: string; returnRows?: boolean },
 ): Promise<MergeStatementOutcome> {
   const { kind, importId, accountId, rowCount } = input;
   const target = rowTarget(tx, kind, importId, { displayName: tx`account.display_name`, avatarUrl: tx`account.avatar_url` });
@@ -89,8 +93,9 @@ export async function recordMergeWithRows(
       select ${importId}, ${accountId}, ${kind satisfies ImportKind}, ${input.requestId}, ${input.total}, counted.inserted, counted.updated, counted.unchanged,
              ${input.errors.length} + counted.failed, ${tx.json(input.errors)}, 'completed', true, ${createdAtOf(input)}, now(), clock_timestamp()
       from admitted, counted
-      returning job_id)
+      returning job_id)${input.returnRows === true ? mergeOutcomeSteps(tx, importId) : tx``}
     select exists (select from account) as "accountFound", exists (select from recorded) as recorded, sent.n as sent, ${mergeCounts(tx)}
+           ${input.returnRows === true ? tx`, ${outcomesAnswer(tx)} as rows` : tx``}
     from sent, counted`;
   return outcomeOf(outcome!);
 }
@@ -115,6 +120,22 @@ export async function mergeChunkRows(
     select (select count(*) from input)::int as sent, ${mergeCounts(tx)}
     from counted`;
   return outcomeOf(outcome!);
+}
+
+/**
+ * What recordMergeWithRows adds for `?return=rows`: each row it merged into (`matched`, its id as
+ * locked: `updated` when the update returned its index, else `unchanged`) or created (the id the
+ * insert returned, named by its external_id, which every merge row has and no two share), kept
+ * with the record (row-outcomes.ts). The failed rows are in the errors only.
+ */
+function mergeOutcomeSteps(tx: TransactionSql, importId: string): Fragment {
+  return tx`,
+    outcomes as (
+      select g.index, g.id, r.external_id, case when u.index is null then 'unchanged' else 'updated' end as outcome
+      from matched as g join input as r on r.index = g.index left join updated as u on u.index = g.index
+      union all
+      select r.index, i.id, r.external_id, 'inserted' from inserted as i join creatable as r on r.external_id = i.external_id),
+    ${keepOutcomes(tx, importId)}`;
 }
 
 type MergeOutcomeRow = Omit<MergeStatementOutcome, 'failed'> & { failed: MergeRowFailure[] | null };
@@ -154,7 +175,7 @@ function mergeSteps(tx: TransactionSql, target: RowTarget, accountId: string, im
       select ${accountId}, ${tx.unsafe(fixedNames.map((name) => `f.${name}`).join(', '))}, ${tx.unsafe(record.fromRecord)} from creatable as r, f
       order by r.external_id
       on conflict (account_id, external_id) where external_id is not null do nothing
-      returning t.id),
+      returning t.id, t.external_id),
     failed as (
       select r.index, r.external_id as "externalId", r.missing from input as r, admitted
       where cardinality(r.missing) > 0 and not exists (select from matched as g where g.index = r.index)),

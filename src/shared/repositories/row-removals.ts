@@ -43,6 +43,7 @@ export async function findNamedRows(sql: Sql, named: NamedRows): Promise<Set<str
 export interface LockedRow {
   id: string;
   key: string;
+  externalId: string | null;
   archived: boolean;
 }
 
@@ -57,27 +58,39 @@ export interface LockedRow {
 export async function lockNamedRows(tx: TransactionSql, named: NamedRows): Promise<LockedRow[]> {
   const { column, matches } = keyOf(tx, named);
   return tx<LockedRow[]>`
-    select t.id::text as id, ${column} as key, t.archived_at is not null as archived
+    select t.id::text as id, ${column} as key, t.external_id as "externalId", t.archived_at is not null as archived
     from ${tx(named.kind)} as t
     where t.account_id = ${named.accountId} and ${matches}
     order by t.external_id, t.id
     for update`;
 }
 
+/** The rows an archive or delete changed, as its statement returned them (only when asked: `?return=rows`). */
+export interface RemovedRows {
+  count: number;
+  /** id and external_id of each row changed, when asked; else empty */
+  rows: { id: string; externalId: string | null }[];
+}
+
+const noneRemoved: RemovedRows = { count: 0, rows: [] };
+
 /** Archives the rows (locked, active) of `ids`: they leave the active set and keep every field. */
-export async function archiveRows(tx: TransactionSql, kind: ImportKind, ids: readonly string[]): Promise<number> {
-  if (ids.length === 0) return 0;
-  const archived = await tx`
+export async function archiveRows(tx: TransactionSql, kind: ImportKind, ids: readonly string[], { returning = false } = {}): Promise<RemovedRows> {
+  if (ids.length === 0) return noneRemoved;
+  const archived = await tx<{ id: string; externalId: string | null }[]>`
     update ${tx(kind)} set archived_at = now(), updated_at = now()
-    where id = any(${tx.array(ids as string[])}::uuid[]) and archived_at is null`;
-  return archived.count;
+    where id = any(${tx.array(ids as string[])}::uuid[]) and archived_at is null
+    ${returning ? tx`returning id::text as id, external_id as "externalId"` : tx``}`;
+  return { count: archived.count, rows: returning ? [...archived] : [] };
 }
 
 /** Deletes the rows (locked) of `ids` for good: their external_ids are free again. */
-export async function deleteRows(tx: TransactionSql, kind: ImportKind, ids: readonly string[]): Promise<number> {
-  if (ids.length === 0) return 0;
-  const deleted = await tx`delete from ${tx(kind)} where id = any(${tx.array(ids as string[])}::uuid[])`;
-  return deleted.count;
+export async function deleteRows(tx: TransactionSql, kind: ImportKind, ids: readonly string[], { returning = false } = {}): Promise<RemovedRows> {
+  if (ids.length === 0) return noneRemoved;
+  const deleted = await tx<{ id: string; externalId: string | null }[]>`
+    delete from ${tx(kind)} where id = any(${tx.array(ids as string[])}::uuid[])
+    ${returning ? tx`returning id::text as id, external_id as "externalId"` : tx``}`;
+  return { count: deleted.count, rows: returning ? [...deleted] : [] };
 }
 
 /**
