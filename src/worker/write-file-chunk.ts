@@ -2,6 +2,7 @@ import type { Sql, TransactionSql } from '../shared/infra/db.js';
 import type { ImportKind } from '../shared/import/import-kinds.js';
 import { findFileImportRecord, recordChunkWritten, recordFileImportCompleted } from '../shared/repositories/file-import-record.js';
 import {
+  copyChunkIn,
   dropStagedRows,
   hasStagedChunks,
   holdFileImportWriting,
@@ -66,7 +67,7 @@ export async function writeFileChunk(sql: Sql, importId: string, hooks: Hooks = 
       importId,
       accountId: record.accountId,
       account,
-      rows: { firstIndex: chunk.firstIndex },
+      rows: chunk.format === 'copy' ? await copyChunkIn(tx, record.kind, importId, chunk.firstIndex) : { firstIndex: chunk.firstIndex },
       matchExternalIds: chunk.withExternalIds,
     });
     // note: the record's row lock is taken here, at the end: chunks side by side wait for each

@@ -26,6 +26,7 @@ import { rowError } from '../support/row-errors.js';
 import { createTestDatabase, testRedisPrefix, type TestDatabase } from '../support/test-database.js';
 import { testRedisEnv } from '../support/test-redis.js';
 import { writtenByImport } from '../support/written-by-import.js';
+import { LISTINGS_AS_COPY } from '../support/staged-file.js';
 
 const HOUR_MS = 60 * 60_000;
 const DAY_MS = 24 * HOUR_MS;
@@ -65,7 +66,7 @@ async function stateOf(sql: Sql, importId: string): Promise<{ state: string; fin
  */
 async function stageFile(sql: Sql, importId: string, files: { rows: number; failed: number }): Promise<void> {
   await sql.begin(async (tx) => {
-    await stageFileRows(tx, importId, Array.from({ length: files.rows }, (_, index) => stagedRow(index, ListingRowSchema.parse(validListing({ external_id: `R-${index}` })))));
+    await stageFileRows(tx, importId, Array.from({ length: files.rows }, (_, index) => stagedRow(index, ListingRowSchema.parse(validListing({ external_id: `R-${index}` })))), LISTINGS_AS_COPY);
     await recordFileRowErrors(
       tx,
       importId,

@@ -6,6 +6,7 @@ import { ListingRowSchema } from '../../src/shared/rows/listing-row.js';
 import { openDatabaseWithAccount, type DatabaseWithAccount } from '../support/database-with-account.js';
 import { validListing } from '../support/fixtures.js';
 import { rowError } from '../support/row-errors.js';
+import { LISTINGS_AS_COPY } from '../support/staged-file.js';
 
 /**
  * Uploads whose API process died (docs/operators.md#file-imports): not heard of for 30 s, they no
@@ -27,7 +28,7 @@ describe('abandoned uploads (sweepAbandonedUploads, countFileImportsInProgress)'
     const importId = randomUUID();
     await db.sql.begin(async (tx) => {
       await recordUploadStarted(tx, { importId, accountId: db.accountId, kind: 'listings', update: 'replace', mirror: undefined, requestId: 'sweep-test' });
-      await stageFileRows(tx, importId, [0, 1, 2].map((index) => stagedRow(index, ListingRowSchema.parse(validListing({ external_id: `S-${index}` })))));
+      await stageFileRows(tx, importId, [0, 1, 2].map((index) => stagedRow(index, ListingRowSchema.parse(validListing({ external_id: `S-${index}` })))), LISTINGS_AS_COPY);
       await recordFileRowErrors(tx, importId, [rowError(3, 'title', 'required')]);
       await tx`update imports set upload_seen_at = clock_timestamp() - make_interval(secs => ${silentMs / 1_000}) where job_id = ${importId}`;
     });
@@ -81,7 +82,7 @@ describe('dropUpload', () => {
     const importId = randomUUID();
     await db.sql.begin(async (tx) => {
       await recordUploadStarted(tx, { importId, accountId: db.accountId, kind: 'listings', update: 'replace', mirror: undefined, requestId: 'drop-test' });
-      await stageFileRows(tx, importId, [stagedRow(0, ListingRowSchema.parse(validListing({ external_id: 'D-0' })))]);
+      await stageFileRows(tx, importId, [stagedRow(0, ListingRowSchema.parse(validListing({ external_id: 'D-0' })))], LISTINGS_AS_COPY);
     });
     expect(await countFileImportsInProgress(db.sql, { accountId: db.accountId })).toBe(1);
     // the delete waits behind a transaction that holds the upload's record; the place is given up meanwhile

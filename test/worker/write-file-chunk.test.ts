@@ -1,19 +1,22 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { recordFileRowErrors, stageFileRows, stagedRow, type StagedRow } from '../../src/shared/repositories/import-files.js';
+import { recordFileRowErrors, stageFileRows, stagedRow, type ChunkEncoding, type StagedRow } from '../../src/shared/repositories/import-files.js';
 import { ListingRowSchema } from '../../src/shared/rows/listing-row.js';
 import { writeFileChunk, type ChunkOutcome } from '../../src/worker/write-file-chunk.js';
 import { openDatabaseWithAccount, type DatabaseWithAccount } from '../support/database-with-account.js';
 import { validListing } from '../support/fixtures.js';
 import { holdChunkInTransaction } from '../support/hold-in-transaction.js';
-import { stageInChunks, stagedRowsLeft } from '../support/staged-file.js';
+import { LISTINGS_AS_COPY, stageInChunks, stagedRowsLeft } from '../support/staged-file.js';
 
 /**
  * The core of a whole-file import (migrations 0009, 0010): rows staged in PostgreSQL a chunk at a
  * time, written a chunk at a time, each chunk one transaction that moves its rows out of the
  * staging, so that every row is written exactly once whatever happens to the worker.
  */
-describe('file imports: staging and chunks (stageFileRows, writeFileChunk)', () => {
+describe.each([
+  ['COPY text', LISTINGS_AS_COPY],
+  ['JSON (an API before 0.11.0)', { format: 'json' }],
+] as const)('file imports: staging and chunks (stageFileRows, writeFileChunk), chunks as %s', (_name, encoding: ChunkEncoding) => {
   let db: DatabaseWithAccount;
 
   beforeAll(async () => {
@@ -31,7 +34,7 @@ describe('file imports: staging and chunks (stageFileRows, writeFileChunk)', () 
         insert into imports (job_id, account_id, kind, request_id, received, inserted, skipped, errors, state, source, created_at)
         values (${importId}, ${db.accountId}, 'listings', 'file-test', ${rows.length + failed}, 0, ${failed}, '[]', 'queued', 'file', now())`;
       const staged: StagedRow[] = rows.map((row, index) => stagedRow(index, ListingRowSchema.parse(row)));
-      const repeats = await stageInChunks(tx, importId, staged, chunkRows);
+      const repeats = await stageInChunks(tx, importId, staged, chunkRows, encoding);
       return { importId, repeats };
     });
   }
@@ -59,7 +62,7 @@ describe('file imports: staging and chunks (stageFileRows, writeFileChunk)', () 
     const rows = [validListing({ external_id: 'A' }), validListing({ external_id: ' A ' }), validListing({ external_id: 'B' }), validListing()];
     const { importId, repeats } = await stagedFile(rows, 10);
     expect(repeats).toEqual([1]);
-    const later = await db.sql.begin((tx) => stageFileRows(tx, importId, [stagedRow(4, ListingRowSchema.parse(validListing({ external_id: 'B' })))]));
+    const later = await db.sql.begin((tx) => stageFileRows(tx, importId, [stagedRow(4, ListingRowSchema.parse(validListing({ external_id: 'B' })))], encoding));
     expect(later).toEqual([4]);
     expect(await stagedLeft(importId)).toBe(3);
   });

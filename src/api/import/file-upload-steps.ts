@@ -7,7 +7,7 @@ import { keyRefusal, keyRefusalError } from '../../shared/access/key-refusal.js'
 import { hasApiAccess } from '../../shared/access/tiers.js';
 import { apiErrors } from '../../shared/errors/api-errors.js';
 import { IMPORT_KINDS, type ImportKind } from '../../shared/import/import-kinds.js';
-import type { UpdateMode } from '../../shared/import/update-mode.js';
+import { isMerge, type UpdateMode } from '../../shared/import/update-mode.js';
 import { beginTellingCommit, CommitFailedError, type Sql, type TransactionSql } from '../../shared/infra/db.js';
 import type { Account } from '../../shared/repositories/accounts.js';
 import {
@@ -20,7 +20,7 @@ import {
 } from '../../shared/repositories/file-uploads.js';
 import { isIdempotencyKeyClaimed } from '../../shared/repositories/idempotency-keys.js';
 import { claimIdempotencyKeyFor } from './idempotency.js';
-import { recordFileRowErrors, stageFileRows } from '../../shared/repositories/import-files.js';
+import { recordFileRowErrors, stageFileRows, type ChunkEncoding } from '../../shared/repositories/import-files.js';
 import { recordSeenExternalIds, type MirrorRemoval } from '../../shared/repositories/mirror-removal.js';
 import { findImport, type ImportView } from '../../shared/repositories/import-lookups.js';
 import type { RowError } from '../../shared/rows/row-errors.js';
@@ -94,7 +94,9 @@ export async function uploadFileImport(deps: FileUploadDeps, upload: FileUpload)
   const importId = randomUUID();
   await openUpload(deps, upload, importId);
   deps.uploads.add(importId);
-  const staging = new StagingTransactions(deps.uploadSql, (tx, batch: FileBatch) => stageBatch(tx, importId, batch));
+  // note: a merge's rows list the fields they change, which only their JSON carries.
+  const encoding: ChunkEncoding = isMerge(upload.update) ? { format: 'json' } : { format: 'copy', kind: upload.kind };
+  const staging = new StagingTransactions(deps.uploadSql, (tx, batch: FileBatch) => stageBatch(tx, importId, batch, encoding));
   let accepted = false;
   try {
     const file = await receiveFile({
@@ -168,9 +170,9 @@ const repeated = (index: number, externalId: string | null): RowError => ({
 });
 
 /** Stages a batch within a staging transaction (staging-transactions.ts). */
-async function stageBatch(tx: TransactionSql, importId: string, batch: FileBatch): Promise<RowError[]> {
+async function stageBatch(tx: TransactionSql, importId: string, batch: FileBatch, encoding: ChunkEncoding): Promise<RowError[]> {
   await recordSeenExternalIds(tx, importId, batch.seenExternalIds);
-  const repeats = await stageFileRows(tx, importId, batch.rows);
+  const repeats = await stageFileRows(tx, importId, batch.rows, encoding);
   const externalIds = new Map(batch.rows.map((row) => [row.index, row.externalId]));
   const repeatErrors = repeats.map((index) => repeated(index, externalIds.get(index) ?? null));
   await recordFileRowErrors(tx, importId, [...batch.errors, ...repeatErrors].sort((a, b) => a.index - b.index));

@@ -1,8 +1,11 @@
 import postgres from 'postgres';
 import type { Sql, TransactionSql } from '../infra/db.js';
+import { copyRowsIn, type CopiedRows } from './imports.js';
 import type { ListingRow } from '../rows/listing-row.js';
 import type { MachineRow } from '../rows/machine-row.js';
 import type { RowError } from '../rows/row-errors.js';
+import type { ImportKind } from '../import/import-kinds.js';
+import { encodeCopyRows } from '../import/copy-rows.js';
 
 /**
  * The statements of a whole-file import's staging (migrations 0009, 0010): its valid rows wait in
@@ -42,6 +45,17 @@ export function stagedRowSize(row: ListingRow | MachineRow): number {
 const hasExternalId = (staged: StagedRow): boolean => staged.externalId !== null;
 
 /**
+ * How a file's chunks are staged: as the text `COPY` reads, of the file's kind (migration 0020),
+ * or as JSON (a merge's rows, which list the fields they change).
+ */
+export type ChunkEncoding = { format: 'copy'; kind: ImportKind } | { format: 'json' };
+
+function encodeChunk(rows: readonly StagedRow[], encoding: ChunkEncoding): string {
+  const normalised = rows.map((staged) => staged.row);
+  return encoding.format === 'copy' ? encodeCopyRows(encoding.kind, normalised) : JSON.stringify(normalised);
+}
+
+/**
  * Rows a chunk holds at most: what a worker writes in one transaction. note: a thousand rows make
  * a chunk of tens of milliseconds, which a cancel waits for and which leaves the database to bulk
  * requests between two chunks; chunks of 5,000 and 10,000 rows wrote no faster.
@@ -58,7 +72,7 @@ export const FILE_CHUNK_ROWS = 1_000;
  * an id, within one statement as across statements, so the first row of the file with an id keeps
  * it. A batch without ids costs one insert, whatever its chunks.
  */
-export async function stageFileRows(tx: TransactionSql, importId: string, rows: readonly StagedRow[]): Promise<number[]> {
+export async function stageFileRows(tx: TransactionSql, importId: string, rows: readonly StagedRow[], encoding: ChunkEncoding): Promise<number[]> {
   const withIds = rows.filter(hasExternalId);
   let repeats: number[] = [];
   if (withIds.length > 0) {
@@ -82,11 +96,12 @@ export async function stageFileRows(tx: TransactionSql, importId: string, rows: 
       job_id: importId,
       first_index: chunk[0]!.index,
       rows: chunk.length,
-      body: JSON.stringify(chunk.map((staged) => staged.row)),
+      body: encodeChunk(chunk, encoding),
       with_external_ids: chunk.some(hasExternalId),
+      format: encoding.format,
     });
   }
-  if (chunks.length > 0) await tx`insert into import_file_chunks ${tx(chunks, 'job_id', 'first_index', 'rows', 'body', 'with_external_ids')}`;
+  if (chunks.length > 0) await tx`insert into import_file_chunks ${tx(chunks, 'job_id', 'first_index', 'rows', 'body', 'with_external_ids', 'format')}`;
   return repeats;
 }
 
@@ -106,6 +121,8 @@ export interface FileChunk {
   count: number;
   /** whether a row of it carries an external_id: only then must the insert match rows by id */
   withExternalIds: boolean;
+  /** how its rows are staged (ChunkEncoding) */
+  format: 'json' | 'copy';
 }
 
 /**
@@ -137,9 +154,20 @@ export async function holdFileImportWriting(tx: TransactionSql, importId: string
  */
 export async function takeNextFileChunk(tx: TransactionSql, importId: string): Promise<FileChunk | undefined> {
   const [chunk] = await tx<FileChunk[]>`
-    select first_index as "firstIndex", rows as count, with_external_ids as "withExternalIds"
+    select first_index as "firstIndex", rows as count, with_external_ids as "withExternalIds", format
     from import_file_chunks where job_id = ${importId} order by first_index limit 1 for update skip locked`;
   return chunk;
+}
+
+/**
+ * Takes a chunk staged as `COPY` text out of the staging and sends its rows with `COPY` into the
+ * transaction's table of copied rows (copyRowsIn), for writeRows to read; deleted in the
+ * transaction that writes them, as writeRows deletes a JSON chunk.
+ */
+export async function copyChunkIn(tx: TransactionSql, kind: ImportKind, importId: string, firstIndex: number): Promise<CopiedRows> {
+  const [taken] = await tx<{ body: string }[]>`delete from import_file_chunks where job_id = ${importId} and first_index = ${firstIndex} returning body`;
+  await copyRowsIn(tx, kind, Buffer.from(taken!.body, 'utf8'));
+  return { copiedKind: kind };
 }
 
 /** Whether anything of the import is still staged. */
