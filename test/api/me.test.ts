@@ -26,4 +26,17 @@ describe('GET /v1/api/me', () => {
       key: { prefix: key.slice(9, 17), scopes: ['listings:write', 'jobs:read'], expires_at: null, allowed_ips: null },
     });
   });
+
+  it('answers the key as it is now on the very next request after it changed (its answer is kept per cached key)', async () => {
+    const account = await service.createAccount({ tier: 'global' });
+    const key = await service.createKey(account, ['listings:write']);
+    const me = async () => (await service.request({ method: 'GET', url: '/v1/api/me', headers: bearer(key), remoteAddress: '127.0.0.1' })).json<{ key: { allowed_ips: string[] | null } }>();
+    expect((await me()).key.allowed_ips).toBeNull();
+    expect((await me()).key.allowed_ips).toBeNull();
+    const listed = await service.request({ method: 'GET', url: '/v1/api/keys', headers: bearer(account.sessionToken) });
+    const { id } = listed.json<{ keys: { id: string }[] }>().keys[0]!;
+    const patched = await service.request({ method: 'PATCH', url: `/v1/api/keys/${id}`, headers: bearer(account.sessionToken), payload: { allowed_ips: ['127.0.0.1'] } });
+    expect(patched.statusCode).toBe(200);
+    expect((await me()).key.allowed_ips).toEqual(['127.0.0.1']);
+  });
 });
