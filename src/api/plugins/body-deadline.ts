@@ -17,6 +17,13 @@ export function serverRequestTimeoutMs(deadlines: BodyDeadlines): number {
 const isFileUpload = (request: FastifyRequest): boolean => request.method === 'POST' && request.routeOptions.url === IMPORTS_PATH;
 
 /**
+ * note: a request with neither Content-Length nor Transfer-Encoding has no body (RFC 9112, 6.3),
+ * so it arrived whole with its headers, though Node marks it complete only after the hooks ran:
+ * a GET needs no timer (one per request was measurable on GET /v1/api/me).
+ */
+const mayHaveBody = (request: FastifyRequest): boolean => request.headers['content-length'] !== undefined || request.headers['transfer-encoding'] !== undefined;
+
+/**
  * Gives a file upload its own time to arrive. note: Node bounds how long a request may take to
  * arrive with one server-wide setting, so the server gets the longer of the two deadlines and the
  * requests with the shorter one are bounded here: one whose body has not all arrived when its
@@ -28,7 +35,7 @@ export function registerBodyDeadline(app: FastifyInstance, deadlines: BodyDeadli
   const longest = serverRequestTimeoutMs(deadlines);
   app.addHook('onRequest', (request, reply, done) => {
     const deadline = isFileUpload(request) ? deadlines.fileUploadTimeoutMs : deadlines.requestTimeoutMs;
-    if (deadline < longest && !request.raw.complete) {
+    if (deadline < longest && !request.raw.complete && mayHaveBody(request)) {
       const timer = setTimeout(() => {
         if (!request.raw.complete) refuseLateBody(request, reply, deadline);
       }, deadline);
