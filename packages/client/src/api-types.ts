@@ -21,6 +21,16 @@ export interface StoredRows {
   machines: Schemas['StoredMachine'];
 }
 
+/** One valid row's (or entry's) id and outcome, in an answer asked with `returnRows` (`?return=rows`). */
+export type RowOutcome = Schemas['RowOutcome'];
+/**
+ * An answer as a call asked for it: with `rows` when `Asked` is `true` (`returnRows: true`), without
+ * it otherwise, so that a program reads `rows` only where the server sends them.
+ */
+export type RowsAnswer<Answer, Asked extends boolean | undefined> = Omit<Answer, 'rows'> & (Asked extends true ? { rows: RowOutcome[] } : unknown);
+/** `true` exactly when the options ask for rows (`returnRows: true`). */
+export type AsksForRows<Options> = Options extends { returnRows: true } ? true : false;
+
 /** The 201 of an import of rows: counts, the import's id and its failed rows. */
 export type BulkResult = Schemas['BulkResult'];
 /** The 200 of a dry run: what the import would have done; nothing was written. */

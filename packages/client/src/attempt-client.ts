@@ -17,17 +17,18 @@ export class AttemptClient {
 
   /**
    * POST /v1/api/{kind}/bulk with `body` (`{"listings": [...]}`); `dryRun` sends `?dry_run=true`,
-   * which writes nothing; `update` `merge` a merge (`update=merge`).
+   * which writes nothing; `update` `merge` a merge (`update=merge`); `returnRows` asks for each
+   * row's id and outcome (`return=rows`).
    */
-  async postBulk(kind: string, body: string, idempotencyKey: string | undefined, dryRun = false, update: UpdateMode = 'replace'): Promise<AttemptResult> {
+  async postBulk(kind: string, body: string, idempotencyKey: string | undefined, dryRun = false, update: UpdateMode = 'replace', returnRows = false): Promise<AttemptResult> {
     // note: `replace` is the server's default, left out so that a server from before merges is asked as before.
-    const query = new URLSearchParams({ ...(dryRun ? { dry_run: 'true' } : {}), ...(update === 'merge' ? { update } : {}) }).toString();
-    return this.postJson(`v1/api/${kind}/bulk${query === '' ? '' : `?${query}`}`, body, idempotencyKey);
+    const query = bulkQuery({ ...(dryRun ? { dry_run: 'true' } : {}), ...(update === 'merge' ? { update } : {}) }, returnRows);
+    return this.postJson(`v1/api/${kind}/bulk${query}`, body, idempotencyKey);
   }
 
-  /** POST /v1/api/{kind}/bulk-archive or bulk-delete; `dryRun` as for postBulk. */
-  async postRemoval(kind: string, action: RemovalAction, body: string, idempotencyKey: string | undefined, dryRun = false): Promise<AttemptResult> {
-    return this.postJson(`v1/api/${kind}/bulk-${action}${dryRun ? '?dry_run=true' : ''}`, body, idempotencyKey);
+  /** POST /v1/api/{kind}/bulk-archive or bulk-delete; `dryRun` and `returnRows` as for postBulk. */
+  async postRemoval(kind: string, action: RemovalAction, body: string, idempotencyKey: string | undefined, dryRun = false, returnRows = false): Promise<AttemptResult> {
+    return this.postJson(`v1/api/${kind}/bulk-${action}${bulkQuery(dryRun ? { dry_run: 'true' } : {}, returnRows)}`, body, idempotencyKey);
   }
 
   /**
@@ -52,4 +53,13 @@ export class AttemptClient {
     if (idempotencyKey !== undefined) headers['idempotency-key'] = idempotencyKey;
     return sendAttempt(this.transport, { method: 'POST', path, headers, ...(body === undefined ? {} : { body }) });
   }
+}
+
+/**
+ * The query of a bulk call, `?...` or nothing. note: `return=rows` only when asked, so that a
+ * server from before it is asked as before.
+ */
+function bulkQuery(parameters: Record<string, string>, returnRows: boolean): string {
+  const query = new URLSearchParams({ ...parameters, ...(returnRows ? { return: 'rows' } : {}) }).toString();
+  return query === '' ? '' : `?${query}`;
 }

@@ -1,5 +1,5 @@
 
-import type { Account, ArchiveResult, DeleteResult, Import, ImportErrorRow, MergeRowInputs, RemovalRequest, RowInputs, StoredRows } from './api-types.js';
+import type { Account, ArchiveResult, AsksForRows, BulkDryRunResult, BulkResult, DeleteResult, Import, ImportErrorRow, MergeRowInputs, RemovalRequest, RowInputs, RowsAnswer, StoredRows } from './api-types.js';
 import { AttemptClient, type RowKind } from './attempt-client.js';
 import { CLIENT_VERSION } from './client-version.js';
 import { importFile, type FileAccepted, type FileImport } from './import-file.js';
@@ -38,12 +38,17 @@ export interface BulkImportClient {
    * `body.errors`. Whole rows, or with `update: 'merge'` merge rows: `external_id` and the fields
    * to change.
    */
-  importRows<K extends RowKind>(kind: K, rows: readonly MergeRowInputs[K][], options: MergeRowsOptions & { dryRun?: false }): Promise<RowsImported>;
-  importRows<K extends RowKind>(kind: K, rows: readonly MergeRowInputs[K][], options: MergeRowsOptions & { dryRun: true }): Promise<RowsDryRun>;
-  importRows<K extends RowKind>(kind: K, rows: readonly RowInputs[K][], options?: ReplaceRowsOptions & { dryRun?: false }): Promise<RowsImported>;
-  importRows<K extends RowKind>(kind: K, rows: readonly RowInputs[K][], options: ReplaceRowsOptions & { dryRun: true }): Promise<RowsDryRun>;
-  archiveRows(kind: RowKind, request: RemovalRequest, options?: RemoveRowsOptions): Promise<RowsRemoved<ArchiveResult>>;
-  deleteRows(kind: RowKind, request: RemovalRequest, options?: RemoveRowsOptions): Promise<RowsRemoved<DeleteResult>>;
+  importRows<K extends RowKind, O extends MergeRowsOptions & { dryRun?: false }>(kind: K, rows: readonly MergeRowInputs[K][], options: O): Promise<RowsImported<RowsAnswer<BulkResult, AsksForRows<O>>>>;
+  importRows<K extends RowKind, O extends MergeRowsOptions & { dryRun: true }>(kind: K, rows: readonly MergeRowInputs[K][], options: O): Promise<RowsDryRun<RowsAnswer<BulkDryRunResult, AsksForRows<O>>>>;
+  importRows<K extends RowKind, O extends ReplaceRowsOptions & { dryRun?: false } = { dryRun?: false }>(
+    kind: K,
+    rows: readonly RowInputs[K][],
+    options?: O,
+  ): Promise<RowsImported<RowsAnswer<BulkResult, AsksForRows<O>>>>;
+  importRows<K extends RowKind, O extends ReplaceRowsOptions & { dryRun: true }>(kind: K, rows: readonly RowInputs[K][], options: O): Promise<RowsDryRun<RowsAnswer<BulkDryRunResult, AsksForRows<O>>>>;
+  /** `returnRows: true` types `body.rows` (each entry's row and outcome), as for importRows. */
+  archiveRows<O extends RemoveRowsOptions = RemoveRowsOptions>(kind: RowKind, request: RemovalRequest, options?: O): Promise<RowsRemoved<RowsAnswer<ArchiveResult, AsksForRows<O>>>>;
+  deleteRows<O extends RemoveRowsOptions = RemoveRowsOptions>(kind: RowKind, request: RemovalRequest, options?: O): Promise<RowsRemoved<RowsAnswer<DeleteResult, AsksForRows<O>>>>;
   importFile(file: FileImport): Promise<FileAccepted>;
   getImport(id: string): Promise<Import>;
   watchImport(id: string, options?: WatchOptions): Promise<Import>;
@@ -70,8 +75,10 @@ export function createClient(options: ClientOptions): BulkImportClient {
     me: () => me(core),
     importRows: ((kind: RowKind, rows: readonly (RowInputs[RowKind] | MergeRowInputs[RowKind])[], rowOptions?: ImportRowsOptions) =>
       importRows(core, kind, rows, rowOptions)) as BulkImportClient['importRows'],
-    archiveRows: (kind, request, removal) => removeRows<ArchiveResult>(core, kind, 'archive', request, removal),
-    deleteRows: (kind, request, removal) => removeRows<DeleteResult>(core, kind, 'delete', request, removal),
+    archiveRows: ((kind: RowKind, request: RemovalRequest, removal?: RemoveRowsOptions) =>
+      removeRows<ArchiveResult>(core, kind, 'archive', request, removal)) as BulkImportClient['archiveRows'],
+    deleteRows: ((kind: RowKind, request: RemovalRequest, removal?: RemoveRowsOptions) =>
+      removeRows<DeleteResult>(core, kind, 'delete', request, removal)) as BulkImportClient['deleteRows'],
     importFile: (file) => importFile(core, file),
     getImport: (id) => getImport(core, id),
     watchImport: (id, watch) => watchImport(core, id, watch),

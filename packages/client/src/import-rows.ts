@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { BulkDryRunResult, BulkResult, MergeRowInputs, RowInputs } from './api-types.js';
+import type { BulkDryRunResult, BulkResult, MergeRowInputs, RowInputs, RowsAnswer } from './api-types.js';
 import type { RowKind } from './attempt-client.js';
 import { expectAnswer, type ClientCore } from './client-core.js';
 import type { UpdateMode } from './file-import-query.js';
@@ -11,6 +11,12 @@ export interface ImportRowsOptions {
   update?: UpdateMode;
   /** the key of this logical import; default a fresh UUID. Give your own to retry across processes. */
   idempotencyKey?: string;
+  /**
+   * `true`: the answer's `body.rows` names each valid row's `id` and `outcome`, in request order
+   * (`?return=rows`); a replay with the same key answers the same. Its body is typed with `rows`
+   * exactly when this is `true`.
+   */
+  returnRows?: boolean;
 }
 
 /** An import of whole rows (`update` `replace`, the server's default). */
@@ -18,10 +24,10 @@ export type ReplaceRowsOptions = ImportRowsOptions & { update?: 'replace' };
 /** A merge (`update=merge`): its rows are MergeRowInputs, each changing only the fields it carries. */
 export type MergeRowsOptions = ImportRowsOptions & { update: 'merge' };
 
-/** An import's 201: its body, where the import is (`Location`), and whether it was replayed. */
-export interface RowsImported {
+/** An import's 201: its body (with `rows` when asked: RowsAnswer), where the import is (`Location`), and whether it was replayed. */
+export interface RowsImported<Body = RowsAnswer<BulkResult, false>> {
   dryRun: false;
-  body: BulkResult;
+  body: Body;
   /** the import resource (GET it, or watchImport) */
   location: string;
   /** `Idempotent-Replayed: true`: the recorded answer of an earlier request with this key; nothing was written this time */
@@ -31,9 +37,9 @@ export interface RowsImported {
 }
 
 /** A dry run's 200: what the import would have done. */
-export interface RowsDryRun {
+export interface RowsDryRun<Body = RowsAnswer<BulkDryRunResult, false>> {
   dryRun: true;
-  body: BulkDryRunResult;
+  body: Body;
 }
 
 /**
@@ -47,15 +53,16 @@ export async function importRows<K extends RowKind>(
   kind: K,
   rows: readonly (RowInputs[K] | MergeRowInputs[K])[],
   options: ImportRowsOptions = {},
-): Promise<RowsImported | RowsDryRun> {
+): Promise<RowsImported<BulkResult> | RowsDryRun<BulkDryRunResult>> {
   const body = JSON.stringify({ [kind]: rows });
   const what = `POST /v1/api/${kind}/bulk`;
+  const returnRows = options.returnRows === true;
   if (options.dryRun === true) {
-    const answer = await expectAnswer<BulkDryRunResult>(core, () => core.attempts.postBulk(kind, body, undefined, true, options.update), { idempotent: true }, [200], what);
+    const answer = await expectAnswer<BulkDryRunResult>(core, () => core.attempts.postBulk(kind, body, undefined, true, options.update, returnRows), { idempotent: true }, [200], what);
     return { dryRun: true, body: answer.body };
   }
   const key = options.idempotencyKey ?? randomUUID();
-  const answer = await expectAnswer<BulkResult>(core, () => core.attempts.postBulk(kind, body, key, false, options.update), { idempotent: true }, [201], what);
+  const answer = await expectAnswer<BulkResult>(core, () => core.attempts.postBulk(kind, body, key, false, options.update, returnRows), { idempotent: true }, [201], what);
   return {
     dryRun: false,
     body: answer.body,

@@ -9,7 +9,7 @@ export type { RowsRemoved, RemoveRowsOptions } from './remove-rows.js';
 export type { FileImport, FileAccepted } from './import-file.js';
 export type { WatchOptions } from './watch-import.js';
 export type { ListRowsOptions } from './pages.js';
-export type { Account, ArchiveResult, BulkDryRunResult, BulkResult, DeleteResult, Import, ImportErrorRow, MergeRowInputs, RemovalRequest, RowInputs, StoredRows } from './api-types.js';
+export type { Account, ArchiveResult, AsksForRows, BulkDryRunResult, BulkResult, DeleteResult, Import, ImportErrorRow, MergeRowInputs, RemovalRequest, RowInputs, RowOutcome, RowsAnswer, StoredRows } from './api-types.js';
 
 export { ApiError } from './errors/api-error.js';
 export { NetworkError } from './errors/network-error.js';

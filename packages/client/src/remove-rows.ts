@@ -8,6 +8,8 @@ export interface RemoveRowsOptions {
   dryRun?: boolean;
   /** default a fresh UUID, reused on every retry */
   idempotencyKey?: string;
+  /** `true`: `body.rows` names each entry's row and outcome (`?return=rows`), as for importRows */
+  returnRows?: boolean;
 }
 
 /** An archive's or delete's 200, with its `Location` (absent on a dry run) and replay. */
@@ -26,6 +28,7 @@ export async function removeRows<Result>(core: ClientCore, kind: RowKind, action
   const dryRun = options.dryRun === true;
   const key = dryRun ? undefined : (options.idempotencyKey ?? randomUUID());
   const body = JSON.stringify(request);
-  const answer = await expectAnswer<Result>(core, () => core.attempts.postRemoval(kind, action, body, key, dryRun), { idempotent: true }, [200], `POST /v1/api/${kind}/bulk-${action}`);
+  const returnRows = options.returnRows === true;
+  const answer = await expectAnswer<Result>(core, () => core.attempts.postRemoval(kind, action, body, key, dryRun, returnRows), { idempotent: true }, [200], `POST /v1/api/${kind}/bulk-${action}`);
   return { body: answer.body, location: answer.headers.get('location') ?? undefined, replayed: answer.headers.get('idempotent-replayed') === 'true', idempotencyKey: key };
 }

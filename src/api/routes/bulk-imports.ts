@@ -14,7 +14,7 @@ import { isImportRefusal } from '../import/import-refusal.js';
 import { holdingInFlightSlot, runImportOf } from '../import/run-import-request.js';
 import { BulkQuerySchema, bulkQueryRefusal, isDryRun, returnsRows } from '../import/bulk-query.js';
 import { bulkBadRequestExamples, bulkBodyExamples, bulkResultExamples } from '../openapi/examples.js';
-import { bulkDryRunExamples, bulkSyncBodyExamples, bulkSyncResultExamples, DRY_RUN_BAD_REQUEST_EXAMPLES } from '../openapi/sync-examples.js';
+import { bulkDryRunExamples, bulkRowsResultExamples, bulkSyncBodyExamples, bulkSyncResultExamples, DRY_RUN_BAD_REQUEST_EXAMPLES } from '../openapi/sync-examples.js';
 import { AUTHENTICATED, errorResponse } from '../openapi/responses.js';
 import { jsonBody, jsonResponse } from '../openapi/route-schema.js';
 import { takeRawBody } from '../plugins/json-body.js';
@@ -42,7 +42,7 @@ function bulkSchema(kind: ImportKind) {
       201: jsonResponse(BulkResponseSchema, {
         description: 'The valid rows were created, exactly once; the others are in `errors`. `import_id` and `Location` name the import, which `GET /v1/api/imports/{id}` reads.',
         headers: [...AUTHENTICATED, 'Location', 'Idempotent-Replayed'],
-        examples: { ...bulkResultExamples(kind), ...bulkSyncResultExamples() },
+        examples: { ...bulkResultExamples(kind), ...bulkSyncResultExamples(), ...bulkRowsResultExamples() },
       }),
       400: errorResponse(
         'Nothing was written: the body is not JSON, not an object with the array, has no rows or too many, or no row is valid; or the `Idempotency-Key` is malformed; or `dry_run` is not `true` or `false`, or is `true` with an `Idempotency-Key`; or `update` is not `replace` or `merge`; or `return` is not `rows`; or the query has a parameter other than `dry_run`, `update` and `return` (decided before the body is read).',

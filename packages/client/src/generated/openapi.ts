@@ -328,6 +328,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/api/listings/export": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Every one of the account's listings, in one answer
+         * @description The account's listings that pass the filters (`archived`, `updated_since`, as on the list), every field as the list answers it, in id order (creation order), as one consistent snapshot: a row written while the export runs is in it whole or not at all, never twice. NDJSON by default, CSV with `format=csv` (cells a spreadsheet would run as a formula start with `'`). Streamed, and gzip-compressed when the request sends `Accept-Encoding: gzip`. One export per account at a time; a client that reads nothing for `EXPORT_IDLE_TIMEOUT_MS` (30 s by default) is dropped, its answer cut short without its last chunk. Scope `listings:read` or `listings:write`. Counts as one request toward the rate limits.
+         */
+        get: operations["exportListings"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/api/machines/export": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Every one of the account's machines, in one answer
+         * @description The account's machines that pass the filters (`archived`, `updated_since`, as on the list), every field as the list answers it, in id order (creation order), as one consistent snapshot: a row written while the export runs is in it whole or not at all, never twice. NDJSON by default, CSV with `format=csv` (cells a spreadsheet would run as a formula start with `'`). Streamed, and gzip-compressed when the request sends `Accept-Encoding: gzip`. One export per account at a time; a client that reads nothing for `EXPORT_IDLE_TIMEOUT_MS` (30 s by default) is dropped, its answer cut short without its last chunk. Scope `listings:read` or `listings:write`. Counts as one request toward the rate limits.
+         */
+        get: operations["exportMachines"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/api/keys": {
         parameters: {
             query?: never;
@@ -633,19 +673,36 @@ export interface components {
                 is_revoked: true;
             };
         };
+        /** @description One valid row or entry of the request: its id and what the import did to it. */
+        RowOutcome: {
+            /** @description The row's (or entry's) position in the request. */
+            index: number;
+            /**
+             * Format: uuid
+             * @description Our id of the row (a UUID); for a delete, the id the row had. Null only in a dry run, for a row that would be inserted.
+             */
+            id: string | null;
+            /** @description The row's `external_id`, null when it has none. */
+            external_id: string | null;
+            /**
+             * @description `inserted`, `updated` (a restored archived row included) or `unchanged` for an import; `archived` or `unchanged` (archived already) for an archive; `deleted` for a delete. In a dry run, what would have happened.
+             * @enum {string}
+             */
+            outcome: "inserted" | "updated" | "unchanged" | "archived" | "deleted";
+        };
         /** @description An error: what went wrong. */
         Error: {
             /** @description What went wrong, in words meant for a person. */
             error: string;
             /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
-            code: ("invalid_json" | "missing_rows_array" | "missing_entries_array" | "no_rows" | "too_many_rows" | "no_valid_rows" | "invalid_import_kind" | "file_empty" | "file_not_utf8" | "file_unreadable" | "file_too_many_rows" | "key_body_not_object" | "key_change_not_object" | "invalid_expires_in_sec" | "invalid_key_fields" | "unknown_scope" | "invalid_idempotency_key" | "invalid_dry_run" | "invalid_update" | "invalid_mode" | "invalid_missing" | "invalid_max_removal" | "removal_without_mirror" | "dry_run_with_idempotency_key" | "unknown_query_parameter" | "invalid_limit" | "unknown_starting_after" | "invalid_starting_after" | "unknown_key_starting_after" | "invalid_key_status" | "invalid_row_starting_after" | "invalid_external_id" | "invalid_updated_since" | "invalid_archived" | "malformed_url" | "bad_request" | "missing_api_key" | "invalid_api_key" | "api_key_expired" | "missing_session_token" | "invalid_session_token" | "admin_auth_required" | "subscription_required" | "missing_scope" | "origin_not_allowed" | "ip_not_allowed" | "api_key_not_found" | "not_found" | "import_not_found" | "listing_not_found" | "machine_not_found" | "method_not_allowed" | "request_timeout" | "body_too_large" | "url_too_long" | "unsupported_media_type" | "unsupported_file_media_type" | "api_key_not_rollable" | "api_key_ended" | "idempotency_key_reused" | "rate_limited_minute" | "rate_limited_day" | "locked_out" | "too_many_concurrent_requests" | "too_many_file_imports" | "active_key_limit" | "headers_too_large" | "internal_error" | "service_unavailable" | "overloaded" | "workers_unavailable" | "import_failed" | "import_outcome_unknown" | "import_still_running") | string;
+            code: ("invalid_json" | "missing_rows_array" | "missing_entries_array" | "no_rows" | "too_many_rows" | "no_valid_rows" | "invalid_import_kind" | "file_empty" | "file_not_utf8" | "file_unreadable" | "file_too_many_rows" | "key_body_not_object" | "key_change_not_object" | "invalid_expires_in_sec" | "invalid_key_fields" | "unknown_scope" | "invalid_idempotency_key" | "invalid_dry_run" | "invalid_update" | "invalid_return" | "invalid_mode" | "invalid_missing" | "invalid_max_removal" | "removal_without_mirror" | "dry_run_with_idempotency_key" | "unknown_query_parameter" | "invalid_limit" | "unknown_starting_after" | "invalid_starting_after" | "unknown_key_starting_after" | "invalid_key_status" | "invalid_row_starting_after" | "invalid_external_id" | "invalid_updated_since" | "invalid_archived" | "invalid_export_format" | "malformed_url" | "bad_request" | "missing_api_key" | "invalid_api_key" | "api_key_expired" | "missing_session_token" | "invalid_session_token" | "admin_auth_required" | "subscription_required" | "missing_scope" | "origin_not_allowed" | "ip_not_allowed" | "api_key_not_found" | "not_found" | "import_not_found" | "listing_not_found" | "machine_not_found" | "method_not_allowed" | "request_timeout" | "body_too_large" | "url_too_long" | "unsupported_media_type" | "unsupported_file_media_type" | "api_key_not_rollable" | "api_key_ended" | "idempotency_key_reused" | "rate_limited_minute" | "rate_limited_day" | "locked_out" | "too_many_concurrent_requests" | "too_many_file_imports" | "too_many_exports" | "active_key_limit" | "headers_too_large" | "internal_error" | "service_unavailable" | "overloaded" | "workers_unavailable" | "import_failed" | "import_outcome_unknown" | "import_still_running") | string;
         };
         /** @description A bulk request refused as a whole; nothing was written. */
         BulkRequestError: {
             /** @description What went wrong, in words meant for a person. */
             error: string;
             /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
-            code: ("invalid_json" | "missing_rows_array" | "missing_entries_array" | "no_rows" | "too_many_rows" | "no_valid_rows" | "invalid_import_kind" | "file_empty" | "file_not_utf8" | "file_unreadable" | "file_too_many_rows" | "key_body_not_object" | "key_change_not_object" | "invalid_expires_in_sec" | "invalid_key_fields" | "unknown_scope" | "invalid_idempotency_key" | "invalid_dry_run" | "invalid_update" | "invalid_mode" | "invalid_missing" | "invalid_max_removal" | "removal_without_mirror" | "dry_run_with_idempotency_key" | "unknown_query_parameter" | "invalid_limit" | "unknown_starting_after" | "invalid_starting_after" | "unknown_key_starting_after" | "invalid_key_status" | "invalid_row_starting_after" | "invalid_external_id" | "invalid_updated_since" | "invalid_archived" | "malformed_url" | "bad_request" | "missing_api_key" | "invalid_api_key" | "api_key_expired" | "missing_session_token" | "invalid_session_token" | "admin_auth_required" | "subscription_required" | "missing_scope" | "origin_not_allowed" | "ip_not_allowed" | "api_key_not_found" | "not_found" | "import_not_found" | "listing_not_found" | "machine_not_found" | "method_not_allowed" | "request_timeout" | "body_too_large" | "url_too_long" | "unsupported_media_type" | "unsupported_file_media_type" | "api_key_not_rollable" | "api_key_ended" | "idempotency_key_reused" | "rate_limited_minute" | "rate_limited_day" | "locked_out" | "too_many_concurrent_requests" | "too_many_file_imports" | "active_key_limit" | "headers_too_large" | "internal_error" | "service_unavailable" | "overloaded" | "workers_unavailable" | "import_failed" | "import_outcome_unknown" | "import_still_running") | string;
+            code: ("invalid_json" | "missing_rows_array" | "missing_entries_array" | "no_rows" | "too_many_rows" | "no_valid_rows" | "invalid_import_kind" | "file_empty" | "file_not_utf8" | "file_unreadable" | "file_too_many_rows" | "key_body_not_object" | "key_change_not_object" | "invalid_expires_in_sec" | "invalid_key_fields" | "unknown_scope" | "invalid_idempotency_key" | "invalid_dry_run" | "invalid_update" | "invalid_return" | "invalid_mode" | "invalid_missing" | "invalid_max_removal" | "removal_without_mirror" | "dry_run_with_idempotency_key" | "unknown_query_parameter" | "invalid_limit" | "unknown_starting_after" | "invalid_starting_after" | "unknown_key_starting_after" | "invalid_key_status" | "invalid_row_starting_after" | "invalid_external_id" | "invalid_updated_since" | "invalid_archived" | "invalid_export_format" | "malformed_url" | "bad_request" | "missing_api_key" | "invalid_api_key" | "api_key_expired" | "missing_session_token" | "invalid_session_token" | "admin_auth_required" | "subscription_required" | "missing_scope" | "origin_not_allowed" | "ip_not_allowed" | "api_key_not_found" | "not_found" | "import_not_found" | "listing_not_found" | "machine_not_found" | "method_not_allowed" | "request_timeout" | "body_too_large" | "url_too_long" | "unsupported_media_type" | "unsupported_file_media_type" | "api_key_not_rollable" | "api_key_ended" | "idempotency_key_reused" | "rate_limited_minute" | "rate_limited_day" | "locked_out" | "too_many_concurrent_requests" | "too_many_file_imports" | "too_many_exports" | "active_key_limit" | "headers_too_large" | "internal_error" | "service_unavailable" | "overloaded" | "workers_unavailable" | "import_failed" | "import_outcome_unknown" | "import_still_running") | string;
             /** @description `no valid rows`: the reason of every row, by its index in the request array. */
             errors?: {
                 index: number;
@@ -696,7 +753,7 @@ export interface components {
             /** @description What went wrong, in words meant for a person. */
             error: string;
             /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
-            code: ("invalid_json" | "missing_rows_array" | "missing_entries_array" | "no_rows" | "too_many_rows" | "no_valid_rows" | "invalid_import_kind" | "file_empty" | "file_not_utf8" | "file_unreadable" | "file_too_many_rows" | "key_body_not_object" | "key_change_not_object" | "invalid_expires_in_sec" | "invalid_key_fields" | "unknown_scope" | "invalid_idempotency_key" | "invalid_dry_run" | "invalid_update" | "invalid_mode" | "invalid_missing" | "invalid_max_removal" | "removal_without_mirror" | "dry_run_with_idempotency_key" | "unknown_query_parameter" | "invalid_limit" | "unknown_starting_after" | "invalid_starting_after" | "unknown_key_starting_after" | "invalid_key_status" | "invalid_row_starting_after" | "invalid_external_id" | "invalid_updated_since" | "invalid_archived" | "malformed_url" | "bad_request" | "missing_api_key" | "invalid_api_key" | "api_key_expired" | "missing_session_token" | "invalid_session_token" | "admin_auth_required" | "subscription_required" | "missing_scope" | "origin_not_allowed" | "ip_not_allowed" | "api_key_not_found" | "not_found" | "import_not_found" | "listing_not_found" | "machine_not_found" | "method_not_allowed" | "request_timeout" | "body_too_large" | "url_too_long" | "unsupported_media_type" | "unsupported_file_media_type" | "api_key_not_rollable" | "api_key_ended" | "idempotency_key_reused" | "rate_limited_minute" | "rate_limited_day" | "locked_out" | "too_many_concurrent_requests" | "too_many_file_imports" | "active_key_limit" | "headers_too_large" | "internal_error" | "service_unavailable" | "overloaded" | "workers_unavailable" | "import_failed" | "import_outcome_unknown" | "import_still_running") | string;
+            code: ("invalid_json" | "missing_rows_array" | "missing_entries_array" | "no_rows" | "too_many_rows" | "no_valid_rows" | "invalid_import_kind" | "file_empty" | "file_not_utf8" | "file_unreadable" | "file_too_many_rows" | "key_body_not_object" | "key_change_not_object" | "invalid_expires_in_sec" | "invalid_key_fields" | "unknown_scope" | "invalid_idempotency_key" | "invalid_dry_run" | "invalid_update" | "invalid_return" | "invalid_mode" | "invalid_missing" | "invalid_max_removal" | "removal_without_mirror" | "dry_run_with_idempotency_key" | "unknown_query_parameter" | "invalid_limit" | "unknown_starting_after" | "invalid_starting_after" | "unknown_key_starting_after" | "invalid_key_status" | "invalid_row_starting_after" | "invalid_external_id" | "invalid_updated_since" | "invalid_archived" | "invalid_export_format" | "malformed_url" | "bad_request" | "missing_api_key" | "invalid_api_key" | "api_key_expired" | "missing_session_token" | "invalid_session_token" | "admin_auth_required" | "subscription_required" | "missing_scope" | "origin_not_allowed" | "ip_not_allowed" | "api_key_not_found" | "not_found" | "import_not_found" | "listing_not_found" | "machine_not_found" | "method_not_allowed" | "request_timeout" | "body_too_large" | "url_too_long" | "unsupported_media_type" | "unsupported_file_media_type" | "api_key_not_rollable" | "api_key_ended" | "idempotency_key_reused" | "rate_limited_minute" | "rate_limited_day" | "locked_out" | "too_many_concurrent_requests" | "too_many_file_imports" | "too_many_exports" | "active_key_limit" | "headers_too_large" | "internal_error" | "service_unavailable" | "overloaded" | "workers_unavailable" | "import_failed" | "import_outcome_unknown" | "import_still_running") | string;
             /** @description The account's subscription tier. */
             current_tier: string;
             /** @description Where the subscription can be upgraded. */
@@ -707,7 +764,7 @@ export interface components {
             /** @description What went wrong, in words meant for a person. */
             error: string;
             /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
-            code: ("invalid_json" | "missing_rows_array" | "missing_entries_array" | "no_rows" | "too_many_rows" | "no_valid_rows" | "invalid_import_kind" | "file_empty" | "file_not_utf8" | "file_unreadable" | "file_too_many_rows" | "key_body_not_object" | "key_change_not_object" | "invalid_expires_in_sec" | "invalid_key_fields" | "unknown_scope" | "invalid_idempotency_key" | "invalid_dry_run" | "invalid_update" | "invalid_mode" | "invalid_missing" | "invalid_max_removal" | "removal_without_mirror" | "dry_run_with_idempotency_key" | "unknown_query_parameter" | "invalid_limit" | "unknown_starting_after" | "invalid_starting_after" | "unknown_key_starting_after" | "invalid_key_status" | "invalid_row_starting_after" | "invalid_external_id" | "invalid_updated_since" | "invalid_archived" | "malformed_url" | "bad_request" | "missing_api_key" | "invalid_api_key" | "api_key_expired" | "missing_session_token" | "invalid_session_token" | "admin_auth_required" | "subscription_required" | "missing_scope" | "origin_not_allowed" | "ip_not_allowed" | "api_key_not_found" | "not_found" | "import_not_found" | "listing_not_found" | "machine_not_found" | "method_not_allowed" | "request_timeout" | "body_too_large" | "url_too_long" | "unsupported_media_type" | "unsupported_file_media_type" | "api_key_not_rollable" | "api_key_ended" | "idempotency_key_reused" | "rate_limited_minute" | "rate_limited_day" | "locked_out" | "too_many_concurrent_requests" | "too_many_file_imports" | "active_key_limit" | "headers_too_large" | "internal_error" | "service_unavailable" | "overloaded" | "workers_unavailable" | "import_failed" | "import_outcome_unknown" | "import_still_running") | string;
+            code: ("invalid_json" | "missing_rows_array" | "missing_entries_array" | "no_rows" | "too_many_rows" | "no_valid_rows" | "invalid_import_kind" | "file_empty" | "file_not_utf8" | "file_unreadable" | "file_too_many_rows" | "key_body_not_object" | "key_change_not_object" | "invalid_expires_in_sec" | "invalid_key_fields" | "unknown_scope" | "invalid_idempotency_key" | "invalid_dry_run" | "invalid_update" | "invalid_return" | "invalid_mode" | "invalid_missing" | "invalid_max_removal" | "removal_without_mirror" | "dry_run_with_idempotency_key" | "unknown_query_parameter" | "invalid_limit" | "unknown_starting_after" | "invalid_starting_after" | "unknown_key_starting_after" | "invalid_key_status" | "invalid_row_starting_after" | "invalid_external_id" | "invalid_updated_since" | "invalid_archived" | "invalid_export_format" | "malformed_url" | "bad_request" | "missing_api_key" | "invalid_api_key" | "api_key_expired" | "missing_session_token" | "invalid_session_token" | "admin_auth_required" | "subscription_required" | "missing_scope" | "origin_not_allowed" | "ip_not_allowed" | "api_key_not_found" | "not_found" | "import_not_found" | "listing_not_found" | "machine_not_found" | "method_not_allowed" | "request_timeout" | "body_too_large" | "url_too_long" | "unsupported_media_type" | "unsupported_file_media_type" | "api_key_not_rollable" | "api_key_ended" | "idempotency_key_reused" | "rate_limited_minute" | "rate_limited_day" | "locked_out" | "too_many_concurrent_requests" | "too_many_file_imports" | "too_many_exports" | "active_key_limit" | "headers_too_large" | "internal_error" | "service_unavailable" | "overloaded" | "workers_unavailable" | "import_failed" | "import_outcome_unknown" | "import_still_running") | string;
             /** @description The endpoint's body limit in bytes. */
             limit_bytes: number;
         };
@@ -716,7 +773,7 @@ export interface components {
             /** @description What went wrong, in words meant for a person. */
             error: string;
             /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
-            code: ("invalid_json" | "missing_rows_array" | "missing_entries_array" | "no_rows" | "too_many_rows" | "no_valid_rows" | "invalid_import_kind" | "file_empty" | "file_not_utf8" | "file_unreadable" | "file_too_many_rows" | "key_body_not_object" | "key_change_not_object" | "invalid_expires_in_sec" | "invalid_key_fields" | "unknown_scope" | "invalid_idempotency_key" | "invalid_dry_run" | "invalid_update" | "invalid_mode" | "invalid_missing" | "invalid_max_removal" | "removal_without_mirror" | "dry_run_with_idempotency_key" | "unknown_query_parameter" | "invalid_limit" | "unknown_starting_after" | "invalid_starting_after" | "unknown_key_starting_after" | "invalid_key_status" | "invalid_row_starting_after" | "invalid_external_id" | "invalid_updated_since" | "invalid_archived" | "malformed_url" | "bad_request" | "missing_api_key" | "invalid_api_key" | "api_key_expired" | "missing_session_token" | "invalid_session_token" | "admin_auth_required" | "subscription_required" | "missing_scope" | "origin_not_allowed" | "ip_not_allowed" | "api_key_not_found" | "not_found" | "import_not_found" | "listing_not_found" | "machine_not_found" | "method_not_allowed" | "request_timeout" | "body_too_large" | "url_too_long" | "unsupported_media_type" | "unsupported_file_media_type" | "api_key_not_rollable" | "api_key_ended" | "idempotency_key_reused" | "rate_limited_minute" | "rate_limited_day" | "locked_out" | "too_many_concurrent_requests" | "too_many_file_imports" | "active_key_limit" | "headers_too_large" | "internal_error" | "service_unavailable" | "overloaded" | "workers_unavailable" | "import_failed" | "import_outcome_unknown" | "import_still_running") | string;
+            code: ("invalid_json" | "missing_rows_array" | "missing_entries_array" | "no_rows" | "too_many_rows" | "no_valid_rows" | "invalid_import_kind" | "file_empty" | "file_not_utf8" | "file_unreadable" | "file_too_many_rows" | "key_body_not_object" | "key_change_not_object" | "invalid_expires_in_sec" | "invalid_key_fields" | "unknown_scope" | "invalid_idempotency_key" | "invalid_dry_run" | "invalid_update" | "invalid_return" | "invalid_mode" | "invalid_missing" | "invalid_max_removal" | "removal_without_mirror" | "dry_run_with_idempotency_key" | "unknown_query_parameter" | "invalid_limit" | "unknown_starting_after" | "invalid_starting_after" | "unknown_key_starting_after" | "invalid_key_status" | "invalid_row_starting_after" | "invalid_external_id" | "invalid_updated_since" | "invalid_archived" | "invalid_export_format" | "malformed_url" | "bad_request" | "missing_api_key" | "invalid_api_key" | "api_key_expired" | "missing_session_token" | "invalid_session_token" | "admin_auth_required" | "subscription_required" | "missing_scope" | "origin_not_allowed" | "ip_not_allowed" | "api_key_not_found" | "not_found" | "import_not_found" | "listing_not_found" | "machine_not_found" | "method_not_allowed" | "request_timeout" | "body_too_large" | "url_too_long" | "unsupported_media_type" | "unsupported_file_media_type" | "api_key_not_rollable" | "api_key_ended" | "idempotency_key_reused" | "rate_limited_minute" | "rate_limited_day" | "locked_out" | "too_many_concurrent_requests" | "too_many_file_imports" | "too_many_exports" | "active_key_limit" | "headers_too_large" | "internal_error" | "service_unavailable" | "overloaded" | "workers_unavailable" | "import_failed" | "import_outcome_unknown" | "import_still_running") | string;
             /** @description Seconds to wait before retrying; the same value as the `Retry-After` header. */
             retry_after_sec: number;
             /**
@@ -730,7 +787,7 @@ export interface components {
             /** @description What went wrong, in words meant for a person. */
             error: string;
             /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
-            code: ("invalid_json" | "missing_rows_array" | "missing_entries_array" | "no_rows" | "too_many_rows" | "no_valid_rows" | "invalid_import_kind" | "file_empty" | "file_not_utf8" | "file_unreadable" | "file_too_many_rows" | "key_body_not_object" | "key_change_not_object" | "invalid_expires_in_sec" | "invalid_key_fields" | "unknown_scope" | "invalid_idempotency_key" | "invalid_dry_run" | "invalid_update" | "invalid_mode" | "invalid_missing" | "invalid_max_removal" | "removal_without_mirror" | "dry_run_with_idempotency_key" | "unknown_query_parameter" | "invalid_limit" | "unknown_starting_after" | "invalid_starting_after" | "unknown_key_starting_after" | "invalid_key_status" | "invalid_row_starting_after" | "invalid_external_id" | "invalid_updated_since" | "invalid_archived" | "malformed_url" | "bad_request" | "missing_api_key" | "invalid_api_key" | "api_key_expired" | "missing_session_token" | "invalid_session_token" | "admin_auth_required" | "subscription_required" | "missing_scope" | "origin_not_allowed" | "ip_not_allowed" | "api_key_not_found" | "not_found" | "import_not_found" | "listing_not_found" | "machine_not_found" | "method_not_allowed" | "request_timeout" | "body_too_large" | "url_too_long" | "unsupported_media_type" | "unsupported_file_media_type" | "api_key_not_rollable" | "api_key_ended" | "idempotency_key_reused" | "rate_limited_minute" | "rate_limited_day" | "locked_out" | "too_many_concurrent_requests" | "too_many_file_imports" | "active_key_limit" | "headers_too_large" | "internal_error" | "service_unavailable" | "overloaded" | "workers_unavailable" | "import_failed" | "import_outcome_unknown" | "import_still_running") | string;
+            code: ("invalid_json" | "missing_rows_array" | "missing_entries_array" | "no_rows" | "too_many_rows" | "no_valid_rows" | "invalid_import_kind" | "file_empty" | "file_not_utf8" | "file_unreadable" | "file_too_many_rows" | "key_body_not_object" | "key_change_not_object" | "invalid_expires_in_sec" | "invalid_key_fields" | "unknown_scope" | "invalid_idempotency_key" | "invalid_dry_run" | "invalid_update" | "invalid_return" | "invalid_mode" | "invalid_missing" | "invalid_max_removal" | "removal_without_mirror" | "dry_run_with_idempotency_key" | "unknown_query_parameter" | "invalid_limit" | "unknown_starting_after" | "invalid_starting_after" | "unknown_key_starting_after" | "invalid_key_status" | "invalid_row_starting_after" | "invalid_external_id" | "invalid_updated_since" | "invalid_archived" | "invalid_export_format" | "malformed_url" | "bad_request" | "missing_api_key" | "invalid_api_key" | "api_key_expired" | "missing_session_token" | "invalid_session_token" | "admin_auth_required" | "subscription_required" | "missing_scope" | "origin_not_allowed" | "ip_not_allowed" | "api_key_not_found" | "not_found" | "import_not_found" | "listing_not_found" | "machine_not_found" | "method_not_allowed" | "request_timeout" | "body_too_large" | "url_too_long" | "unsupported_media_type" | "unsupported_file_media_type" | "api_key_not_rollable" | "api_key_ended" | "idempotency_key_reused" | "rate_limited_minute" | "rate_limited_day" | "locked_out" | "too_many_concurrent_requests" | "too_many_file_imports" | "too_many_exports" | "active_key_limit" | "headers_too_large" | "internal_error" | "service_unavailable" | "overloaded" | "workers_unavailable" | "import_failed" | "import_outcome_unknown" | "import_still_running") | string;
             /** @description Seconds to wait before retrying; the same value as the `Retry-After` header. */
             retry_after_sec?: number;
         };
@@ -739,7 +796,7 @@ export interface components {
             /** @description What went wrong, in words meant for a person. */
             error: string;
             /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
-            code: ("invalid_json" | "missing_rows_array" | "missing_entries_array" | "no_rows" | "too_many_rows" | "no_valid_rows" | "invalid_import_kind" | "file_empty" | "file_not_utf8" | "file_unreadable" | "file_too_many_rows" | "key_body_not_object" | "key_change_not_object" | "invalid_expires_in_sec" | "invalid_key_fields" | "unknown_scope" | "invalid_idempotency_key" | "invalid_dry_run" | "invalid_update" | "invalid_mode" | "invalid_missing" | "invalid_max_removal" | "removal_without_mirror" | "dry_run_with_idempotency_key" | "unknown_query_parameter" | "invalid_limit" | "unknown_starting_after" | "invalid_starting_after" | "unknown_key_starting_after" | "invalid_key_status" | "invalid_row_starting_after" | "invalid_external_id" | "invalid_updated_since" | "invalid_archived" | "malformed_url" | "bad_request" | "missing_api_key" | "invalid_api_key" | "api_key_expired" | "missing_session_token" | "invalid_session_token" | "admin_auth_required" | "subscription_required" | "missing_scope" | "origin_not_allowed" | "ip_not_allowed" | "api_key_not_found" | "not_found" | "import_not_found" | "listing_not_found" | "machine_not_found" | "method_not_allowed" | "request_timeout" | "body_too_large" | "url_too_long" | "unsupported_media_type" | "unsupported_file_media_type" | "api_key_not_rollable" | "api_key_ended" | "idempotency_key_reused" | "rate_limited_minute" | "rate_limited_day" | "locked_out" | "too_many_concurrent_requests" | "too_many_file_imports" | "active_key_limit" | "headers_too_large" | "internal_error" | "service_unavailable" | "overloaded" | "workers_unavailable" | "import_failed" | "import_outcome_unknown" | "import_still_running") | string;
+            code: ("invalid_json" | "missing_rows_array" | "missing_entries_array" | "no_rows" | "too_many_rows" | "no_valid_rows" | "invalid_import_kind" | "file_empty" | "file_not_utf8" | "file_unreadable" | "file_too_many_rows" | "key_body_not_object" | "key_change_not_object" | "invalid_expires_in_sec" | "invalid_key_fields" | "unknown_scope" | "invalid_idempotency_key" | "invalid_dry_run" | "invalid_update" | "invalid_return" | "invalid_mode" | "invalid_missing" | "invalid_max_removal" | "removal_without_mirror" | "dry_run_with_idempotency_key" | "unknown_query_parameter" | "invalid_limit" | "unknown_starting_after" | "invalid_starting_after" | "unknown_key_starting_after" | "invalid_key_status" | "invalid_row_starting_after" | "invalid_external_id" | "invalid_updated_since" | "invalid_archived" | "invalid_export_format" | "malformed_url" | "bad_request" | "missing_api_key" | "invalid_api_key" | "api_key_expired" | "missing_session_token" | "invalid_session_token" | "admin_auth_required" | "subscription_required" | "missing_scope" | "origin_not_allowed" | "ip_not_allowed" | "api_key_not_found" | "not_found" | "import_not_found" | "listing_not_found" | "machine_not_found" | "method_not_allowed" | "request_timeout" | "body_too_large" | "url_too_long" | "unsupported_media_type" | "unsupported_file_media_type" | "api_key_not_rollable" | "api_key_ended" | "idempotency_key_reused" | "rate_limited_minute" | "rate_limited_day" | "locked_out" | "too_many_concurrent_requests" | "too_many_file_imports" | "too_many_exports" | "active_key_limit" | "headers_too_large" | "internal_error" | "service_unavailable" | "overloaded" | "workers_unavailable" | "import_failed" | "import_outcome_unknown" | "import_still_running") | string;
             /** @description The request's id (also in `X-Request-Id`); quote it when asking for help. */
             request_id: string;
             /**
@@ -795,6 +852,8 @@ export interface components {
                     message: string;
                 }[];
             }[];
+            /** @description Only with `?return=rows`: one entry per valid row or entry, in request order (failed ones are in `errors` only). */
+            rows?: components["schemas"]["RowOutcome"][];
             /**
              * @description The import's id: opaque, at most 64 characters. Read the import at `/v1/api/imports/{id}`.
              * @example 0b6f2c1e-3d4a-4f8e-9c7f-5a1e0d9b8c76
@@ -848,6 +907,8 @@ export interface components {
                     message: string;
                 }[];
             }[];
+            /** @description Only with `?return=rows`: one entry per valid row or entry, in request order (failed ones are in `errors` only). */
+            rows?: components["schemas"]["RowOutcome"][];
             /** @constant */
             dry_run: true;
         };
@@ -901,6 +962,8 @@ export interface components {
                     message: string;
                 }[];
             }[];
+            /** @description Only with `?return=rows`: one entry per valid row or entry, in request order (failed ones are in `errors` only). */
+            rows?: components["schemas"]["RowOutcome"][];
             /**
              * @description The import's id: opaque, at most 64 characters. Read the import at `/v1/api/imports/{id}`.
              * @example 0b6f2c1e-3d4a-4f8e-9c7f-5a1e0d9b8c76
@@ -957,6 +1020,8 @@ export interface components {
                     message: string;
                 }[];
             }[];
+            /** @description Only with `?return=rows`: one entry per valid row or entry, in request order (failed ones are in `errors` only). */
+            rows?: components["schemas"]["RowOutcome"][];
             /** @constant */
             dry_run: true;
         };
@@ -1008,6 +1073,8 @@ export interface components {
                     message: string;
                 }[];
             }[];
+            /** @description Only with `?return=rows`: one entry per valid row or entry, in request order (failed ones are in `errors` only). */
+            rows?: components["schemas"]["RowOutcome"][];
             /**
              * @description The import's id: opaque, at most 64 characters. Read the import at `/v1/api/imports/{id}`.
              * @example 0b6f2c1e-3d4a-4f8e-9c7f-5a1e0d9b8c76
@@ -1062,6 +1129,8 @@ export interface components {
                     message: string;
                 }[];
             }[];
+            /** @description Only with `?return=rows`: one entry per valid row or entry, in request order (failed ones are in `errors` only). */
+            rows?: components["schemas"]["RowOutcome"][];
             /** @constant */
             dry_run: true;
         };
@@ -1658,6 +1727,8 @@ export interface operations {
                 dry_run?: "true" | "false";
                 /** @description `merge`: each row changes only the fields it carries in the row its `external_id` names (`null` clears an optional field, sets a boolean's default); a row must carry `external_id`, and one that names no row is created when it is a whole valid row, else fails naming its missing fields. `replace` (the default): each row is the whole row. Any other value is a 400. See docs/catalogue.md#merge. */
                 update?: "replace" | "merge";
+                /** @description `rows`: the answer adds `rows`, each valid row's (or entry's) `index`, `id`, `external_id` and `outcome`, in request order; a replay with the Idempotency-Key answers the same. The only value: any other is a 400. Without it the answer is as before. See docs/catalogue.md#rows-and-their-ids. */
+                return?: "rows";
             };
             header?: {
                 /**
@@ -1713,7 +1784,7 @@ export interface operations {
                     "application/json": components["schemas"]["BulkResult"];
                 };
             };
-            /** @description Nothing was written: the body is not JSON, not an object with the array, has no rows or too many, or no row is valid; or the `Idempotency-Key` is malformed; or `dry_run` is not `true` or `false`, or is `true` with an `Idempotency-Key`; or `update` is not `replace` or `merge`; or the query has a parameter other than `dry_run` and `update` (decided before the body is read). */
+            /** @description Nothing was written: the body is not JSON, not an object with the array, has no rows or too many, or no row is valid; or the `Idempotency-Key` is malformed; or `dry_run` is not `true` or `false`, or is `true` with an `Idempotency-Key`; or `update` is not `replace` or `merge`; or `return` is not `rows`; or the query has a parameter other than `dry_run`, `update` and `return` (decided before the body is read). */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -1734,7 +1805,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["BulkRequestError"] & {
                         /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
-                        code: ("no_valid_rows" | "too_many_rows" | "no_rows" | "missing_rows_array" | "invalid_json" | "invalid_idempotency_key" | "bad_request" | "invalid_dry_run" | "dry_run_with_idempotency_key" | "invalid_update" | "unknown_query_parameter") | string;
+                        code: ("no_valid_rows" | "too_many_rows" | "no_rows" | "missing_rows_array" | "invalid_json" | "invalid_idempotency_key" | "bad_request" | "invalid_dry_run" | "dry_run_with_idempotency_key" | "invalid_update" | "invalid_return" | "unknown_query_parameter") | string;
                     };
                 };
             };
@@ -2005,6 +2076,8 @@ export interface operations {
                 dry_run?: "true" | "false";
                 /** @description `merge`: each row changes only the fields it carries in the row its `external_id` names (`null` clears an optional field, sets a boolean's default); a row must carry `external_id`, and one that names no row is created when it is a whole valid row, else fails naming its missing fields. `replace` (the default): each row is the whole row. Any other value is a 400. See docs/catalogue.md#merge. */
                 update?: "replace" | "merge";
+                /** @description `rows`: the answer adds `rows`, each valid row's (or entry's) `index`, `id`, `external_id` and `outcome`, in request order; a replay with the Idempotency-Key answers the same. The only value: any other is a 400. Without it the answer is as before. See docs/catalogue.md#rows-and-their-ids. */
+                return?: "rows";
             };
             header?: {
                 /**
@@ -2060,7 +2133,7 @@ export interface operations {
                     "application/json": components["schemas"]["BulkResult"];
                 };
             };
-            /** @description Nothing was written: the body is not JSON, not an object with the array, has no rows or too many, or no row is valid; or the `Idempotency-Key` is malformed; or `dry_run` is not `true` or `false`, or is `true` with an `Idempotency-Key`; or `update` is not `replace` or `merge`; or the query has a parameter other than `dry_run` and `update` (decided before the body is read). */
+            /** @description Nothing was written: the body is not JSON, not an object with the array, has no rows or too many, or no row is valid; or the `Idempotency-Key` is malformed; or `dry_run` is not `true` or `false`, or is `true` with an `Idempotency-Key`; or `update` is not `replace` or `merge`; or `return` is not `rows`; or the query has a parameter other than `dry_run`, `update` and `return` (decided before the body is read). */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -2081,7 +2154,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["BulkRequestError"] & {
                         /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
-                        code: ("no_valid_rows" | "too_many_rows" | "no_rows" | "missing_rows_array" | "invalid_json" | "invalid_idempotency_key" | "bad_request" | "invalid_dry_run" | "dry_run_with_idempotency_key" | "invalid_update" | "unknown_query_parameter") | string;
+                        code: ("no_valid_rows" | "too_many_rows" | "no_rows" | "missing_rows_array" | "invalid_json" | "invalid_idempotency_key" | "bad_request" | "invalid_dry_run" | "dry_run_with_idempotency_key" | "invalid_update" | "invalid_return" | "unknown_query_parameter") | string;
                     };
                 };
             };
@@ -2350,6 +2423,8 @@ export interface operations {
             query?: {
                 /** @description `true`: a dry run. Everything an import does, the worker's transaction, the table constraints and the `external_id` matching included, then rolled back: the answer is 200 with what the import would have given and `dry_run: true`, and nothing is written. Needs the same key, scope and tier, and counts against the rate limits. Not with an `Idempotency-Key`. Any other value than `true` or `false` is a 400. The only query parameter: any other (`dryRun`, `dry-run`) is a 400 `Unknown query parameter: <name>`, never an import. */
                 dry_run?: "true" | "false";
+                /** @description `rows`: the answer adds `rows`, each valid row's (or entry's) `index`, `id`, `external_id` and `outcome`, in request order; a replay with the Idempotency-Key answers the same. The only value: any other is a 400. Without it the answer is as before. See docs/catalogue.md#rows-and-their-ids. */
+                return?: "rows";
             };
             header?: {
                 /**
@@ -2398,7 +2473,7 @@ export interface operations {
                     "application/json": components["schemas"]["ArchiveResult"] | components["schemas"]["ArchiveDryRunResult"];
                 };
             };
-            /** @description Nothing was changed: the body is not JSON, not an object with exactly one of `external_ids` and `ids`, has no entries or more than 1000, or no entry names a row of the account; or the `Idempotency-Key` is malformed; or `dry_run` is not `true` or `false`, or is `true` with an `Idempotency-Key`; or the query has a parameter other than `dry_run` (decided before the body is read). */
+            /** @description Nothing was changed: the body is not JSON, not an object with exactly one of `external_ids` and `ids`, has no entries or more than 1000, or no entry names a row of the account; or the `Idempotency-Key` is malformed; or `dry_run` is not `true` or `false`, or is `true` with an `Idempotency-Key`; or `return` is not `rows`; or the query has a parameter other than `dry_run` and `return` (decided before the body is read). */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -2419,7 +2494,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["BulkRequestError"] & {
                         /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
-                        code: ("no_valid_rows" | "too_many_rows" | "no_rows" | "missing_entries_array" | "invalid_json" | "invalid_idempotency_key" | "bad_request" | "invalid_dry_run" | "dry_run_with_idempotency_key" | "invalid_update" | "unknown_query_parameter") | string;
+                        code: ("no_valid_rows" | "too_many_rows" | "no_rows" | "missing_entries_array" | "invalid_json" | "invalid_idempotency_key" | "bad_request" | "invalid_dry_run" | "dry_run_with_idempotency_key" | "invalid_update" | "invalid_return" | "unknown_query_parameter") | string;
                     };
                 };
             };
@@ -2688,6 +2763,8 @@ export interface operations {
             query?: {
                 /** @description `true`: a dry run. Everything an import does, the worker's transaction, the table constraints and the `external_id` matching included, then rolled back: the answer is 200 with what the import would have given and `dry_run: true`, and nothing is written. Needs the same key, scope and tier, and counts against the rate limits. Not with an `Idempotency-Key`. Any other value than `true` or `false` is a 400. The only query parameter: any other (`dryRun`, `dry-run`) is a 400 `Unknown query parameter: <name>`, never an import. */
                 dry_run?: "true" | "false";
+                /** @description `rows`: the answer adds `rows`, each valid row's (or entry's) `index`, `id`, `external_id` and `outcome`, in request order; a replay with the Idempotency-Key answers the same. The only value: any other is a 400. Without it the answer is as before. See docs/catalogue.md#rows-and-their-ids. */
+                return?: "rows";
             };
             header?: {
                 /**
@@ -2736,7 +2813,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeleteResult"] | components["schemas"]["DeleteDryRunResult"];
                 };
             };
-            /** @description Nothing was changed: the body is not JSON, not an object with exactly one of `external_ids` and `ids`, has no entries or more than 1000, or no entry names a row of the account; or the `Idempotency-Key` is malformed; or `dry_run` is not `true` or `false`, or is `true` with an `Idempotency-Key`; or the query has a parameter other than `dry_run` (decided before the body is read). */
+            /** @description Nothing was changed: the body is not JSON, not an object with exactly one of `external_ids` and `ids`, has no entries or more than 1000, or no entry names a row of the account; or the `Idempotency-Key` is malformed; or `dry_run` is not `true` or `false`, or is `true` with an `Idempotency-Key`; or `return` is not `rows`; or the query has a parameter other than `dry_run` and `return` (decided before the body is read). */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -2757,7 +2834,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["BulkRequestError"] & {
                         /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
-                        code: ("no_valid_rows" | "too_many_rows" | "no_rows" | "missing_entries_array" | "invalid_json" | "invalid_idempotency_key" | "bad_request" | "invalid_dry_run" | "dry_run_with_idempotency_key" | "invalid_update" | "unknown_query_parameter") | string;
+                        code: ("no_valid_rows" | "too_many_rows" | "no_rows" | "missing_entries_array" | "invalid_json" | "invalid_idempotency_key" | "bad_request" | "invalid_dry_run" | "dry_run_with_idempotency_key" | "invalid_update" | "invalid_return" | "unknown_query_parameter") | string;
                     };
                 };
             };
@@ -3026,6 +3103,8 @@ export interface operations {
             query?: {
                 /** @description `true`: a dry run. Everything an import does, the worker's transaction, the table constraints and the `external_id` matching included, then rolled back: the answer is 200 with what the import would have given and `dry_run: true`, and nothing is written. Needs the same key, scope and tier, and counts against the rate limits. Not with an `Idempotency-Key`. Any other value than `true` or `false` is a 400. The only query parameter: any other (`dryRun`, `dry-run`) is a 400 `Unknown query parameter: <name>`, never an import. */
                 dry_run?: "true" | "false";
+                /** @description `rows`: the answer adds `rows`, each valid row's (or entry's) `index`, `id`, `external_id` and `outcome`, in request order; a replay with the Idempotency-Key answers the same. The only value: any other is a 400. Without it the answer is as before. See docs/catalogue.md#rows-and-their-ids. */
+                return?: "rows";
             };
             header?: {
                 /**
@@ -3074,7 +3153,7 @@ export interface operations {
                     "application/json": components["schemas"]["ArchiveResult"] | components["schemas"]["ArchiveDryRunResult"];
                 };
             };
-            /** @description Nothing was changed: the body is not JSON, not an object with exactly one of `external_ids` and `ids`, has no entries or more than 1000, or no entry names a row of the account; or the `Idempotency-Key` is malformed; or `dry_run` is not `true` or `false`, or is `true` with an `Idempotency-Key`; or the query has a parameter other than `dry_run` (decided before the body is read). */
+            /** @description Nothing was changed: the body is not JSON, not an object with exactly one of `external_ids` and `ids`, has no entries or more than 1000, or no entry names a row of the account; or the `Idempotency-Key` is malformed; or `dry_run` is not `true` or `false`, or is `true` with an `Idempotency-Key`; or `return` is not `rows`; or the query has a parameter other than `dry_run` and `return` (decided before the body is read). */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -3095,7 +3174,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["BulkRequestError"] & {
                         /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
-                        code: ("no_valid_rows" | "too_many_rows" | "no_rows" | "missing_entries_array" | "invalid_json" | "invalid_idempotency_key" | "bad_request" | "invalid_dry_run" | "dry_run_with_idempotency_key" | "invalid_update" | "unknown_query_parameter") | string;
+                        code: ("no_valid_rows" | "too_many_rows" | "no_rows" | "missing_entries_array" | "invalid_json" | "invalid_idempotency_key" | "bad_request" | "invalid_dry_run" | "dry_run_with_idempotency_key" | "invalid_update" | "invalid_return" | "unknown_query_parameter") | string;
                     };
                 };
             };
@@ -3364,6 +3443,8 @@ export interface operations {
             query?: {
                 /** @description `true`: a dry run. Everything an import does, the worker's transaction, the table constraints and the `external_id` matching included, then rolled back: the answer is 200 with what the import would have given and `dry_run: true`, and nothing is written. Needs the same key, scope and tier, and counts against the rate limits. Not with an `Idempotency-Key`. Any other value than `true` or `false` is a 400. The only query parameter: any other (`dryRun`, `dry-run`) is a 400 `Unknown query parameter: <name>`, never an import. */
                 dry_run?: "true" | "false";
+                /** @description `rows`: the answer adds `rows`, each valid row's (or entry's) `index`, `id`, `external_id` and `outcome`, in request order; a replay with the Idempotency-Key answers the same. The only value: any other is a 400. Without it the answer is as before. See docs/catalogue.md#rows-and-their-ids. */
+                return?: "rows";
             };
             header?: {
                 /**
@@ -3412,7 +3493,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeleteResult"] | components["schemas"]["DeleteDryRunResult"];
                 };
             };
-            /** @description Nothing was changed: the body is not JSON, not an object with exactly one of `external_ids` and `ids`, has no entries or more than 1000, or no entry names a row of the account; or the `Idempotency-Key` is malformed; or `dry_run` is not `true` or `false`, or is `true` with an `Idempotency-Key`; or the query has a parameter other than `dry_run` (decided before the body is read). */
+            /** @description Nothing was changed: the body is not JSON, not an object with exactly one of `external_ids` and `ids`, has no entries or more than 1000, or no entry names a row of the account; or the `Idempotency-Key` is malformed; or `dry_run` is not `true` or `false`, or is `true` with an `Idempotency-Key`; or `return` is not `rows`; or the query has a parameter other than `dry_run` and `return` (decided before the body is read). */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -3433,7 +3514,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["BulkRequestError"] & {
                         /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
-                        code: ("no_valid_rows" | "too_many_rows" | "no_rows" | "missing_entries_array" | "invalid_json" | "invalid_idempotency_key" | "bad_request" | "invalid_dry_run" | "dry_run_with_idempotency_key" | "invalid_update" | "unknown_query_parameter") | string;
+                        code: ("no_valid_rows" | "too_many_rows" | "no_rows" | "missing_entries_array" | "invalid_json" | "invalid_idempotency_key" | "bad_request" | "invalid_dry_run" | "dry_run_with_idempotency_key" | "invalid_update" | "invalid_return" | "unknown_query_parameter") | string;
                     };
                 };
             };
@@ -5887,6 +5968,444 @@ export interface operations {
                     "application/json": components["schemas"]["RetryLaterError"] & {
                         /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
                         code: ("rate_limited_minute" | "rate_limited_day" | "locked_out") | string;
+                    };
+                };
+            };
+            /** @description The request's headers are over the server's limit: refused before the route is reached; the connection is closed. */
+            431: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+                        code: "headers_too_large" | string;
+                    };
+                };
+            };
+            /** @description An unexpected failure. A GET is safe to retry; after a bulk import, retry with the same `Idempotency-Key` (or check what was created). */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Requests allowed per minute for the account (all its keys). */
+                    "X-RateLimit-Limit-Minute"?: number;
+                    /** @description Requests left in the current minute window. */
+                    "X-RateLimit-Remaining-Minute"?: number;
+                    /** @description Requests allowed per day for the account. */
+                    "X-RateLimit-Limit-Day"?: number;
+                    /** @description Requests left in the current day window. */
+                    "X-RateLimit-Remaining-Day"?: number;
+                    /** @description The account's quota policies, as in draft-ietf-httpapi-ratelimit-headers-10: a structured-field list (RFC 9651) of the policy names `"minute"` and `"day"`, each with `q`, the requests it allows (the `X-RateLimit-Limit-*` value of the tier), and `w`, its window in seconds. Parse it with a structured-field parser, not a regular expression. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Where the account stands in each policy of `RateLimit-Policy`, as in draft-ietf-httpapi-ratelimit-headers-10: `r`, the requests left in the window (the `X-RateLimit-Remaining-*` value, never negative), and `t`, the whole seconds until the window ends and its count starts over (at least 1). On a 429 for a spent window, `Retry-After` is never earlier than that window's `t`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RequestIdError"] & {
+                        /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+                        code: "internal_error" | string;
+                    };
+                };
+            };
+            /** @description A dependency (PostgreSQL or Redis) is unavailable. Nothing was written; retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Requests allowed per minute for the account (all its keys). */
+                    "X-RateLimit-Limit-Minute"?: number;
+                    /** @description Requests left in the current minute window. */
+                    "X-RateLimit-Remaining-Minute"?: number;
+                    /** @description Requests allowed per day for the account. */
+                    "X-RateLimit-Limit-Day"?: number;
+                    /** @description Requests left in the current day window. */
+                    "X-RateLimit-Remaining-Day"?: number;
+                    /** @description The account's quota policies, as in draft-ietf-httpapi-ratelimit-headers-10: a structured-field list (RFC 9651) of the policy names `"minute"` and `"day"`, each with `q`, the requests it allows (the `X-RateLimit-Limit-*` value of the tier), and `w`, its window in seconds. Parse it with a structured-field parser, not a regular expression. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Where the account stands in each policy of `RateLimit-Policy`, as in draft-ietf-httpapi-ratelimit-headers-10: `r`, the requests left in the window (the `X-RateLimit-Remaining-*` value, never negative), and `t`, the whole seconds until the window ends and its count starts over (at least 1). On a 429 for a spent window, `Retry-After` is never earlier than that window's `t`. */
+                    RateLimit?: string;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RetryLaterError"] & {
+                        /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+                        code: "service_unavailable" | string;
+                    };
+                };
+            };
+        };
+    };
+    exportListings: {
+        parameters: {
+            query?: {
+                /** @description Only rows created, changed, archived or restored at or after this time: an ISO 8601 date and time with a zone (`Z` or `+02:00`), read to the millisecond. To sync, send the time your previous run started, a little earlier rather than later. */
+                updated_since?: string;
+                /** @description `true`: only archived rows; `false` (the default): only active ones. */
+                archived?: "true" | "false";
+                /** @description `ndjson` (the default): a row a line, `application/x-ndjson`; `csv`: a header of the field names, then a row a line, `text/csv`. */
+                format?: "ndjson" | "csv";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The listings: a JSON object a line (`application/x-ndjson`), or with `format=csv` a CSV file (`text/csv`) with a header line. No row matching: an empty body (NDJSON) or the header alone (CSV). */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit-Minute": components["headers"]["X-RateLimit-Limit-Minute"];
+                    "X-RateLimit-Remaining-Minute": components["headers"]["X-RateLimit-Remaining-Minute"];
+                    "X-RateLimit-Limit-Day": components["headers"]["X-RateLimit-Limit-Day"];
+                    "X-RateLimit-Remaining-Day": components["headers"]["X-RateLimit-Remaining-Day"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /** @example {"id":"019ab7c2-41d0-7e3a-9b1c-2f4d6e8a0b1c","external_id":"SKU-10442","title":"Articulated dragon","description":"Silk PLA, hand finished.","currency":"USD","price_cents":2500,"category":"miniatures","material":"PLA","photo_urls":["https://cdn.example.com/dragon.jpg","https://cdn.example.com/dragon-2.jpg"],"color":null,"tags":["dragon","flexi"],"print_time_hours":14.5,"is_available":true,"allows_custom_orders":false,"thumbnail_url":"https://cdn.example.com/dragon.jpg","maker_name":"Northern Prints","maker_photo_url":"https://cdn.example.com/makers/northern.png","created_at":"2026-11-24T02:00:00.161Z","updated_at":"2026-11-25T02:00:01.020Z","archived_at":null} */
+                    "application/x-ndjson": string;
+                    /**
+                     * @example id,external_id,title,description,currency,price_cents,category,material,photo_urls,color,tags,print_time_hours,is_available,allows_custom_orders,thumbnail_url,maker_name,maker_photo_url,created_at,updated_at,archived_at
+                     *     019ab7c2-41d0-7e3a-9b1c-2f4d6e8a0b1c,SKU-10442,Articulated dragon,"Silk PLA, hand finished.",USD,2500,miniatures,PLA,https://cdn.example.com/dragon.jpg|https://cdn.example.com/dragon-2.jpg,,dragon|flexi,14.5,true,false,https://cdn.example.com/dragon.jpg,Northern Prints,https://cdn.example.com/makers/northern.png,2026-11-24T02:00:00.161Z,2026-11-25T02:00:01.020Z,
+                     */
+                    "text/csv": string;
+                };
+            };
+            /** @description `updated_since` is not an ISO 8601 date and time with a zone, `archived` is neither `true` nor `false`, `format` is neither `ndjson` nor `csv`, or the query has another parameter. The text names the parameter. Before the route is reached: a request the HTTP parser cannot read (`bad_request`). */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Requests allowed per minute for the account (all its keys). */
+                    "X-RateLimit-Limit-Minute"?: number;
+                    /** @description Requests left in the current minute window. */
+                    "X-RateLimit-Remaining-Minute"?: number;
+                    /** @description Requests allowed per day for the account. */
+                    "X-RateLimit-Limit-Day"?: number;
+                    /** @description Requests left in the current day window. */
+                    "X-RateLimit-Remaining-Day"?: number;
+                    /** @description The account's quota policies, as in draft-ietf-httpapi-ratelimit-headers-10: a structured-field list (RFC 9651) of the policy names `"minute"` and `"day"`, each with `q`, the requests it allows (the `X-RateLimit-Limit-*` value of the tier), and `w`, its window in seconds. Parse it with a structured-field parser, not a regular expression. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Where the account stands in each policy of `RateLimit-Policy`, as in draft-ietf-httpapi-ratelimit-headers-10: `r`, the requests left in the window (the `X-RateLimit-Remaining-*` value, never negative), and `t`, the whole seconds until the window ends and its count starts over (at least 1). On a 429 for a spent window, `Retry-After` is never earlier than that window's `t`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+                        code: ("invalid_updated_since" | "invalid_archived" | "invalid_export_format" | "unknown_query_parameter" | "bad_request") | string;
+                    };
+                };
+            };
+            /** @description The key is missing, malformed, unknown, revoked or expired (`api_key_expired`). Counts toward the IP lockout. */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+                        code: ("missing_api_key" | "invalid_api_key" | "api_key_expired") | string;
+                    };
+                };
+            };
+            /** @description The account is not on an Enterprise or Global subscription. */
+            402: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TierError"] & {
+                        /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+                        code: "subscription_required" | string;
+                    };
+                };
+            };
+            /** @description The key lacks the required scope (named in underscore form), the key does not work from this client address (`ip_not_allowed`, counts toward the IP lockout, spends no quota), or a browser sent an Origin that is not allowed. */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Requests allowed per minute for the account (all its keys). */
+                    "X-RateLimit-Limit-Minute"?: number;
+                    /** @description Requests left in the current minute window. */
+                    "X-RateLimit-Remaining-Minute"?: number;
+                    /** @description Requests allowed per day for the account. */
+                    "X-RateLimit-Limit-Day"?: number;
+                    /** @description Requests left in the current day window. */
+                    "X-RateLimit-Remaining-Day"?: number;
+                    /** @description The account's quota policies, as in draft-ietf-httpapi-ratelimit-headers-10: a structured-field list (RFC 9651) of the policy names `"minute"` and `"day"`, each with `q`, the requests it allows (the `X-RateLimit-Limit-*` value of the tier), and `w`, its window in seconds. Parse it with a structured-field parser, not a regular expression. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Where the account stands in each policy of `RateLimit-Policy`, as in draft-ietf-httpapi-ratelimit-headers-10: `r`, the requests left in the window (the `X-RateLimit-Remaining-*` value, never negative), and `t`, the whole seconds until the window ends and its count starts over (at least 1). On a 429 for a spent window, `Retry-After` is never earlier than that window's `t`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+                        code: ("missing_scope" | "ip_not_allowed" | "origin_not_allowed") | string;
+                    };
+                };
+            };
+            /** @description The request (its headers or its body) did not all arrive within the server's time (`REQUEST_TIMEOUT_MS`; a file, `FILE_UPLOAD_TIMEOUT_MS`). Nothing was written; the connection is closed. */
+            408: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+                        code: "request_timeout" | string;
+                    };
+                };
+            };
+            /** @description The account's per-minute or per-day limit is reached, an export of the account is already running (`too_many_exports`, on any replica), or this IP is locked out after 20 failed authentications in 5 minutes. Nothing was done; retry after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Requests allowed per minute for the account (all its keys). */
+                    "X-RateLimit-Limit-Minute"?: number;
+                    /** @description Requests left in the current minute window. */
+                    "X-RateLimit-Remaining-Minute"?: number;
+                    /** @description Requests allowed per day for the account. */
+                    "X-RateLimit-Limit-Day"?: number;
+                    /** @description Requests left in the current day window. */
+                    "X-RateLimit-Remaining-Day"?: number;
+                    /** @description The account's quota policies, as in draft-ietf-httpapi-ratelimit-headers-10: a structured-field list (RFC 9651) of the policy names `"minute"` and `"day"`, each with `q`, the requests it allows (the `X-RateLimit-Limit-*` value of the tier), and `w`, its window in seconds. Parse it with a structured-field parser, not a regular expression. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Where the account stands in each policy of `RateLimit-Policy`, as in draft-ietf-httpapi-ratelimit-headers-10: `r`, the requests left in the window (the `X-RateLimit-Remaining-*` value, never negative), and `t`, the whole seconds until the window ends and its count starts over (at least 1). On a 429 for a spent window, `Retry-After` is never earlier than that window's `t`. */
+                    RateLimit?: string;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RetryLaterError"] & {
+                        /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+                        code: ("rate_limited_minute" | "rate_limited_day" | "too_many_exports" | "locked_out") | string;
+                    };
+                };
+            };
+            /** @description The request's headers are over the server's limit: refused before the route is reached; the connection is closed. */
+            431: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+                        code: "headers_too_large" | string;
+                    };
+                };
+            };
+            /** @description An unexpected failure. A GET is safe to retry; after a bulk import, retry with the same `Idempotency-Key` (or check what was created). */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Requests allowed per minute for the account (all its keys). */
+                    "X-RateLimit-Limit-Minute"?: number;
+                    /** @description Requests left in the current minute window. */
+                    "X-RateLimit-Remaining-Minute"?: number;
+                    /** @description Requests allowed per day for the account. */
+                    "X-RateLimit-Limit-Day"?: number;
+                    /** @description Requests left in the current day window. */
+                    "X-RateLimit-Remaining-Day"?: number;
+                    /** @description The account's quota policies, as in draft-ietf-httpapi-ratelimit-headers-10: a structured-field list (RFC 9651) of the policy names `"minute"` and `"day"`, each with `q`, the requests it allows (the `X-RateLimit-Limit-*` value of the tier), and `w`, its window in seconds. Parse it with a structured-field parser, not a regular expression. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Where the account stands in each policy of `RateLimit-Policy`, as in draft-ietf-httpapi-ratelimit-headers-10: `r`, the requests left in the window (the `X-RateLimit-Remaining-*` value, never negative), and `t`, the whole seconds until the window ends and its count starts over (at least 1). On a 429 for a spent window, `Retry-After` is never earlier than that window's `t`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RequestIdError"] & {
+                        /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+                        code: "internal_error" | string;
+                    };
+                };
+            };
+            /** @description A dependency (PostgreSQL or Redis) is unavailable. Nothing was written; retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Requests allowed per minute for the account (all its keys). */
+                    "X-RateLimit-Limit-Minute"?: number;
+                    /** @description Requests left in the current minute window. */
+                    "X-RateLimit-Remaining-Minute"?: number;
+                    /** @description Requests allowed per day for the account. */
+                    "X-RateLimit-Limit-Day"?: number;
+                    /** @description Requests left in the current day window. */
+                    "X-RateLimit-Remaining-Day"?: number;
+                    /** @description The account's quota policies, as in draft-ietf-httpapi-ratelimit-headers-10: a structured-field list (RFC 9651) of the policy names `"minute"` and `"day"`, each with `q`, the requests it allows (the `X-RateLimit-Limit-*` value of the tier), and `w`, its window in seconds. Parse it with a structured-field parser, not a regular expression. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Where the account stands in each policy of `RateLimit-Policy`, as in draft-ietf-httpapi-ratelimit-headers-10: `r`, the requests left in the window (the `X-RateLimit-Remaining-*` value, never negative), and `t`, the whole seconds until the window ends and its count starts over (at least 1). On a 429 for a spent window, `Retry-After` is never earlier than that window's `t`. */
+                    RateLimit?: string;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RetryLaterError"] & {
+                        /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+                        code: "service_unavailable" | string;
+                    };
+                };
+            };
+        };
+    };
+    exportMachines: {
+        parameters: {
+            query?: {
+                /** @description Only rows created, changed, archived or restored at or after this time: an ISO 8601 date and time with a zone (`Z` or `+02:00`), read to the millisecond. To sync, send the time your previous run started, a little earlier rather than later. */
+                updated_since?: string;
+                /** @description `true`: only archived rows; `false` (the default): only active ones. */
+                archived?: "true" | "false";
+                /** @description `ndjson` (the default): a row a line, `application/x-ndjson`; `csv`: a header of the field names, then a row a line, `text/csv`. */
+                format?: "ndjson" | "csv";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The machines: a JSON object a line (`application/x-ndjson`), or with `format=csv` a CSV file (`text/csv`) with a header line. No row matching: an empty body (NDJSON) or the header alone (CSV). */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit-Minute": components["headers"]["X-RateLimit-Limit-Minute"];
+                    "X-RateLimit-Remaining-Minute": components["headers"]["X-RateLimit-Remaining-Minute"];
+                    "X-RateLimit-Limit-Day": components["headers"]["X-RateLimit-Limit-Day"];
+                    "X-RateLimit-Remaining-Day": components["headers"]["X-RateLimit-Remaining-Day"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /** @example {"id":"019ab7c3-0a1b-7c2d-8e3f-4a5b6c7d8e9f","external_id":"ASSET-7","template_id":"prusa-mk4","category":"fdm","manufacturer":"Prusa Research","model":"MK4","model_number":null,"nickname":"Left bench","capabilities":["pla","petg"],"is_skill_station":false,"verification_status":"verified","created_at":"2026-11-24T02:05:10.002Z","updated_at":"2026-11-24T02:05:10.002Z","archived_at":null} */
+                    "application/x-ndjson": string;
+                    /**
+                     * @example id,external_id,template_id,category,manufacturer,model,model_number,nickname,capabilities,is_skill_station,verification_status,created_at,updated_at,archived_at
+                     *     019ab7c3-0a1b-7c2d-8e3f-4a5b6c7d8e9f,ASSET-7,prusa-mk4,fdm,Prusa Research,MK4,,Left bench,pla|petg,false,verified,2026-11-24T02:05:10.002Z,2026-11-24T02:05:10.002Z,
+                     */
+                    "text/csv": string;
+                };
+            };
+            /** @description `updated_since` is not an ISO 8601 date and time with a zone, `archived` is neither `true` nor `false`, `format` is neither `ndjson` nor `csv`, or the query has another parameter. The text names the parameter. Before the route is reached: a request the HTTP parser cannot read (`bad_request`). */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Requests allowed per minute for the account (all its keys). */
+                    "X-RateLimit-Limit-Minute"?: number;
+                    /** @description Requests left in the current minute window. */
+                    "X-RateLimit-Remaining-Minute"?: number;
+                    /** @description Requests allowed per day for the account. */
+                    "X-RateLimit-Limit-Day"?: number;
+                    /** @description Requests left in the current day window. */
+                    "X-RateLimit-Remaining-Day"?: number;
+                    /** @description The account's quota policies, as in draft-ietf-httpapi-ratelimit-headers-10: a structured-field list (RFC 9651) of the policy names `"minute"` and `"day"`, each with `q`, the requests it allows (the `X-RateLimit-Limit-*` value of the tier), and `w`, its window in seconds. Parse it with a structured-field parser, not a regular expression. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Where the account stands in each policy of `RateLimit-Policy`, as in draft-ietf-httpapi-ratelimit-headers-10: `r`, the requests left in the window (the `X-RateLimit-Remaining-*` value, never negative), and `t`, the whole seconds until the window ends and its count starts over (at least 1). On a 429 for a spent window, `Retry-After` is never earlier than that window's `t`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+                        code: ("invalid_updated_since" | "invalid_archived" | "invalid_export_format" | "unknown_query_parameter" | "bad_request") | string;
+                    };
+                };
+            };
+            /** @description The key is missing, malformed, unknown, revoked or expired (`api_key_expired`). Counts toward the IP lockout. */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+                        code: ("missing_api_key" | "invalid_api_key" | "api_key_expired") | string;
+                    };
+                };
+            };
+            /** @description The account is not on an Enterprise or Global subscription. */
+            402: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TierError"] & {
+                        /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+                        code: "subscription_required" | string;
+                    };
+                };
+            };
+            /** @description The key lacks the required scope (named in underscore form), the key does not work from this client address (`ip_not_allowed`, counts toward the IP lockout, spends no quota), or a browser sent an Origin that is not allowed. */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Requests allowed per minute for the account (all its keys). */
+                    "X-RateLimit-Limit-Minute"?: number;
+                    /** @description Requests left in the current minute window. */
+                    "X-RateLimit-Remaining-Minute"?: number;
+                    /** @description Requests allowed per day for the account. */
+                    "X-RateLimit-Limit-Day"?: number;
+                    /** @description Requests left in the current day window. */
+                    "X-RateLimit-Remaining-Day"?: number;
+                    /** @description The account's quota policies, as in draft-ietf-httpapi-ratelimit-headers-10: a structured-field list (RFC 9651) of the policy names `"minute"` and `"day"`, each with `q`, the requests it allows (the `X-RateLimit-Limit-*` value of the tier), and `w`, its window in seconds. Parse it with a structured-field parser, not a regular expression. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Where the account stands in each policy of `RateLimit-Policy`, as in draft-ietf-httpapi-ratelimit-headers-10: `r`, the requests left in the window (the `X-RateLimit-Remaining-*` value, never negative), and `t`, the whole seconds until the window ends and its count starts over (at least 1). On a 429 for a spent window, `Retry-After` is never earlier than that window's `t`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+                        code: ("missing_scope" | "ip_not_allowed" | "origin_not_allowed") | string;
+                    };
+                };
+            };
+            /** @description The request (its headers or its body) did not all arrive within the server's time (`REQUEST_TIMEOUT_MS`; a file, `FILE_UPLOAD_TIMEOUT_MS`). Nothing was written; the connection is closed. */
+            408: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+                        code: "request_timeout" | string;
+                    };
+                };
+            };
+            /** @description The account's per-minute or per-day limit is reached, an export of the account is already running (`too_many_exports`, on any replica), or this IP is locked out after 20 failed authentications in 5 minutes. Nothing was done; retry after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Requests allowed per minute for the account (all its keys). */
+                    "X-RateLimit-Limit-Minute"?: number;
+                    /** @description Requests left in the current minute window. */
+                    "X-RateLimit-Remaining-Minute"?: number;
+                    /** @description Requests allowed per day for the account. */
+                    "X-RateLimit-Limit-Day"?: number;
+                    /** @description Requests left in the current day window. */
+                    "X-RateLimit-Remaining-Day"?: number;
+                    /** @description The account's quota policies, as in draft-ietf-httpapi-ratelimit-headers-10: a structured-field list (RFC 9651) of the policy names `"minute"` and `"day"`, each with `q`, the requests it allows (the `X-RateLimit-Limit-*` value of the tier), and `w`, its window in seconds. Parse it with a structured-field parser, not a regular expression. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Where the account stands in each policy of `RateLimit-Policy`, as in draft-ietf-httpapi-ratelimit-headers-10: `r`, the requests left in the window (the `X-RateLimit-Remaining-*` value, never negative), and `t`, the whole seconds until the window ends and its count starts over (at least 1). On a 429 for a spent window, `Retry-After` is never earlier than that window's `t`. */
+                    RateLimit?: string;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RetryLaterError"] & {
+                        /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
+                        code: ("rate_limited_minute" | "rate_limited_day" | "too_many_exports" | "locked_out") | string;
                     };
                 };
             };
