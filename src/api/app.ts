@@ -25,6 +25,7 @@ import { meRoutes } from './routes/me.js';
 import { importRoutes } from './routes/imports.js';
 import { fileImportRoutes } from './routes/file-imports.js';
 import { listingRoutes, machineRoutes } from './routes/catalogue-rows.js';
+import { listingExportRoutes, machineExportRoutes } from './routes/catalogue-export.js';
 import accepts from '@fastify/accepts';
 
 /** A hop count trusts that many proxies nearest to us, as proxy-addr does for a number. */
@@ -87,6 +88,8 @@ export async function buildApp(deps: ApiDeps): Promise<FastifyInstance> {
   await app.register(fileImportRoutes, deps);
   await app.register(listingRoutes, deps);
   await app.register(machineRoutes, deps);
+  await app.register(listingExportRoutes, deps);
+  await app.register(machineExportRoutes, deps);
   await app.register(keyRoutes, deps);
   await registerOperatorEndpoints(app, deps);
   return app;

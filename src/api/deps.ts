@@ -47,6 +47,8 @@ export interface ApiDeps {
   authVersion: AuthVersion;
   /** each account's bulk imports in flight, across replicas (ACCOUNT_MAX_IN_FLIGHT) */
   inFlight: AccountInFlight;
+  /** each account's export, across replicas: one at a time (docs/catalogue.md#export) */
+  exports: AccountInFlight;
   keyCache: KeyCache;
   /** writes the keys' last_used_at, batched */
   keyUse: KeyUseRecorder;
@@ -79,6 +81,8 @@ export async function createApiDeps(config: Config, log: Logger): Promise<ApiDep
     // finish, then a job answered 504 watched to its end; a minute for the claim and the record.
     maxHoldMs: config.requestTimeoutMs + config.importPickupTimeoutMs + config.importTimeoutMs + WATCH_AFTER_TIMEOUT_MS + 60_000,
   });
+  // note: the in-flight slots' leases under a prefix of their own; an export has no longest hold
+  const exports = new AccountInFlight(redis, `${config.redisPrefix}:export`, 1, log);
   const keyCache = new KeyCache();
   const keyUse = new KeyUseRecorder(sql, log);
   onRedisReconnect(redis, () => keyCache.clear());
@@ -113,6 +117,7 @@ export async function createApiDeps(config: Config, log: Logger): Promise<ApiDep
     lockout: new AuthLockout(redis, config.redisPrefix),
     authVersion: new AuthVersion(redis, config.redisPrefix),
     inFlight,
+    exports,
     keyCache,
     keyUse,
     importPreparer,
@@ -121,6 +126,7 @@ export async function createApiDeps(config: Config, log: Logger): Promise<ApiDep
     async close() {
       importRunner.close();
       inFlight.close();
+      exports.close();
       await quota.close();
       await importPreparer.close();
       await keyUse.close();

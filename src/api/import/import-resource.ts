@@ -1,11 +1,11 @@
 import { Readable } from 'node:stream';
-import { stringify } from 'csv-stringify';
 import type { z } from 'zod';
 import type { ImportSchema } from '../../shared/api-schemas/imports.js';
 import { IMPORT_ERRORS_CSV_COLUMNS } from '../../shared/api-schemas/imports.js';
 import type { Sql } from '../../shared/infra/db.js';
 import { listImportErrors, type ImportView } from '../../shared/repositories/import-lookups.js';
 import type { RowError } from '../../shared/rows/row-errors.js';
+import { formulaSafeCsv } from '../formula-safe-csv.js';
 
 /** An import as the API answers it (docs/imports.md). */
 export function importResource(view: ImportView): z.input<typeof ImportSchema> {
@@ -64,14 +64,12 @@ const ROWS_PER_READ = 1_000;
 
 /**
  * An import's failed rows as one CSV download: the header `index,external_id,field,code,message`
- * (csvColumnsOf), then a line per problem, read a page at a time so that a long list is never held whole.
- * note: csv-stringify quotes what needs quoting and, with `escape_formulas`, prefixes with `'`
- * every cell that starts with `=`, `+`, `-`, `@`, a tab or a carriage return, so that no cell runs
- * as a formula when the file is opened in a spreadsheet.
+ * (csvColumnsOf), then a line per problem, read a page at a time so that a long list is never held
+ * whole, its cells escaped as formulaSafeCsv says.
  */
 export function importErrorsCsv(sql: Sql, accountId: string, importId: string): Readable {
   // note: the header is written as the first record, once the first page tells which it is (csvColumnsOf).
-  const csv = stringify({ escape_formulas: true });
+  const csv = formulaSafeCsv();
   const write = async () => {
     let startingAfter: number | undefined;
     for (;;) {

@@ -92,3 +92,26 @@ export function catalogueNotFoundExamples(kind: ImportKind): Examples {
     ? { listingNotFound: example('Not one of the account\'s listings', apiErrors.listingNotFound().body) }
     : { machineNotFound: example('Not one of the account\'s machines', apiErrors.machineNotFound().body) };
 }
+
+/** An export's body in each format, of one row (docs/catalogue.md#export). */
+export function catalogueExportExamples(kind: ImportKind): { ndjson: string; csv: string } {
+  const row = ROW[kind] as Record<string, string | number | boolean | string[] | null>;
+  const cell = (value: string | number | boolean | string[] | null) => {
+    if (value === null) return '';
+    const text = Array.isArray(value) ? value.join('|') : String(value);
+    return /[",\r\n]/.test(text) ? `"${text.replaceAll('"', '""')}"` : text;
+  };
+  return {
+    ndjson: `${JSON.stringify(row)}\n`,
+    csv: `${Object.keys(row).join(',')}\n${Object.values(row).map(cell).join(',')}\n`,
+  };
+}
+
+export const CATALOGUE_EXPORT_BAD_REQUEST_EXAMPLES: Examples = {
+  updatedSince: CATALOGUE_LIST_BAD_REQUEST_EXAMPLES.updatedSince!,
+  archived: CATALOGUE_LIST_BAD_REQUEST_EXAMPLES.archived!,
+  format: example('format is neither ndjson nor csv', apiErrors.exportFormatMalformed().body),
+  unknownQueryParameter: example('Another query parameter', apiErrors.unknownQueryParameter('limit').body),
+};
+
+export const TOO_MANY_EXPORTS_EXAMPLE = example('An export of the account is already running', apiErrors.tooManyExports().body);

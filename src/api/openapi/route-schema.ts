@@ -53,6 +53,26 @@ export function jsonBody<Schema extends z.ZodType>(schema: Schema, examples: Exa
   return schema.meta({ 'x-examples': examples });
 }
 
-export function isJsonResponse(value: unknown): value is JsonResponse {
+/**
+ * A status whose body is streamed in one of several media types, never serialized (an export):
+ * for each, its example as text.
+ */
+export interface StreamResponse {
+  description: string;
+  headers: readonly ResponseHeaderName[];
+  content: Record<string, { schema: z.ZodType; example: string }>;
+}
+
+export function streamResponse(doc: { description: string; headers: readonly ResponseHeaderName[]; examples: Record<string, string> }): StreamResponse {
+  const content = Object.fromEntries(Object.entries(doc.examples).map(([type, text]) => [type, { schema: z.string(), example: text }]));
+  return { description: doc.description, headers: doc.headers, content };
+}
+
+/** A status built by jsonResponse or streamResponse, whose headers and examples the document carries (transforms.ts). */
+export function isDocumentedResponse(value: unknown): value is JsonResponse | StreamResponse {
   return typeof value === 'object' && value !== null && 'content' in value && 'headers' in value && Array.isArray(value.headers);
+}
+
+export function isJsonResponse(value: unknown): value is JsonResponse {
+  return isDocumentedResponse(value) && 'application/json' in value.content;
 }

@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { RATE_LIMIT_HEADER_NAMES, RESPONSE_HEADERS, type ResponseHeaderName } from '../../shared/api-schemas/headers.js';
 import { OPEN_ENUM } from '../../shared/rows/open-enum.js';
 import { withRefusalsBeforeRoute } from './refused-before-route.js';
-import { isJsonResponse } from './route-schema.js';
+import { isDocumentedResponse } from './route-schema.js';
 
 /** The partner API: every route under it is documented; operator endpoints and /docs are not. */
 export const DOCUMENTED_PREFIX = '/v1/';
@@ -73,12 +73,15 @@ export const transformRoute: SwaggerTransform = (document) => {
   if (declared === undefined || transformed === undefined) return result;
   for (const [status, response] of Object.entries(declared)) {
     const target = transformed[status];
-    if (!isJsonResponse(response) || target === undefined) continue;
-    target.headers = Object.fromEntries(response.headers.map((name) => [name, headerSchema(name, isAlwaysSent(name, status, response.sometimes ?? []))]));
-    const media = target.content['application/json'];
-    if (media) media.examples = response.content['application/json'].examples;
-    const csv = target.content['text/csv'];
-    if (csv && response.content['text/csv']) csv.example = response.content['text/csv'].example;
+    if (!isDocumentedResponse(response) || target === undefined) continue;
+    const sometimes = 'sometimes' in response ? (response.sometimes ?? []) : [];
+    target.headers = Object.fromEntries(response.headers.map((name) => [name, headerSchema(name, isAlwaysSent(name, status, sometimes))]));
+    for (const [type, declaredMedia] of Object.entries(response.content)) {
+      const media = target.content[type];
+      if (media === undefined || declaredMedia === undefined) continue;
+      if ('examples' in declaredMedia) media.examples = declaredMedia.examples;
+      else media.example = declaredMedia.example;
+    }
   }
   return result;
 };

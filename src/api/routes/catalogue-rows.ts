@@ -32,7 +32,7 @@ import { refusalsByPart, refuseUnknownQueryParameters } from '../route-validatio
  * Reading rows back needs one of these; a key with neither is told the first
  * (docs/catalogue.md#reading-rows-back): a key that writes the catalogue may read it.
  */
-const READ_SCOPES: readonly [Scope, ...Scope[]] = ['listings:read', 'listings:write'];
+export const READ_SCOPES: readonly [Scope, ...Scope[]] = ['listings:read', 'listings:write'];
 
 /** What differs between the two kinds' routes. */
 const KINDS = {
@@ -41,7 +41,7 @@ const KINDS = {
 } as const satisfies Record<ImportKind, unknown>;
 
 /** The first failing query parameter's answer, by its name. */
-function queryRefusal(errors: readonly FastifySchemaValidationError[]): ApiError {
+export function queryRefusal(errors: readonly FastifySchemaValidationError[]): ApiError {
   switch (errors[0]?.instancePath) {
     case '/starting_after':
       return apiErrors.rowStartingAfterMalformed();

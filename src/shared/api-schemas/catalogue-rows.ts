@@ -161,6 +161,17 @@ export const CatalogueListQuerySchema = z.object({
 });
 export type CatalogueListQuery = z.output<typeof CatalogueListQuerySchema>;
 
+/** What an export writes (docs/catalogue.md#export). */
+export const EXPORT_FORMATS = ['ndjson', 'csv'] as const;
+
+/** An export's query: the list's filters and the format; any other parameter is refused before it. */
+export const CatalogueExportQuerySchema = CatalogueListQuerySchema.pick({ updated_since: true, archived: true }).extend({
+  format: z
+    .enum(EXPORT_FORMATS, { error: API_ERRORS.exportFormatMalformed.text })
+    .default('ndjson')
+    .meta({ description: '`ndjson` (the default): a row a line, `application/x-ndjson`; `csv`: a header of the field names, then a row a line, `text/csv`.' }),
+});
+
 export const CatalogueRowParamsSchema = z.object({
   id: RowIdParameterSchema.meta({ description: 'The row\'s id (a UUID). Another account\'s row, an unknown id and any other value get the same 404.' }),
 });

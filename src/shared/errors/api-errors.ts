@@ -48,6 +48,7 @@ export const API_ERRORS = {
   externalIdFilterMalformed: { status: 400, code: 'invalid_external_id', text: 'external_id must be 1 to 100 printable characters' },
   updatedSinceMalformed: { status: 400, code: 'invalid_updated_since', text: 'updated_since must be an ISO 8601 date and time with a time zone, e.g. 2026-11-24T02:00:00Z' },
   archivedMalformed: { status: 400, code: 'invalid_archived', text: 'archived must be true or false' },
+  exportFormatMalformed: { status: 400, code: 'invalid_export_format', text: 'format must be ndjson or csv' },
   malformedUrl: { status: 400, code: 'malformed_url', text: 'Malformed request URL' },
   badRequest: { status: 400, code: 'bad_request', text: 'Bad request' },
   apiKeyMissing: { status: 401, code: 'missing_api_key', text: 'Missing or malformed API key' },
@@ -79,6 +80,7 @@ export const API_ERRORS = {
   lockedOut: { status: 429, code: 'locked_out', text: 'Too many failed authentication attempts' },
   tooManyConcurrent: { status: 429, code: 'too_many_concurrent_requests', text: 'Too many concurrent requests' },
   tooManyFileImports: { status: 429, code: 'too_many_file_imports', text: 'Too many file imports in progress' },
+  tooManyExports: { status: 429, code: 'too_many_exports', text: 'An export of this account is already running' },
   keyCap: { status: 429, code: 'active_key_limit', text: (cap: number) => `Active key limit reached (${cap}); revoke a key first` },
   headersTooLarge: { status: 431, code: 'headers_too_large', text: 'Request headers too large' },
   internal: { status: 500, code: 'internal_error', text: 'Internal server error' },
@@ -108,6 +110,8 @@ const WORKERS_UNAVAILABLE_RETRY_SEC = 30;
 const CONCURRENCY_RETRY_SEC = 1;
 /** a file import takes minutes: looking again in one is soon enough */
 const FILE_IMPORT_RETRY_SEC = 60;
+/** an export of a large catalogue takes seconds to a minute */
+const EXPORT_RETRY_SEC = 10;
 /**
  * The most characters of a file's problem (`The file cannot be read: <why>`). note: the longest a
  * reader writes is its header complaint, which names the kind's fields: 283 characters for
@@ -179,6 +183,7 @@ export const apiErrors = {
   externalIdFilterMalformed: () => plain('externalIdFilterMalformed'),
   updatedSinceMalformed: () => plain('updatedSinceMalformed'),
   archivedMalformed: () => plain('archivedMalformed'),
+  exportFormatMalformed: () => plain('exportFormatMalformed'),
   malformedUrl: () => plain('malformedUrl'),
   badRequest: () => plain('badRequest'),
   apiKeyMissing: () => plain('apiKeyMissing'),
@@ -216,6 +221,7 @@ export const apiErrors = {
   lockedOut: (retryAfterSec: number) => retryAfter('lockedOut', API_ERRORS.lockedOut.text, retryAfterSec),
   tooManyConcurrent: () => retryAfter('tooManyConcurrent', API_ERRORS.tooManyConcurrent.text, CONCURRENCY_RETRY_SEC),
   tooManyFileImports: () => retryAfter('tooManyFileImports', API_ERRORS.tooManyFileImports.text, FILE_IMPORT_RETRY_SEC),
+  tooManyExports: () => retryAfter('tooManyExports', API_ERRORS.tooManyExports.text, EXPORT_RETRY_SEC),
   keyCap: (cap: number) => answer('keyCap', API_ERRORS.keyCap.text(cap)),
   headersTooLarge: () => plain('headersTooLarge'),
   /** `requestId`: none where the request's id is not at hand (Bull Board's own error handler) */

@@ -59,18 +59,24 @@ export interface CatalogueRecords {
 
 const TIMES = 'created_at, coalesce(updated_at, created_at) as updated_at, archived_at';
 
+/** Each kind's own fields, in the resource's order, before the times every row carries (ROW_TIMES). */
+export const ROW_FIELDS: Record<ImportKind, string> = {
+  listings: `id, external_id, title, description, currency, price_cents, category, material, photo_urls, color, tags,
+    print_time_hours, is_available, allows_custom_orders, thumbnail_url, maker_name, maker_photo_url`,
+  machines: `id, external_id, template_id, category, manufacturer, model, model_number, nickname, capabilities,
+    is_skill_station, verification_status`,
+};
+
 /**
  * The columns each kind reads, in the resource's order. note: constants of this file, never
  * input, so sql.unsafe is safe here; the table is named by its kind, one of two constants.
  */
 const COLUMNS: Record<ImportKind, string> = {
-  listings: `id, external_id, title, description, currency, price_cents, category, material, photo_urls, color, tags,
-    print_time_hours, is_available, allows_custom_orders, thumbnail_url, maker_name, maker_photo_url, ${TIMES}`,
-  machines: `id, external_id, template_id, category, manufacturer, model, model_number, nickname, capabilities,
-    is_skill_station, verification_status, ${TIMES}`,
+  listings: `${ROW_FIELDS.listings}, ${TIMES}`,
+  machines: `${ROW_FIELDS.machines}, ${TIMES}`,
 };
 
-const TABLES: Record<ImportKind, string> = { listings: 'listings', machines: 'machines' };
+export const TABLES: Record<ImportKind, string> = { listings: 'listings', machines: 'machines' };
 
 /** One row of the account, active or archived; undefined when the account has none with that id. */
 export async function findCatalogueRow<K extends ImportKind>(sql: Sql, kind: K, accountId: string, id: string): Promise<CatalogueRecords[K] | undefined> {
@@ -81,17 +87,32 @@ export async function findCatalogueRow<K extends ImportKind>(sql: Sql, kind: K, 
   return found;
 }
 
+/** The filters a list and an export share (docs/catalogue.md#reading-rows-back). */
+export interface CatalogueFilters {
+  /** only the rows created, changed, archived or restored at or after it */
+  updatedSince?: Date;
+  /** only archived rows (true) or only active ones (false) */
+  archived: boolean;
+}
+
 /** What a page of rows is: where it starts, its size, and the filters (docs/catalogue.md#reading-rows-back). */
-export interface CataloguePageRequest {
+export interface CataloguePageRequest extends CatalogueFilters {
   limit: number;
   /** a position: the page starts after this id, whether or not a row has it */
   startingAfter?: string;
   /** only the row with this external_id, as stored */
   externalId?: string;
-  /** only the rows created, changed, archived or restored at or after it */
-  updatedSince?: Date;
-  /** only archived rows (true) or only active ones (false) */
-  archived: boolean;
+}
+
+/**
+ * The conditions of the account's rows that pass `filters`, the account and the time written by
+ * `valueOf` (a parameter's `$n`, or a literal). note: the account is matched as `= any(array[...])`
+ * for the planner's sake (cataloguePageStatement).
+ */
+export function catalogueConditions(filters: CatalogueFilters, valueOf: (value: string | Date) => string, accountId: string): string[] {
+  const conditions = [`account_id = any(array[${valueOf(accountId)}::uuid])`, filters.archived ? 'archived_at is not null' : 'archived_at is null'];
+  if (filters.updatedSince !== undefined) conditions.push(`coalesce(updated_at, created_at) >= ${valueOf(filters.updatedSince)}::timestamptz`);
+  return conditions;
 }
 
 /** A statement and its parameters, `$1` to `$n`. */
@@ -121,13 +142,12 @@ export interface Statement {
  * orders. The columns and the table are constants of this file, never input.
  */
 export function cataloguePageStatement(kind: ImportKind, accountId: string, page: CataloguePageRequest): Statement {
-  const parameters: Statement['parameters'] = [accountId, page.limit + 1];
-  const conditions = ['account_id = any(array[$1::uuid])', page.archived ? 'archived_at is not null' : 'archived_at is null'];
+  const parameters: Statement['parameters'] = [page.limit + 1];
+  const conditions = catalogueConditions(page, (value) => `$${parameters.push(value)}`, accountId);
   if (page.startingAfter !== undefined) conditions.push(`id > $${parameters.push(page.startingAfter)}::uuid`);
   if (page.externalId !== undefined) conditions.push(`external_id = $${parameters.push(page.externalId)}`);
-  if (page.updatedSince !== undefined) conditions.push(`coalesce(updated_at, created_at) >= $${parameters.push(page.updatedSince)}::timestamptz`);
   return {
-    text: `select ${COLUMNS[kind]} from ${TABLES[kind]} where ${conditions.join(' and ')} order by account_id, id limit $2`,
+    text: `select ${COLUMNS[kind]} from ${TABLES[kind]} where ${conditions.join(' and ')} order by account_id, id limit $1`,
     parameters,
   };
 }

@@ -153,16 +153,19 @@ describe('loadConfig: IMPORT_RETENTION_DAYS', () => {
   });
 });
 
-describe('loadConfig: FILE_UPLOAD_TIMEOUT_MS', () => {
-  it('defaults to ten minutes, and reads a value from a second to a day', () => {
-    expect(loadConfig({}).fileUploadTimeoutMs).toBe(600_000);
-    expect(loadConfig({ FILE_UPLOAD_TIMEOUT_MS: '1000' }).fileUploadTimeoutMs).toBe(1_000);
-    expect(loadConfig({ FILE_UPLOAD_TIMEOUT_MS: '86400000' }).fileUploadTimeoutMs).toBe(86_400_000);
+describe.each([
+  ['FILE_UPLOAD_TIMEOUT_MS', 'fileUploadTimeoutMs', 600_000],
+  ['EXPORT_IDLE_TIMEOUT_MS', 'exportIdleTimeoutMs', 30_000],
+] as const)('loadConfig: %s', (name, setting, fallback) => {
+  it(`defaults to ${fallback} ms, and reads a value from a second to a day`, () => {
+    expect(loadConfig({})[setting]).toBe(fallback);
+    expect(loadConfig({ [name]: '1000' })[setting]).toBe(1_000);
+    expect(loadConfig({ [name]: '86400000' })[setting]).toBe(86_400_000);
   });
 
-  it.each([['0'], ['999'], ['86400001'], ['1.5'], ['ten'], ['']])('refuses FILE_UPLOAD_TIMEOUT_MS=%j at start, naming the variable', (raw) => {
-    expect(() => loadConfig({ FILE_UPLOAD_TIMEOUT_MS: raw })).toThrow(ConfigError);
-    expect(() => loadConfig({ FILE_UPLOAD_TIMEOUT_MS: raw })).toThrow(/FILE_UPLOAD_TIMEOUT_MS: /);
+  it.each([['0'], ['999'], ['86400001'], ['1.5'], ['ten'], ['']])(`refuses ${name}=%j at start, naming the variable`, (raw) => {
+    expect(() => loadConfig({ [name]: raw })).toThrow(ConfigError);
+    expect(() => loadConfig({ [name]: raw })).toThrow(new RegExp(`${name}: `));
   });
 });
 
@@ -207,3 +210,4 @@ describe.each([
     expect(() => loadConfig({ [name]: raw })).toThrow(new RegExp(`${name}: `));
   });
 });
+

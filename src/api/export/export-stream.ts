@@ -1,0 +1,46 @@
+import { pipeline, type Readable } from 'node:stream';
+import { createGzip } from 'node:zlib';
+import type { CatalogueFilters } from '../../shared/repositories/catalogue-rows.js';
+import { EXPORT_COLUMNS, openCatalogueExport } from '../../shared/repositories/catalogue-export.js';
+import type { ImportKind } from '../../shared/import/import-kinds.js';
+import type { Sql } from '../../shared/infra/db.js';
+import type { FastifyBaseLogger } from 'fastify';
+import { csvRows } from './export-csv.js';
+import { ndjsonRows } from './export-ndjson.js';
+import { idleWatchdog } from './idle-watchdog.js';
+
+export interface ExportRequest {
+  kind: ImportKind;
+  accountId: string;
+  filters: CatalogueFilters;
+  format: 'ndjson' | 'csv';
+  gzip: boolean;
+  idleMs: number;
+}
+
+/**
+ * An export's body (docs/catalogue.md#export): the snapshot's COPY text, encoded, compressed when
+ * asked, and watched for a client that reads nothing. Answers once PostgreSQL sends rows, so that
+ * a failure to start is an error answer. Backpressure runs from the socket to PostgreSQL: each
+ * stream holds its buffer and no more, and the database's socket is paused while they are full.
+ * However the body ends early (the client gone, idle, the database lost), the statement is
+ * cancelled, the transaction rolled back and its connection returned; the body is destroyed, so
+ * that a client never takes a cut export for a whole one.
+ */
+export async function exportBody(sql: Sql, request: ExportRequest, log: FastifyBaseLogger): Promise<Readable> {
+  const open = await openCatalogueExport(sql, request.kind, request.accountId, request.filters);
+  const columns = EXPORT_COLUMNS[request.kind];
+  const watchdog = idleWatchdog(request.idleMs);
+  const encoder = request.format === 'csv' ? csvRows(columns) : ndjsonRows(columns);
+  // note: piped rather than in the pipeline, which would destroy it on an error: an abandoned COPY
+  // must still be read to its end (openCatalogueExport)
+  open.copy.pipe(encoder);
+  pipeline([encoder, ...(request.gzip ? [createGzip()] : []), watchdog], (error) => {
+    if (error === null || error === undefined) return;
+    log.info({ reason: error.message }, 'export ended early; its transaction is rolled back');
+    open.abandon(error);
+    watchdog.destroy(error);
+  });
+  open.ended.catch((error: unknown) => watchdog.destroy(error instanceof Error ? error : new Error(String(error))));
+  return watchdog;
+}
