@@ -70,7 +70,7 @@ export function apiKeyAuth(deps: ApiKeyAuthDeps): onRequestAsyncHookHandler {
     let failures: string | null;
     let version: string | null;
     try {
-      [failures, version] = await Promise.all([reads.get(lockout.failureKey(ip)), reads.get(authVersion.key)]);
+      [failures = null, version = null] = await reads.getAll([lockout.failureKey(ip), authVersion.key]);
     } catch {
       throw apiErrors.serviceUnavailable();
     }

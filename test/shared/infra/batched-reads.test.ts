@@ -38,6 +38,31 @@ describe('BatchedReads', () => {
     expect(sent).toEqual([[`${prefix}:a`, `${prefix}:b`, `${prefix}:none`]]);
   });
 
+  it('gives a request\'s keys in their order, in the MGET of the reads asked for with them', async () => {
+    await redis.set(`${prefix}:failures`, '3');
+    await redis.set(`${prefix}:auth-version`, 'v1');
+    const reads = new BatchedReads(redis);
+    sent.length = 0;
+    const [first, second, single] = await Promise.all([
+      reads.getAll([`${prefix}:failures`, `${prefix}:auth-version`]),
+      reads.getAll([`${prefix}:no-failures`, `${prefix}:auth-version`]),
+      reads.get(`${prefix}:failures`),
+    ]);
+    expect(first).toEqual(['3', 'v1']);
+    expect(second).toEqual([null, 'v1']);
+    expect(single).toBe('3');
+    expect(sent).toEqual([[`${prefix}:failures`, `${prefix}:auth-version`, `${prefix}:no-failures`]]);
+  });
+
+  it('sends at most 500 keys in one MGET; the reads beyond go in the next', async () => {
+    const reads = new BatchedReads(redis);
+    sent.length = 0;
+    const keys = Array.from({ length: 501 }, (_, i) => `${prefix}:many-${i}`);
+    const values = await Promise.all(keys.map((key) => reads.get(key)));
+    expect(values.every((value) => value === null)).toBe(true);
+    expect(sent.map((batch) => batch.length)).toEqual([500, 1]);
+  });
+
   it('never answers a read from an earlier reply: a value changed after one read is what the next read gets', async () => {
     const reads = new BatchedReads(redis);
     await redis.set(`${prefix}:version`, '1');
