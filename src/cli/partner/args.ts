@@ -6,6 +6,7 @@ import { REQUEST_OPTIONS_USAGE } from './request-options.js';
 import { DEFAULT_RETRY_POLICY } from './retry-policy.js';
 import { SENDING_OPTIONS, sendingOptionsOf, takeDryRun, type DryRunMode, type SendingOptions } from './sending-options.js';
 import { parseCommandLine, UsageError } from './usage-error.js';
+import { resultsPathOf } from './results.js';
 
 export { UsageError } from './usage-error.js';
 
@@ -24,6 +25,9 @@ ${REQUEST_OPTIONS_USAGE}
                          at /v1/api/imports/{id}, else stop (default ${DEFAULT_RETRY_POLICY.maxWatchMs / 1000})
   --report FILE          write the failed rows to FILE (.csv: line,reason,field,code,external_id, a
                          line per problem; .json: [{line, external_id, reason, details}])
+  --results FILE         write each row the server took to FILE (.csv: line,external_id,id,outcome,
+                         in file order): our id for it and inserted, updated or unchanged (the
+                         batches ask with return=rows); not with --background or a local --dry-run
   --background           send the whole file as one file import (POST /v1/api/imports) that the
                          server writes in the background, and watch it until it ends: for one
                          large catalogue, say once a night. The server checks every row (no local
@@ -88,6 +92,8 @@ export interface CliOptions extends SendingOptions {
   update: UpdateMode;
   /** --mirror (with --background): its --missing and --max-removal, when given */
   mirror?: MirrorOptions;
+  /** --results: the path of the CSV of each row's id and outcome (docs/partner-cli.md#results) */
+  results?: string;
 }
 
 /** `--help` → 'help'; `--version` → 'version'; anything wrong → UsageError. */
@@ -97,6 +103,7 @@ export function parseCliArgs(argv: string[], env: NodeJS.ProcessEnv): CliOptions
     ...SENDING_OPTIONS,
     format: { type: 'string' },
     background: { type: 'boolean', default: false },
+    results: { type: 'string' },
     ...IMPORT_OPTIONS,
   });
   if (values.help) return 'help';
@@ -123,6 +130,10 @@ export function parseCliArgs(argv: string[], env: NodeJS.ProcessEnv): CliOptions
   // note: a file import has no dry run: the server keeps the file once it has checked it.
   if (values.background && dryRun !== false) throw new UsageError('--background cannot be combined with --dry-run: a file import writes what it is sent');
   const { update, mirror } = importOptionsOf(values, values.background);
+  const results = values.results === undefined ? undefined : resultsPathOf(values.results);
+  // note: only batches answer their rows: a file import answers counts, and a local dry run sends nothing.
+  if (results !== undefined && values.background) throw new UsageError('--results cannot be combined with --background: a file import answers no rows; read them back with bulk-import KIND list');
+  if (results !== undefined && dryRun === 'local') throw new UsageError('--results needs rows sent: use --dry-run=server, or no dry run');
   return {
     kind: kind as ImportKind,
     file,
@@ -131,6 +142,7 @@ export function parseCliArgs(argv: string[], env: NodeJS.ProcessEnv): CliOptions
     background: values.background,
     update,
     ...(mirror ? { mirror } : {}),
+    ...(results === undefined ? {} : { results }),
     ...sendingOptionsOf(values, env, dryRun),
   };
 }

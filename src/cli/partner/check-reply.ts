@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { BulkDryRunResponseSchema, BulkResponseSchema } from '../../shared/api-schemas/bulk.js';
 import { ImportIdSchema } from '../../shared/api-schemas/import-id.js';
 import { RowErrorDetailSchema, RowErrorSchema, type RowError, type RowErrorDetail } from '../../shared/rows/row-errors.js';
+import type { RowOutcome } from '../../shared/import/row-outcomes.js';
 import { serverText } from './printable.js';
 
 // note: the row-error codes are a closed set that grows: a newer server may send a code this CLI
@@ -21,6 +22,8 @@ export interface CheckedReply {
   unchanged: number;
   /** one per skipped row, each index inside the batch and listed once; texts bounded (serverText) */
   rowErrors: RowError[];
+  /** with `?return=rows`: one per row not skipped, each index inside the batch, in `errors` neither nor listed twice */
+  rows?: RowOutcome[];
 }
 
 export type ReplyCheck<Reply = CheckedReply> = { ok: true; reply: Reply } | { ok: false; problem: string };
@@ -66,7 +69,7 @@ export function checkBulkReply(body: unknown, rowsSent: number, dryRun: boolean)
   if (typeof body !== 'object' || body === null || Array.isArray(body)) return { ok: false, problem: 'it is not a JSON object' };
   const parsed = (dryRun ? DryRunReplySchema : ImportReplySchema).safeParse(body);
   if (!parsed.success) return { ok: false, problem: shapeProblem(parsed.error) };
-  const { inserted, updated, unchanged, skipped, errors } = parsed.data;
+  const { inserted, updated, unchanged, skipped, errors, rows } = parsed.data;
   const listed = new Set<number>();
   for (const [position, { index }] of errors.entries()) {
     if (index >= rowsSent) return { ok: false, problem: `errors[${position}].index is ${index}, but the rows sent are 0 to ${rowsSent - 1}` };
@@ -79,7 +82,21 @@ export function checkBulkReply(body: unknown, rowsSent: number, dryRun: boolean)
   if (total !== rowsSent) {
     return { ok: false, problem: `${synced ? 'inserted + updated + unchanged + skipped' : 'inserted + skipped'} is ${total}, but ${rowsSent} rows were sent` };
   }
-  return { ok: true, reply: { inserted, updated: updated ?? 0, unchanged: unchanged ?? 0, rowErrors: errors.map(boundedRowError) } };
+  const rowsProblem = rows === undefined ? undefined : problemOfRows(rows, rowsSent, listed);
+  if (rowsProblem !== undefined) return { ok: false, problem: rowsProblem };
+  return { ok: true, reply: { inserted, updated: updated ?? 0, unchanged: unchanged ?? 0, rowErrors: errors.map(boundedRowError), ...(rows === undefined ? {} : { rows }) } };
+}
+
+/** Why `rows` (`?return=rows`) does not name each row sent and not skipped exactly once, if it does not. */
+function problemOfRows(rows: readonly RowOutcome[], rowsSent: number, skipped: ReadonlySet<number>): string | undefined {
+  const named = new Set<number>();
+  for (const [position, { index }] of rows.entries()) {
+    if (index >= rowsSent) return `rows[${position}].index is ${index}, but the rows sent are 0 to ${rowsSent - 1}`;
+    if (skipped.has(index) || named.has(index)) return `row ${index} is named twice in rows and errors`;
+    named.add(index);
+  }
+  if (named.size + skipped.size !== rowsSent) return `rows names ${named.size} rows and errors ${skipped.size}, but ${rowsSent} rows were sent`;
+  return undefined;
 }
 
 /**

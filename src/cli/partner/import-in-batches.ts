@@ -18,7 +18,8 @@ export async function importInBatches(run: OpenedImport): Promise<Outcome> {
   let send: ((body: string, rowCount: number) => Promise<BatchOutcome>) | undefined;
   if (opts.dryRun !== 'local') {
     const context = apiContextOf(run);
-    send = (body, rowCount) => sendBatch(context, opts.kind, body, rowCount, opts.dryRun === 'server', opts.update);
+    const returnRows = run.results !== undefined;
+    send = (body, rowCount) => sendBatch(context, opts.kind, body, rowCount, opts.dryRun === 'server', opts.update, returnRows);
   }
   const fieldNames = fields.map((f) => f.name);
   await runImport(
@@ -30,6 +31,7 @@ export async function importInBatches(run: OpenedImport): Promise<Outcome> {
       rows: readFileRows(opts, fields, createReadStream(opts.file), run.io),
       ...(send ? { send } : {}),
       report: run.report,
+      ...(run.results ? { results: run.results } : {}),
       progress: run.progress,
       shouldStop: run.interrupt.interrupted,
     },

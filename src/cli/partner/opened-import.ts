@@ -5,6 +5,7 @@ import { USER_AGENT } from './cli-version.js';
 import { createApiContext } from './create-api-context.js';
 import type { Progress } from './progress.js';
 import type { ImportTotals } from './run-import.js';
+import type { ResultsSink } from './results.js';
 import type { FailureSink } from './settle-batch.js';
 import type { InterruptWatch } from './watch-interrupt.js';
 
@@ -17,6 +18,8 @@ export interface OpenedImport {
   progress: Progress;
   /** the report, or the first failures on stderr */
   report: FailureSink;
+  /** --results, when asked */
+  results?: ResultsSink;
   interrupt: InterruptWatch;
   totals: ImportTotals;
 }

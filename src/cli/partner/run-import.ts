@@ -6,6 +6,7 @@ import { Batcher } from './batcher.js';
 import type { RowChecker } from './check-row.js';
 import type { Progress } from './progress.js';
 import type { BatchOutcome } from './send-batch.js';
+import type { ResultsSink } from './results.js';
 import { batchSettler, type FailureSink } from './settle-batch.js';
 
 export interface ImportRunInput {
@@ -17,6 +18,8 @@ export interface ImportRunInput {
   /** undefined for a dry run: rows are validated and batched, never sent; `rowCount` rows are in `body` */
   send?: (body: string, rowCount: number) => Promise<BatchOutcome>;
   report?: FailureSink;
+  /** --results: each written row's id and outcome (the batches then ask with `return=rows`) */
+  results?: ResultsSink;
   progress: Progress;
   /** checked before each row: stop reading (Ctrl-C) */
   shouldStop?: () => boolean;

@@ -5,12 +5,15 @@ import { InputError } from './input-error.js';
 import { printable } from './printable.js';
 import type { Progress } from './progress.js';
 import type { ReportWriter } from './report.js';
+import type { ResultsWriter } from './results.js';
 import type { Outcome } from './run-summary.js';
 import type { InterruptWatch } from './watch-interrupt.js';
 
 /** What a run opens as it goes; runToEnd closes it, however the run ended. */
 export interface RunOpened {
   report?: ReportWriter;
+  /** --results */
+  results?: ResultsWriter;
   /** set once the file is checked and counted: from then on the run has a summary to print */
   progress?: Progress;
 }
@@ -34,6 +37,7 @@ export async function runToEnd(io: CliIo, interrupt: InterruptWatch, opened: Run
     opened.progress?.stop();
     // note: a report that cannot be finished is said, not thrown, so the summary still prints.
     await opened.report?.close().catch((error: Error) => io.stderr.write(`error: could not finish the report: ${printable(error.message)}\n`));
+    await opened.results?.close().catch((error: Error) => io.stderr.write(`error: could not finish the results: ${printable(error.message)}\n`));
   }
   if (opened.progress === undefined) {
     writeStopReason(io, outcome);

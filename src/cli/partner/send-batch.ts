@@ -45,9 +45,9 @@ export interface BatchTarget<Counts extends { rowErrors: RowError[] }> {
   check: (body: unknown, rowsSent: number, dryRun: boolean) => ReplyCheck<Counts>;
 }
 
-/** A bulk import's batch (POST /v1/api/{kind}/bulk, with `update=merge` for a merge). */
-function bulkTarget(ctx: SendContext, kind: string, update: UpdateMode): BatchTarget<CheckedReply> {
-  return { kind, writtenStatus: 201, post: (body, key, dryRun) => ctx.client.postBulk(kind, body, key, dryRun, update), check: checkBulkReply };
+/** A bulk import's batch (POST /v1/api/{kind}/bulk, with `update=merge` for a merge, `return=rows` for --results). */
+function bulkTarget(ctx: SendContext, kind: string, update: UpdateMode, returnRows: boolean): BatchTarget<CheckedReply> {
+  return { kind, writtenStatus: 201, post: (body, key, dryRun) => ctx.client.postBulk(kind, body, key, dryRun, update, returnRows), check: checkBulkReply };
 }
 
 /**
@@ -90,9 +90,10 @@ function answersOf(target: BatchTarget<{ rowErrors: RowError[] }>, dryRun: boole
  * Running out of attempts, or of --max-retry-time, is fatal: the run stops. The rules are the
  * client package's, with the CLI's policy as their options (send-with-policy.ts).
  * `update` `merge` sends the batch as a merge (--merge); its key is as fresh as any other batch's.
+ * `returnRows` asks for each row's id and outcome (--results).
  */
-export async function sendBatch(ctx: SendContext, kind: string, body: string, rowCount: number, dryRun = false, update: UpdateMode = 'replace'): Promise<BatchOutcome> {
-  return sendToTarget(ctx, bulkTarget(ctx, kind, update), body, rowCount, dryRun);
+export async function sendBatch(ctx: SendContext, kind: string, body: string, rowCount: number, dryRun = false, update: UpdateMode = 'replace', returnRows = false): Promise<BatchOutcome> {
+  return sendToTarget(ctx, bulkTarget(ctx, kind, update, returnRows), body, rowCount, dryRun);
 }
 
 /** sendBatch's rules, for a batch to any target (BatchTarget). */

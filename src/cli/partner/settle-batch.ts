@@ -1,7 +1,9 @@
 import type { RowError, RowErrorDetail } from '../../shared/rows/row-errors.js';
+import type { RowOutcome } from '../../shared/import/row-outcomes.js';
 import type { Batch, RowFailure } from './batcher.js';
 import { FatalError } from './fatal-error.js';
 import type { Progress } from './progress.js';
+import type { ResultsSink } from './results.js';
 import type { BatchOutcome } from './send-batch.js';
 
 /** Where failed rows go, a batch at a time, in file order. */
@@ -23,6 +25,8 @@ export interface BatchRun<Counts extends { rowErrors: RowError[] }> {
   /** undefined for a local dry run: the batch's local failures are settled, nothing is sent */
   send?: (body: string, rowCount: number) => Promise<BatchOutcome<Counts>>;
   report?: FailureSink;
+  /** --results: the rows each written batch's answer names (`rows`), at their file locations */
+  results?: ResultsSink;
   progress: Progress;
 }
 
@@ -59,6 +63,7 @@ export function batchSettler<Counts extends { rowErrors: RowError[] }>(
       if (outcome.type === 'imported') {
         addCounts(outcome);
         if (outcome.replayed) totals.replays += 1;
+        if (run.results) await resultsOf(run.results, batch, outcome);
         for (const error of outcome.rowErrors) {
           const location = batch.locations[error.index];
           if (location !== undefined) failures.push(failureOf(location, error));
@@ -86,6 +91,22 @@ export function batchSettler<Counts extends { rowErrors: RowError[] }>(
     run.progress.update(done);
     if (fatal) throw fatal;
   };
+}
+
+/**
+ * The rows a written batch's answer names, at their file locations. note: a batch answered 504 and
+ * settled by watching its import (look-up-named-import.ts) has counts but no `rows`: its rows are
+ * counted as not returned, for the run's notice.
+ */
+async function resultsOf(results: ResultsSink, batch: Batch, outcome: { rows?: RowOutcome[]; rowErrors: RowError[] }): Promise<void> {
+  if (outcome.rows === undefined) {
+    results.notReturned(batch.rows.length - outcome.rowErrors.length);
+    return;
+  }
+  await results.add(outcome.rows.flatMap((row) => {
+    const location = batch.locations[row.index];
+    return location === undefined ? [] : [{ location, row }];
+  }));
 }
 
 /** How the report's reason of a row begins when the CLI cannot know what became of it. */
