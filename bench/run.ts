@@ -15,6 +15,7 @@ import { fileBytes, sameAsValidated } from './lib/file-rows.js';
 import { compareArchives } from './lib/catalogue-archives.js';
 import { fillCatalogueListings, listingIdsAt } from './lib/catalogue-fill.js';
 import { comparePages } from './lib/catalogue-pages.js';
+import { compareExport } from './lib/catalogue-export.js';
 import { mirrorBytes } from './lib/mirror-file.js';
 import { mirrorRound } from './lib/mirror-round.js';
 import { compareInRounds, type ComparedSide } from './lib/compare-in-rounds.js';
@@ -35,7 +36,7 @@ import { runFlood, statusCounts } from '../test/support/flood.js';
 
 const quick = process.argv.includes('--quick');
 const only = process.argv.find((arg) => arg.startsWith('--only='))?.slice('--only='.length).split(',');
-/** `--only=auth,imports` runs just those sections (auth, imports (with the floor; `floor` is the same section), upsert, growth, scale-out, memory, table, fairness, files, direct, catalogue). */
+/** `--only=auth,imports` runs just those sections (auth, imports (with the floor; `floor` is the same section), upsert, growth, scale-out, memory, table, fairness, files, direct, catalogue, export). */
 const want = (section: string) => only === undefined || only.includes(section);
 const N = (full: number, small: number) => (quick ? small : full);
 /**
@@ -561,6 +562,30 @@ async function main(): Promise<void> {
       });
     } finally {
       await catalogueStack.close();
+    }
+  }
+
+  // --- 11. the export: a whole catalogue in one answer beside a plain COPY of it (issue 44) ----
+  if (want('export')) {
+    const rows = N(1_000_000, 100_000);
+    const exportStack = await startStack({ workers: 0, accounts: 1, keysPerAccount: 1 });
+    try {
+      const [account] = exportStack.accounts;
+      await fillCatalogueListings(exportStack.sql, [account!.id], rows, 'E-');
+      await exportStack.sql`vacuum analyze listings`;
+      const compared = await compareExport({ sql: exportStack.sql, baseUrl: exportStack.api.baseUrl, account: account!, rows, rounds: ROUNDS });
+      const median = (timings: { ms: number; bytes: number }[]) => [...timings].sort((a, b) => a.ms - b.ms)[Math.floor(timings.length / 2)]!;
+      record('export: whole catalogue', {
+        rows,
+        export_ms: median(compared.export).ms,
+        export_mib: round(median(compared.export).bytes / 2 ** 20),
+        copy_ms: median(compared.copy).ms,
+        copy_mib: round(median(compared.copy).bytes / 2 ** 20),
+        export_to_copy: compared.ratio,
+        api_peak_rss_mb: peakRssMb(exportStack.api.child.pid),
+      });
+    } finally {
+      await exportStack.close();
     }
   }
 

@@ -1,10 +1,12 @@
 import { get as httpGet, type IncomingMessage } from 'node:http';
 import { gunzipSync } from 'node:zlib';
+import { createClient } from '@bulk-import/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateApiKey } from '../../src/shared/access/api-key.js';
 import { createKeyWithinCap } from '../../src/shared/repositories/api-keys.js';
 import type { ImportKind } from '../../src/shared/import/import-kinds.js';
 import { createFaultScenario, type FaultScenario } from '../support/fault-scenario.js';
+import { runPartnerCli } from '../support/partner-cli.js';
 import { spawnPart, type ApiProcess } from '../support/processes.js';
 
 /**
@@ -204,6 +206,30 @@ describe('GET /v1/api/listings/export and /v1/api/machines/export: the whole cat
     expect(body.length).toBeLessThan(Buffer.byteLength(plainText) / 3);
     expect(gunzipSync(body).toString('utf8')).toBe(plainText);
     expect(ndjson(plainText)).toHaveLength(300);
+  });
+});
+
+describe('the client package\'s exportRows', () => {
+  it('yields every row of the export as the list answers it, gzip on the wire, a row at a time', async () => {
+    const partner = await newPartner();
+    await seedMachines(partner.accountId, 1_200);
+    const client = createClient({ baseUrl: api.baseUrl, apiKey: partner.apiKey });
+    const rows = [];
+    for await (const row of client.exportRows('machines')) rows.push(row);
+    expect(rows).toEqual(await listed(partner.apiKey, 'machines'));
+  });
+});
+
+describe('the partner CLI\'s export', () => {
+  it.each([
+    ['NDJSON', [], (text: string) => ndjson(text).map((row) => row.id)],
+    ['CSV', ['--csv'], (text: string) => text.trimEnd().split('\n').slice(1).map((line) => line.slice(0, line.indexOf(',')))],
+  ] as const)('writes the whole catalogue to stdout as %s', async (_name, flags, idsOf) => {
+    const partner = await newPartner();
+    const ids = await seedMachines(partner.accountId, 700);
+    const run = await runPartnerCli(['machines', 'export', ...flags, '--base-url', api.baseUrl], { BULK_IMPORT_API_KEY: partner.apiKey });
+    expect(run.code, run.stderr).toBe(0);
+    expect(idsOf(run.stdout)).toEqual(ids);
   });
 });
 

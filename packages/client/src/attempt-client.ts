@@ -1,7 +1,7 @@
 import type { Readable } from 'node:stream';
 import type { AttemptResult } from './attempt-result.js';
 import { fileImportQuery, type FileImportOptions, type UpdateMode } from './file-import-query.js';
-import { sendAttempt, type TransportOptions } from './send-attempt.js';
+import { sendAttempt, sendStreamAttempt, type TransportOptions } from './send-attempt.js';
 
 /** The kinds of rows the API imports. */
 export type RowKind = 'listings' | 'machines';
@@ -44,6 +44,15 @@ export class AttemptClient {
   /** One GET of `path` (relative to the base URL, e.g. `v1/api/imports/<id>`), answered in JSON. */
   async get(path: string): Promise<AttemptResult> {
     return sendAttempt(this.transport, { method: 'GET', path, headers: { accept: 'application/json' } });
+  }
+
+  /**
+   * GET /v1/api/{kind}/export (`query` as sent): its 200 is `stream`, unread, gzip-compressed on
+   * the wire and decompressed by fetch as it is read.
+   */
+  async getExport(kind: string, query: string): Promise<AttemptResult> {
+    const path = `v1/api/${kind}/export${query === '' ? '' : `?${query}`}`;
+    return sendStreamAttempt(this.transport, { method: 'GET', path, headers: { 'accept-encoding': 'gzip' } });
   }
 
   /** One POST of a JSON `body` (or none) to `path`, e.g. an import's cancel. */

@@ -9,6 +9,8 @@ export interface AttemptResponse {
   sentAt: number;
   /** the body passed the reply limit (MAX_REPLY_BYTES) and was abandoned unread */
   tooLarge: boolean;
+  /** an answer streamed to its reader (sendStreamAttempt's 200): its body, unread; `body` is then undefined */
+  stream?: ReadableStream<Uint8Array>;
 }
 
 /**

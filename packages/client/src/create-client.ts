@@ -6,6 +6,7 @@ import { importFile, type FileAccepted, type FileImport } from './import-file.js
 import { importRows, type ImportRowsOptions, type MergeRowsOptions, type ReplaceRowsOptions, type RowsDryRun, type RowsImported } from './import-rows.js';
 import { importErrors, listImports, listRows, type ListRowsOptions } from './pages.js';
 import { cancelImport, getImport, me } from './reads.js';
+import { exportRows, type ExportRowsOptions } from './export-rows.js';
 import { removeRows, type RemoveRowsOptions, type RowsRemoved } from './remove-rows.js';
 import { RateLimitPacer } from './rate-limit-pacer.js';
 import { DEFAULT_RETRY_OPTIONS, type RetryOptions } from './retry-options.js';
@@ -56,14 +57,17 @@ export interface BulkImportClient {
   importErrors(id: string, options?: { pageSize?: number }): AsyncGenerator<ImportErrorRow, void, undefined>;
   listImports(options?: { pageSize?: number }): AsyncGenerator<Import, void, undefined>;
   listRows<K extends RowKind>(kind: K, options?: ListRowsOptions): AsyncGenerator<StoredRows[K], void, undefined>;
+  /** GET /v1/api/{kind}/export: the whole catalogue in one snapshot, yielded a row at a time as it streams in */
+  exportRows<K extends RowKind>(kind: K, options?: ExportRowsOptions): AsyncGenerator<StoredRows[K], void, undefined>;
 }
 
 /** A client of the API at `baseUrl` with `apiKey`. */
 export function createClient(options: ClientOptions): BulkImportClient {
+  const timeoutMs = options.timeoutMs ?? 120_000;
   const attempts = new AttemptClient({
     baseUrl: options.baseUrl,
     apiKey: options.apiKey,
-    timeoutMs: options.timeoutMs ?? 120_000,
+    timeoutMs,
     userAgent: options.userAgent ?? `bulk-import-client/${CLIENT_VERSION}`,
     ...(options.maxReplyBytes === undefined ? {} : { maxReplyBytes: options.maxReplyBytes }),
     ...(options.fetch === undefined ? {} : { fetch: options.fetch }),
@@ -86,6 +90,7 @@ export function createClient(options: ClientOptions): BulkImportClient {
     importErrors: (id, page) => importErrors(core, id, page),
     listImports: (page) => listImports(core, page),
     listRows: (kind, list) => listRows(core, kind, list),
+    exportRows: (kind, rowOptions) => exportRows(core, kind, rowOptions, timeoutMs),
   };
 }
 

@@ -9,6 +9,7 @@ export type { RowsRemoved, RemoveRowsOptions } from './remove-rows.js';
 export type { FileImport, FileAccepted } from './import-file.js';
 export type { WatchOptions } from './watch-import.js';
 export type { ListRowsOptions } from './pages.js';
+export type { ExportRowsOptions } from './export-rows.js';
 export type { Account, ArchiveResult, AsksForRows, BulkDryRunResult, BulkResult, DeleteResult, Import, ImportErrorRow, MergeRowInputs, RemovalRequest, RowInputs, RowOutcome, RowsAnswer, StoredRows } from './api-types.js';
 
 export { ApiError } from './errors/api-error.js';
@@ -19,7 +20,7 @@ export { WatchDeadlineError } from './errors/watch-deadline-error.js';
 
 export { AttemptClient, type RemovalAction, type RowKind } from './attempt-client.js';
 export type { AttemptNetworkFailure, AttemptResponse, AttemptResult } from './attempt-result.js';
-export { sendAttempt, type AttemptRequest, type TransportOptions } from './send-attempt.js';
+export { sendAttempt, sendStreamAttempt, type AttemptRequest, type TransportOptions } from './send-attempt.js';
 export { sendUntilSettled, sendWithRetries } from './send-with-retries.js';
 export type { CallRules, LookedUp, RetryWaits } from './call-rules.js';
 export type { RetryOutcome, RetryStop, StopCause } from './retry-outcome.js';

@@ -39,6 +39,19 @@ function baseOf(baseUrl: string): URL {
   return url;
 }
 
+/** A reply read up to the reply limit, as JSON when it is. */
+async function readReply(res: Response, transport: TransportOptions, sentAt: number, abandon: () => void): Promise<AttemptResult> {
+  const text = await readAtMost(res, transport.maxReplyBytes ?? MAX_REPLY_BYTES, abandon);
+  if (text === undefined) return { type: 'response', status: res.status, body: undefined, headers: res.headers, sentAt, tooLarge: true };
+  let parsed: unknown = text;
+  try {
+    parsed = JSON.parse(text) as unknown;
+  } catch {
+    // note: a proxy's HTML error page; the status decides what happens next.
+  }
+  return { type: 'response', status: res.status, body: parsed, headers: res.headers, sentAt, tooLarge: false };
+}
+
 /** One HTTP attempt with the key and User-Agent; never throws (AttemptResult). */
 export async function sendAttempt(transport: TransportOptions, request: AttemptRequest): Promise<AttemptResult> {
   const headers: Record<string, string> = {
@@ -60,16 +73,33 @@ export async function sendAttempt(transport: TransportOptions, request: AttemptR
       // note: the timeout covers reading the body too, so a reply that trickles in is bounded.
       signal: AbortSignal.any([abandon.signal, AbortSignal.timeout(transport.timeoutMs)]),
     });
-    const text = await readAtMost(res, transport.maxReplyBytes ?? MAX_REPLY_BYTES, () => abandon.abort());
-    if (text === undefined) return { type: 'response', status: res.status, body: undefined, headers: res.headers, sentAt, tooLarge: true };
-    let parsed: unknown = text;
-    try {
-      parsed = JSON.parse(text) as unknown;
-    } catch {
-      // note: a proxy's HTML error page; the status decides what happens next.
-    }
-    return { type: 'response', status: res.status, body: parsed, headers: res.headers, sentAt, tooLarge: false };
+    return await readReply(res, transport, sentAt, () => abandon.abort());
   } catch (error) {
     return { type: 'network', ...describeNetworkFailure(error) };
+  }
+}
+
+/**
+ * One GET whose 200 is a stream read by the caller (an export): its body handed over unread, the
+ * timeout covering only the wait for its headers, so that a long answer is not cut at
+ * `timeoutMs` (the reader bounds each wait for more, readStreamLines). Any other status is read as
+ * sendAttempt reads it. Never throws.
+ */
+export async function sendStreamAttempt(transport: TransportOptions, request: Omit<AttemptRequest, 'body'> & { method: 'GET' }): Promise<AttemptResult> {
+  const headers: Record<string, string> = { authorization: `Bearer ${transport.apiKey}`, 'user-agent': transport.userAgent, ...request.headers };
+  const sentAt = Date.now();
+  const abandon = new AbortController();
+  const timer = setTimeout(() => abandon.abort(new Error(`no answer within ${transport.timeoutMs} ms`)), transport.timeoutMs);
+  try {
+    const res = await (transport.fetch ?? fetch)(new URL(request.path, baseOf(transport.baseUrl)), { method: 'GET', headers, redirect: 'manual', signal: abandon.signal });
+    if (res.status === 200 && res.body !== null) {
+      clearTimeout(timer);
+      return { type: 'response', status: 200, body: undefined, headers: res.headers, sentAt, tooLarge: false, stream: res.body };
+    }
+    return await readReply(res, transport, sentAt, () => abandon.abort());
+  } catch (error) {
+    return { type: 'network', ...describeNetworkFailure(error) };
+  } finally {
+    clearTimeout(timer);
   }
 }

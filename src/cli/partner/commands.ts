@@ -1,5 +1,6 @@
 import { IMPORT_KIND_NAMES, type ImportKind } from '../../shared/import/import-kinds.js';
 import { catalogueCommand } from './catalogue-command.js';
+import { exportCommand } from './export-command.js';
 import type { Command, CommandOptions } from './command.js';
 import { importCommand } from './import-command.js';
 import { importsCommand } from './imports-command.js';
@@ -19,6 +20,7 @@ const KIND_COMMANDS = new Map<string, (kind: ImportKind) => Command<CommandOptio
   ['archive', (kind) => removalCommand(kind, 'archive')],
   ['delete', (kind) => removalCommand(kind, 'delete')],
   ['list', catalogueCommand],
+  ['export', exportCommand],
 ]);
 
 const isKind = (word: string): word is ImportKind => (IMPORT_KIND_NAMES as string[]).includes(word);
