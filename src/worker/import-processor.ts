@@ -13,7 +13,7 @@ import type { ImportRowsStore } from '../shared/import/rows-store.js';
 import type { ImportReplySender } from '../shared/import/import-reply.js';
 import type { Logger } from '../shared/infra/logger.js';
 import { markImportStep } from '../shared/import/import-steps.js';
-import { AccountGoneError, ImportAbandonedError, ImportRowCountError, ImportRowsGoneError } from './write-errors.js';
+import { AccountGoneError, ImportAbandonedError, ImportRowCountError, ImportRowsGoneError, ImportRowsRefusedError } from './write-errors.js';
 import { writeImport, type ImportRows } from './write-import.js';
 import { writeRowRemoval } from './write-row-removal.js';
 import type { FaultHooks } from './fault-injection.js';
@@ -28,7 +28,7 @@ import { settleWithin } from './attempt-deadline.js';
 const PERMANENT_SQLSTATE_CLASSES = ['21', '22', '23'];
 
 function isPermanent(error: unknown): boolean {
-  if (error instanceof AccountGoneError || error instanceof ImportRowCountError || error instanceof ImportAbandonedError) return true;
+  if (error instanceof AccountGoneError || error instanceof ImportRowCountError || error instanceof ImportRowsRefusedError || error instanceof ImportAbandonedError) return true;
   return error instanceof postgres.PostgresError && PERMANENT_SQLSTATE_CLASSES.includes(error.code.slice(0, 2));
 }
 

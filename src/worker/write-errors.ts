@@ -13,6 +13,11 @@ export class ImportRowCountError extends Error {
   override name = 'ImportRowCountError';
 }
 
+/** The rows of an import were refused by `COPY` (malformed: a forged or corrupted job). */
+export class ImportRowsRefusedError extends Error {
+  override name = 'ImportRowsRefusedError';
+}
+
 /** The rows of an import that is not recorded yet are gone (withdrawn or expired). */
 export class ImportRowsGoneError extends Error {
   override name = 'ImportRowsGoneError';

@@ -4,6 +4,7 @@ import { markImportStep } from '../shared/import/import-steps.js';
 import { findImportRecord } from '../shared/repositories/import-records.js';
 import {
   copyRowsIn,
+  isCopyRefused,
   findImportingAccount,
   insertImportRecord,
   isImportRecordTaken,
@@ -15,7 +16,7 @@ import { mergeFailureError, recordMergeErrors, recordMergeWithRows } from '../sh
 import type { RowError } from '../shared/rows/row-errors.js';
 import type { RowOutcome } from '../shared/import/row-outcomes.js';
 import { recordedResult } from './recorded-result.js';
-import { AccountGoneError, ImportRowCountError, ImportRowsGoneError, refuseMergeRace } from './write-errors.js';
+import { AccountGoneError, ImportRowCountError, ImportRowsGoneError, ImportRowsRefusedError, refuseMergeRace } from './write-errors.js';
 
 /** An import job as the worker writes it; the write fails unless exactly `rowCount` rows are inserted. */
 export interface ImportWrite
@@ -102,6 +103,7 @@ export async function writeImport(sql: Sql, input: ImportWrite, hooks: Hooks = {
         : await recordImportWithRows(sql, { ...statement, rows });
   } catch (error) {
     if (error instanceof DryRunRollback) return error.result;
+    if (copied && isCopyRefused(error)) throw new ImportRowsRefusedError(`the rows of import ${input.importId} were refused by COPY; nothing was written`);
     // note: a run of the same job committed while this one's statement ran; its rows went with it.
     if (isImportRecordTaken(error)) return recordedResult(input.importId, await findImportRecord(sql, input.importId, reading));
     throw error;

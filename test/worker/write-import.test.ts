@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { Sql } from '../../src/shared/infra/db.js';
-import { AccountGoneError, ImportRowCountError, ImportRowsGoneError } from '../../src/worker/write-errors.js';
+import { AccountGoneError, ImportRowCountError, ImportRowsGoneError, ImportRowsRefusedError } from '../../src/worker/write-errors.js';
 import { writeImport, type ImportWrite } from '../../src/worker/write-import.js';
 import { ListingRowSchema } from '../../src/shared/rows/listing-row.js';
 import { validListing } from '../support/fixtures.js';
@@ -68,6 +68,18 @@ describe.each(ROWS_ENCODINGS)('writeImport, rows as %s', (encoding) => {
       deliver(twoListings()); // note: a write still waiting for its rows would hold the pool open
       await counting.sql.end();
     }
+  });
+
+  it.runIf(encoding === 'copy')('fails at once, for good, having written nothing, when COPY refuses the rows (a line with a column too many)', async () => {
+    const rows = Buffer.from(twoListings() as Uint8Array).toString('utf8').replace('\n', '\textra\n');
+    const input = importOf(new TextEncoder().encode(rows));
+    const started = performance.now();
+    await expect(writeImport(db.sql, input)).rejects.toBeInstanceOf(ImportRowsRefusedError);
+    expect(performance.now() - started).toBeLessThan(5_000);
+    expect(await writtenByImport(db.sql, input.importId)).toEqual({ listings: 0, imports: 0 });
+    // the connection is fit for the next import
+    const next = importOf(twoListings());
+    expect(await writeImport(db.sql, next)).toEqual({ inserted: 2, skipped: 0, errors: [] });
   });
 
   it('writes nothing, not even the record, when the rows are not as many as announced', async () => {

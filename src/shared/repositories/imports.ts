@@ -1,3 +1,4 @@
+import type { Writable } from 'node:stream';
 import postgres from 'postgres';
 import { PG_UNIQUE_VIOLATION, type Sql, type TransactionSql } from '../infra/db.js';
 import type { ImportKind } from '../import/import-kinds.js';
@@ -167,6 +168,7 @@ const INDEX_COLUMN = 'index integer';
  * Sends an import's rows (copy-rows.ts encodeCopyRows, as bytes) with `COPY` into the table of
  * copied rows, for the statement that follows in the same transaction to read (`CopiedRows`).
  * note: the table's creation is sent without waiting for it, ahead of the `COPY`: one round trip.
+ * Only the hand-over of the `COPY`'s end is awaited (handOverCopyEnd), not its answer.
  */
 export async function copyRowsIn(tx: TransactionSql, kind: ImportKind, rows: Uint8Array, { indexed = false }: { indexed?: boolean } = {}): Promise<void> {
   const table = copiedRowsTable(kind, indexed);
@@ -175,11 +177,37 @@ export async function copyRowsIn(tx: TransactionSql, kind: ImportKind, rows: Uin
   const created = tx.unsafe(`create temporary table if not exists ${table} (${definition}) on commit delete rows`).execute();
   const writable = await tx.unsafe(`copy ${table} (${indexed ? 'index, ' : ''}${record.names}) from stdin`).writable();
   await created;
-  await new Promise<void>((resolve, reject) => {
-    writable.on('error', reject);
-    writable.end(rows, () => resolve());
+  await handOverCopyEnd(writable, rows);
+}
+
+/**
+ * Writes the rows and the `COPY`'s end, and resolves once postgres.js has sent the end, when it
+ * takes the next statement of the transaction (before, it refuses one: COPY_IN_PROGRESS). note:
+ * not the stream's own end, which postgres.js 3.4 settles only when PostgreSQL accepts the
+ * `COPY`: refused rows would leave it waiting, and its transaction holding a connection, for good.
+ * The statement that follows waits for the `COPY` on the connection instead, and fails with 25P02
+ * when it was refused (isCopyRefused).
+ */
+function handOverCopyEnd(writable: Writable, rows: Uint8Array): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const final = writable._final?.bind(writable);
+    if (final === undefined) throw new Error('a COPY stream without its end step');
+    writable._final = (callback) => {
+      final(callback);
+      resolve();
+    };
+    writable.once('error', reject);
+    writable.end(rows);
   });
 }
+
+/** Whether `error` is the statement after copyRowsIn failing because the transaction's `COPY` was refused (malformed rows). */
+export function isCopyRefused(error: unknown): boolean {
+  return error instanceof postgres.PostgresError && error.code === PG_IN_FAILED_TRANSACTION;
+}
+
+/** SQLSTATE 25P02: a statement sent in a transaction an earlier statement failed. */
+const PG_IN_FAILED_TRANSACTION = '25P02';
 
 /**
  * The rows as `json_to_recordset` reads them, or as `COPY` left them (copyRowsIn), named `r`.
