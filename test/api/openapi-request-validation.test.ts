@@ -195,7 +195,7 @@ describe('requests the service answers 2xx pass the document\'s request validati
     });
   });
 
-  it('GET /v1/api/listings, /v1/api/machines and a row of each, with their query parameters (200)', async () => {
+  it('GET /v1/api/listings, /v1/api/machines, a row of each and their exports, with their query parameters (200)', async () => {
     const externalId = `SKU-${randomUUID()}`;
     await accepted({ method: 'POST', url: '/v1/api/listings/bulk', json: { listings: [validListing({ external_id: externalId })] } });
     await accepted({ method: 'POST', url: '/v1/api/machines/bulk', json: { machines: [validMachine()] } });
@@ -205,6 +205,8 @@ describe('requests the service answers 2xx pass the document\'s request validati
       await accepted({ method: 'GET', url: `/v1/api/${kind}?limit=100&starting_after=${id}&archived=false&updated_since=${encodeURIComponent('2026-01-01T00:00:00+02:00')}` });
       await accepted({ method: 'GET', url: `/v1/api/${kind}?archived=true` });
       await accepted({ method: 'GET', url: `/v1/api/${kind}/${id}` });
+      await accepted({ method: 'GET', url: `/v1/api/${kind}/export` });
+      await accepted({ method: 'GET', url: `/v1/api/${kind}/export?format=csv&archived=false&updated_since=${encodeURIComponent('2026-01-01T00:00:00+02:00')}` });
     }
     await accepted({ method: 'GET', url: `/v1/api/listings?external_id=${externalId}` });
     // note: the filter is trimmed before its 100 characters are counted
