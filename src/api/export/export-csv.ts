@@ -1,7 +1,7 @@
 import type { Transform } from 'node:stream';
 import type { ExportColumn } from '../../shared/repositories/catalogue-export.js';
 import { CSV_ARRAY_SEPARATOR } from '../../shared/import/file/csv-cells.js';
-import { formulaSafeCsvText } from '../formula-safe-csv.js';
+import { formulaSafeCsvText } from '../../shared/formula-safe-csv.js';
 import { copyFields, copyTextTransform, isoTime } from './copy-text.js';
 
 /**

@@ -5,7 +5,7 @@ import { IMPORT_ERRORS_CSV_COLUMNS } from '../../shared/api-schemas/imports.js';
 import type { Sql } from '../../shared/infra/db.js';
 import { listImportErrors, type ImportView } from '../../shared/repositories/import-lookups.js';
 import type { RowError } from '../../shared/rows/row-errors.js';
-import { formulaSafeCsv } from '../formula-safe-csv.js';
+import { formulaSafeCsv } from '../../shared/formula-safe-csv.js';
 
 /** An import as the API answers it (docs/imports.md). */
 export function importResource(view: ImportView): z.input<typeof ImportSchema> {

@@ -1,7 +1,7 @@
 import { createWriteStream, type WriteStream } from 'node:fs';
 import { once } from 'node:events';
-import { stringify } from 'csv-stringify/sync';
 import type { RowOutcome } from '@bulk-import/client';
+import { formulaSafeCsvText } from '../../shared/formula-safe-csv.js';
 import { InputError } from './input-error.js';
 import { serverText } from './printable.js';
 import { UsageError } from './usage-error.js';
@@ -12,12 +12,10 @@ import { UsageError } from './usage-error.js';
  * `line,external_id,id,outcome` (`index` for a JSON array input), a line per row in file order,
  * written as each batch is answered (never held in memory).
  *
- * note: the cells are escaped as the service's errors CSV escapes them (csv-stringify with
- * `escape_formulas`: a cell that starts with `=`, `+`, `-`, `@`, a tab or a carriage return gets a
- * leading `'`), so that an external_id never runs as a formula when the file is opened in a
- * spreadsheet; every text the server sent is bounded and printable first (serverText).
+ * note: the cells are escaped as the service's errors CSV escapes them (formula-safe-csv.ts), so
+ * that an external_id never runs as a formula when the file is opened in a spreadsheet; every
+ * text the server sent is bounded and printable first (serverText).
  */
-const CSV_OPTIONS = { escape_formulas: true } as const;
 
 /** A row the server answered for, at its place in the file. */
 export interface RowResult {
@@ -50,7 +48,7 @@ export class ResultsWriter implements ResultsSink {
       const out = createWriteStream(path);
       await once(out, 'open');
       const writer = new ResultsWriter(out);
-      await writer.write(stringify([[locationName, 'external_id', 'id', 'outcome']], CSV_OPTIONS));
+      await writer.write(formulaSafeCsvText([[locationName, 'external_id', 'id', 'outcome']]));
       return writer;
     } catch (error) {
       throw new InputError(`cannot write the results ${path}: ${(error as Error).message}`);
@@ -60,7 +58,7 @@ export class ResultsWriter implements ResultsSink {
   async add(results: readonly RowResult[]): Promise<void> {
     if (results.length === 0) return;
     const records = results.map(({ location, row }) => [String(location), serverText(row.external_id ?? ''), serverText(row.id ?? ''), serverText(row.outcome)]);
-    await this.write(stringify(records, CSV_OPTIONS));
+    await this.write(formulaSafeCsvText(records));
   }
 
   notReturned(rows: number): void {
