@@ -106,7 +106,7 @@ describe('partner CLI against a real API and worker', () => {
   });
 
   beforeEach(async () => {
-    await scenario.sql`truncate listings, machines, imports, import_file_chunks, import_file_external_ids, import_file_errors, import_file_seen_ids, unsettled_imports, idempotency_keys`;
+    await scenario.sql`truncate listings, machines, imports, import_file_chunks, import_file_external_ids, import_file_errors, import_file_seen_ids, unsettled_imports, idempotency_keys, import_row_outcomes`;
   });
 
   it('CSV with invalid rows: exit 1, the report names each bad line and reason, the valid rows are in once', async () => {
