@@ -100,12 +100,14 @@ describe('writeImport and writeRowRemoval with returnRows', () => {
     const creating = writeImport(db.sql, other, { beforeCommit: gate.beforeCommit });
     await gate.reached;
     const racing = upsert([row], [0]);
-    const writing = writeImport(db.sql, racing);
+    // note: its refusal is awaited from the start, so that a rejection before `creating` settles
+    // is never an unhandled one (it was, on a Redis Cluster run)
+    const refused = expect(writeImport(db.sql, racing)).rejects.toBeInstanceOf(MergeRaceError);
     // note: the statement waits on the other import's uncommitted row, with the snapshot it began with
     await new Promise((resolve) => setTimeout(resolve, 200));
     gate.release();
     await creating;
-    await expect(writing).rejects.toBeInstanceOf(MergeRaceError);
+    await refused;
     expect(await outcomesKept(racing.importId)).toBe(0);
     const [created] = await db.sql<{ id: string }[]>`select id::text as id from listings where account_id = ${db.accountId} and external_id = 'RACE-1'`;
     const retried = await writeImport(db.sql, { ...racing, rows: indexedRows([row], [0]) });
