@@ -2,7 +2,7 @@ import type { Transform } from 'node:stream';
 import type { ExportColumn } from '../../shared/repositories/catalogue-export.js';
 import { CSV_ARRAY_SEPARATOR } from '../../shared/import/file/csv-cells.js';
 import { formulaSafeCsvText } from '../../shared/formula-safe-csv.js';
-import { copyFields, copyTextTransform, isoTime } from './copy-text.js';
+import { copyFields, copyTextTransform, isoTime, linesOf } from './copy-text.js';
 
 /**
  * A field as a CSV cell, in the shape an import file's cell takes (docs/imports.md#whole-files):
@@ -21,7 +21,7 @@ function cellOf(column: ExportColumn, field: string | null | undefined): string 
  * its cells escaped as the errors CSV escapes them (formulaSafeCsvText).
  */
 export function csvRows(columns: readonly ExportColumn[]): Transform {
-  const records = (lines: string[]) => lines.map((line) => {
+  const records = (lines: string) => linesOf(lines).map((line) => {
     const fields = copyFields(line);
     return columns.map((column, i) => cellOf(column, fields[i]));
   });
