@@ -7,6 +7,8 @@ const CONNECT_TIMEOUT_SEC = 2;
 
 export type Sql = postgres.Sql;
 export type TransactionSql = postgres.TransactionSql;
+/** A piece of a statement: postgres.js nests fragments, their parameters included. */
+export type Fragment = postgres.PendingQuery<postgres.Row[]>;
 
 /** One pool per process. Query parameters are never logged (postgres.js keeps them out of errors' messages). */
 export function createSql(config: Pick<Config, 'databaseUrl' | 'databasePoolMax'>, options: { max?: number } = {}): Sql {

@@ -1,6 +1,6 @@
 import type { Writable } from 'node:stream';
 import postgres from 'postgres';
-import { PG_UNIQUE_VIOLATION, type Sql, type TransactionSql } from '../infra/db.js';
+import { PG_UNIQUE_VIOLATION, type Fragment, type Sql, type TransactionSql } from '../infra/db.js';
 import type { ImportKind } from '../import/import-kinds.js';
 import { createdAtOf, type ImportOfRequest } from './import-records.js';
 import { ROW_COLUMNS } from '../rows/row-columns.js';
@@ -73,9 +73,6 @@ function sqlColumns(types: Record<string, string>) {
 function changes(columns: readonly string[]): string {
   return `(${columns.map((c) => `t.${c}`).join(', ')}) is distinct from (${columns.map((c) => `excluded.${c}`).join(', ')})`;
 }
-
-/** A piece of a statement: postgres.js nests fragments, their parameters included. */
-export type Fragment = postgres.PendingQuery<postgres.Row[]>;
 
 /** Where a statement takes the maker's name and photo from: values sent with it, or columns it reads itself. */
 interface MakerSource {

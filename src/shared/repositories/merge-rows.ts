@@ -1,8 +1,8 @@
-import type { TransactionSql } from '../infra/db.js';
+import type { Fragment, TransactionSql } from '../infra/db.js';
 import type { ImportKind } from '../import/import-kinds.js';
 import type { RowError } from '../rows/row-errors.js';
 import { createdAtOf, type ImportOfRequest } from './import-records.js';
-import { MACHINE_IDENTITY, rowTarget, type Fragment, type RowTarget } from './imports.js';
+import { MACHINE_IDENTITY, rowTarget, type RowTarget } from './imports.js';
 import type { RowOutcome } from '../import/row-outcomes.js';
 import { keepOutcomes, outcomesAnswer } from './row-outcomes.js';
 

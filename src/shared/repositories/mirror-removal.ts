@@ -1,6 +1,5 @@
-import type { TransactionSql } from '../infra/db.js';
+import type { Fragment, TransactionSql } from '../infra/db.js';
 import type { ImportKind } from '../import/import-kinds.js';
-import type { Fragment } from './imports.js';
 
 /**
  * The statements of a mirror's removal (docs/catalogue.md#mirror): once its file is written, the

@@ -1,6 +1,5 @@
-import type { Sql, TransactionSql } from '../infra/db.js';
+import type { Fragment, Sql, TransactionSql } from '../infra/db.js';
 import type { RowOutcome } from '../import/row-outcomes.js';
-import type { Fragment } from './imports.js';
 
 /**
  * Each row's id and outcome kept with an import that asked for them (`?return=rows`,
