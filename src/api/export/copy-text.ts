@@ -52,13 +52,14 @@ export function copyTextTransform(encode: (lines: string) => string, head = ''):
       gatheredBytes += chunk.length;
       if (gatheredBytes < BATCH_BYTES) return done();
       const encoded = encodeGathered();
-      done(null, encoded === '' ? undefined : encoded);
+      // note: as bytes, so that the answer's chunked encoding does not measure the text again
+      done(null, encoded === '' ? undefined : Buffer.from(encoded));
     },
     flush(done) {
       const encoded = encodeGathered();
       // note: COPY ends every row with a line break; text left over is a truncated answer
       if (rest + decoder.end() !== '') return done(new Error('the COPY text ended inside a row'));
-      done(null, encoded === '' ? undefined : encoded);
+      done(null, encoded === '' ? undefined : Buffer.from(encoded));
     },
   });
   if (head !== '') transform.push(head);
