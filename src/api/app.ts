@@ -16,6 +16,7 @@ import { registerMethodNotAllowed } from './plugins/method-not-allowed.js';
 import { registerOperatorEndpoints } from './routes/operator-endpoints.js';
 import { registerRequestMetrics } from './plugins/request-metrics.js';
 import { registerRequestLog, RequestLogController } from './plugins/request-log.js';
+import { requestLoggerFactory } from './plugins/request-logger.js';
 import { requestIdFrom } from './plugins/request-id.js';
 import { bulkImportRoutes } from './routes/bulk-imports.js';
 import { rowRemovalRoutes } from './routes/row-removals.js';
@@ -43,6 +44,7 @@ export async function buildApp(deps: ApiDeps): Promise<FastifyInstance> {
     requestIdHeader: false,
     genReqId: requestIdFrom,
     logController: new RequestLogController({ requestIdLogLabel: 'requestId' }),
+    childLoggerFactory: requestLoggerFactory,
     // note: per-route limits (1 MB machines, 2 MB listings) are set on those routes.
     bodyLimit: 64 * 1024,
     return503OnClosing: false, // note: graceful-close.ts answers the catalogue's 503 instead
