@@ -168,10 +168,8 @@ export function apiKeyAuth(deps: ApiKeyAuthDeps): onRequestAsyncHookHandler {
     }
   }
 
-  /** Steps 3-4: the account's tier, then its quota, whose headers the answer carries either way. */
-  async function admitAccount(key: AuthenticatedKey, count: QuotaCount | undefined, reply: FastifyReply): Promise<void> {
-    const tier = requireApiTier(key.account, config.upgradeUrl);
-    const decision = quota.decide(count ?? (await quota.count(key.account.id, tier)), tier);
+  /** Step 4: the account's quota, whose headers the answer carries either way. */
+  function admitQuota(decision: QuotaDecision, reply: FastifyReply): void {
     setQuotaHeaders(reply, decision);
     if (decision.exceeded) {
       const { window, retryAfterSec } = decision.exceeded;
@@ -195,7 +193,11 @@ export function apiKeyAuth(deps: ApiKeyAuthDeps): onRequestAsyncHookHandler {
     // route's scope refuses is logged with its account and key prefix too (request-log.ts); a
     // handler reads it through authenticatedKey, which only runs once every check passed.
     request.apiKey = key;
-    await admitAccount(key, count, reply);
+    // Steps 3-4: the account's tier, then its quota. note: inline rather than an async step of
+    // its own: a cached key's request was counted with its gate (identify) and goes on without
+    // another await; only a key just loaded waits for its count here.
+    const tier = requireApiTier(key.account, config.upgradeUrl);
+    admitQuota(quota.decide(count ?? (await quota.count(key.account.id, tier)), tier), reply);
     // Step 5: the route's scope.
     const required = request.routeOptions.config.requiredScope;
     if (required !== undefined) {
