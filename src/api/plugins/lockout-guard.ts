@@ -17,10 +17,11 @@ import { onTakenSegment } from './taken-segments.js';
  */
 export function registerLockoutGuard(app: FastifyInstance, lockout: AuthLockout, metrics: Pick<ApiMetrics, 'authLockouts'>): void {
   app.addHook('onRequest', (request, _reply, done) => {
-    const underApi = request.routeOptions.url?.startsWith('/v1/api/') === true || request.url.startsWith('/v1/api/');
+    const { url, config } = request.routeOptions;
+    const underApi = url?.startsWith('/v1/api/') === true || request.url.startsWith('/v1/api/');
     // note: a path with another route's segment (`GET /v1/api/listings/bulk`) is not the matched
     // API-key route's, whose own check would come after its 405 (method-not-allowed.ts)
-    if (!underApi || (request.routeOptions.config.auth === 'api-key' && !onTakenSegment(request))) {
+    if (!underApi || (config.auth === 'api-key' && !onTakenSegment(request, config))) {
       done();
       return;
     }
