@@ -465,6 +465,8 @@ async function main(): Promise<void> {
         record(`files: round ${i + 1}`, {
           upload_s: round(r.uploadMs / 1000),
           upload_rows_per_s: Math.round((rows * 1000) / r.uploadMs),
+          upload_event_loop_cpu_s: round(r.uploadLoopCpuMs / 1000),
+          upload_api_cpu_s: round(r.uploadApiCpuMs / 1000),
           write_s: round(r.writeMs / 1000),
           write_rows_per_s: Math.round((rows * 1000) / r.writeMs),
           file_rows_per_s: Math.round((rows * 1000) / fileMs),

@@ -1,5 +1,6 @@
 import { Pool } from 'undici';
 import { copyListings } from './copy-insert.js';
+import { cpuMs, eventLoopOf } from './cpu.js';
 import { uploadListingsFile, waitForImport } from './file-import.js';
 import { copyListingBatches } from './file-rows.js';
 import { runLoad } from './load.js';
@@ -10,6 +11,9 @@ import { summarise, type LoadResult } from './stats.js';
 /** One round of the `files` section: what was measured, in ms and loads. */
 export interface FileRound {
   uploadMs: number;
+  /** CPU the API's event loop used while the file was uploaded, and the whole API process (its preparing threads too) */
+  uploadLoopCpuMs: number;
+  uploadApiCpuMs: number;
   writeMs: number;
   copyMs: number;
   /** bulk imports of 200 listings, c=1, just before and just after the file */
@@ -56,7 +60,12 @@ export async function fileRound(stack: BenchStack, rows: number, idleOperations:
     const idleLatencies: number[] = [];
     const before = await idleLoad(idleLatencies);
 
+    const apiPid = stack.api.child.pid!;
+    const loopBefore = cpuMs(eventLoopOf(apiPid));
+    const apiBefore = cpuMs(apiPid);
     const upload = await uploadListingsFile(stack.api.baseUrl, key, rows);
+    const uploadLoopCpuMs = cpuMs(eventLoopOf(apiPid)) - loopBefore;
+    const uploadApiCpuMs = cpuMs(apiPid) - apiBefore;
     const accepted = performance.now();
     const completed = waitForImport(pollPool, key, upload.import.id, ['completed']);
     let done = false;
@@ -82,7 +91,7 @@ export async function fileRound(stack: BenchStack, rows: number, idleOperations:
     const copyMs = performance.now() - copyStarted;
     await emptyTables(stack);
 
-    return { uploadMs: upload.ms, writeMs: end.at - accepted, copyMs, idle, busy, busyImports: busy.requests - busy.errors };
+    return { uploadMs: upload.ms, uploadLoopCpuMs, uploadApiCpuMs, writeMs: end.at - accepted, copyMs, idle, busy, busyImports: busy.requests - busy.errors };
   } finally {
     await bulkPool.close();
     await pollPool.close();
