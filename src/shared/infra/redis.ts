@@ -8,8 +8,8 @@ export type RedisClient = Redis | Cluster;
 /**
  * - `command`: rate limits, lockouts, auth version and health. Fails fast when Redis is away (no
  *   offline queue) so a request gets an error instead of hanging. Auto-pipelined: the commands
- *   of one request leave in one write, and the reads of concurrent ones share an MGET
- *   (BatchedReads), which cuts the syscalls that dominate the API-key hot path.
+ *   of concurrent requests leave in one write, which cuts the syscalls that dominate the API-key
+ *   hot path; but not MGET, see BATCHED_ELSEWHERE.
  * - `producer`: the API's BullMQ queue and the rows of its jobs (ImportRowsStore). Fails fast
  *   too, but is not auto-pipelined: BullMQ's maintainers have seen odd behaviour with it.
  * - `blocking`: BullMQ workers and the API's subscriber to the import replies. They must wait
@@ -22,6 +22,16 @@ const FAIL_FAST: RedisOptions = {
   connectTimeout: 2_000,
   commandTimeout: 2_000,
 };
+/**
+ * Commands the `command` client sends as they come, outside its auto-pipeline. note: the reads of
+ * concurrent requests are already one MGET per round of I/O (BatchedReads); auto-pipelining that
+ * MGET again built a pipeline for it and held it for another round (and behind the pipeline in
+ * flight), which cost the API 2-4 µs of CPU per GET /v1/api/me at c=32, a tenth of it
+ * (bench/README.md, issue 43). The quota script stays auto-pipelined: one per request whose
+ * account holds no share here, many at once.
+ */
+const BATCHED_ELSEWHERE = ['mget'];
+
 const WAIT_FOREVER: RedisOptions = { maxRetriesPerRequest: null, enableReadyCheck: true };
 const reconnectDelay = (attempt: number) => Math.min(attempt * 100, 2_000);
 
@@ -50,6 +60,7 @@ function connect(target: RedisTarget, role: RedisRole, perRole: RedisOptions): R
     const options: ClusterOptions = {
       redisOptions: { ...serverAuth(target), ...perRole, reconnectOnError: reconnectOnReadOnly },
       enableAutoPipelining: role === 'command',
+      autoPipeliningIgnoredCommands: BATCHED_ELSEWHERE,
       enableOfflineQueue: !failFast,
       clusterRetryStrategy: reconnectDelay,
       // note: every key of the service shares one hash tag, hence one slot and one master; reads
@@ -62,6 +73,7 @@ function connect(target: RedisTarget, role: RedisRole, perRole: RedisOptions): R
   const common: RedisOptions = {
     ...perRole,
     enableAutoPipelining: role === 'command',
+    autoPipeliningIgnoredCommands: BATCHED_ELSEWHERE,
     ...(failFast ? { enableOfflineQueue: false, retryStrategy: reconnectDelay } : {}),
     reconnectOnError: reconnectOnReadOnly,
   };
