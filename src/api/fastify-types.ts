@@ -11,6 +11,8 @@ declare module 'fastify' {
     sessionAccount?: Account;
     /** the account's in-flight import slot this request holds (bulk imports) */
     inFlightSlot?: InFlightSlot;
+    /** set once the request's completion line is written (request-log.ts): one line per request */
+    completionLineWritten?: boolean;
   }
   interface FastifyContextConfig {
     /**
