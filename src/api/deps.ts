@@ -20,7 +20,7 @@ import { UploadsInProgress } from './import/uploads-in-progress.js';
 import { AccountQuota } from './limits/account-quota.js';
 import { AuthLockout } from './limits/auth-lockout.js';
 import { AccountInFlight } from './limits/in-flight-slots.js';
-import { FileUploadSlots } from './limits/file-upload-slots.js';
+import { ProcessSlots } from './limits/process-slots.js';
 
 /** Everything the API's routes and hooks use, created once per process and passed in. */
 export interface ApiDeps {
@@ -30,7 +30,7 @@ export interface ApiDeps {
   /** the uploads' own pool: a file's batches are staged on it (FILE_UPLOAD_POOL_MAX) */
   uploadSql: Sql;
   /** the uploads this process receives at once (FILE_UPLOADS_PER_PROCESS) */
-  uploadSlots: FileUploadSlots;
+  uploadSlots: ProcessSlots;
   /** the uploads this process is receiving, said to be alive every few seconds */
   uploads: UploadsInProgress;
   redis: RedisClient;
@@ -49,6 +49,10 @@ export interface ApiDeps {
   inFlight: AccountInFlight;
   /** each account's export, across replicas: one at a time (docs/catalogue.md#export) */
   exports: AccountInFlight;
+  /** the exports' own pool: an export holds a connection of it while it runs (EXPORT_POOL_MAX) */
+  exportSql: Sql;
+  /** the exports this process streams at once, one per connection of exportSql */
+  exportSlots: ProcessSlots;
   keyCache: KeyCache;
   /** writes the keys' last_used_at, batched */
   keyUse: KeyUseRecorder;
@@ -63,6 +67,7 @@ export async function createApiDeps(config: Config, log: Logger): Promise<ApiDep
   const sql = createSql(config);
   const uploadSql = createSql(config, { max: config.fileUploadPoolMax });
   const uploads = new UploadsInProgress(uploadSql, log);
+  const exportSql = createSql(config, { max: config.exportPoolMax });
   const redis = createRedis(config, 'command');
   redis.on('error', (err: Error) => log.warn({ err: err.message }, 'redis connection error'));
   const producerRedis = createRedis(config, 'producer');
@@ -106,7 +111,7 @@ export async function createApiDeps(config: Config, log: Logger): Promise<ApiDep
     log,
     sql,
     uploadSql,
-    uploadSlots: new FileUploadSlots(config.fileUploadsPerProcess),
+    uploadSlots: new ProcessSlots(config.fileUploadsPerProcess),
     uploads,
     redis,
     reads: new BatchedReads(redis),
@@ -118,6 +123,8 @@ export async function createApiDeps(config: Config, log: Logger): Promise<ApiDep
     authVersion: new AuthVersion(redis, config.redisPrefix),
     inFlight,
     exports,
+    exportSql,
+    exportSlots: new ProcessSlots(config.exportPoolMax),
     keyCache,
     keyUse,
     importPreparer,
@@ -138,6 +145,7 @@ export async function createApiDeps(config: Config, log: Logger): Promise<ApiDep
       await sql.end({ timeout: 5 });
       await uploads.close();
       await uploadSql.end({ timeout: 5 });
+      await exportSql.end({ timeout: 5 });
       producerRedis.disconnect();
       redis.disconnect();
     },

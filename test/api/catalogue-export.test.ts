@@ -344,3 +344,44 @@ describe('EXPORT_IDLE_TIMEOUT_MS', () => {
     expect(started.output.join('\n')).toMatch(/EXPORT_IDLE_TIMEOUT_MS: /);
   });
 });
+
+describe('EXPORT_POOL_MAX: the exports\' own connections', () => {
+  it('streams an export on a connection of its own: the list answers while the only one of DATABASE_POOL_MAX is free, and an export beyond EXPORT_POOL_MAX is 503 overloaded with Retry-After, not a wait', async () => {
+    const small = await scenario.startApi({ DATABASE_POOL_MAX: '1', EXPORT_POOL_MAX: '1', EXPORT_IDLE_TIMEOUT_MS: '60000' });
+    try {
+      const partner = await newPartner();
+      const other = await newPartner();
+      const ids = await seedListings(partner.accountId, 8_000, 1_000);
+      await seedListings(other.accountId, 10);
+      const first = await openExport(`${small.baseUrl}/v1/api/listings/export`, partner.apiKey);
+      first.pause();
+      await expect.poll(async () => (await busySessions()).length, { timeout: 3_000 }).toBeGreaterThan(0);
+      const list = await fetch(`${small.baseUrl}/v1/api/listings?limit=5`, { headers: headersOf(other.apiKey), signal: AbortSignal.timeout(5_000) });
+      expect(list.status).toBe(200);
+      await list.text();
+      const beyond = await fetch(`${small.baseUrl}/v1/api/listings/export`, { headers: headersOf(other.apiKey), signal: AbortSignal.timeout(5_000) });
+      expect(beyond.status).toBe(503);
+      expect(beyond.headers.get('retry-after')).not.toBeNull();
+      expect(await beyond.json()).toMatchObject({ error: 'Service overloaded, retry shortly', code: 'overloaded' });
+      const { text, complete } = await readSlowly(first, Infinity, 0);
+      expect(complete).toBe(true);
+      expect(ndjson(text).map((row) => row.id)).toEqual(ids);
+      // note: the refused export held neither its account's export nor a connection: both run now
+      await expect
+        .poll(async () => {
+          const res = await fetch(`${small.baseUrl}/v1/api/listings/export`, { headers: headersOf(other.apiKey) });
+          return res.status === 200 ? ndjson(await res.text()).length : res.status;
+        }, { timeout: 3_000 })
+        .toBe(10);
+    } finally {
+      await small.stop('SIGTERM');
+    }
+  });
+
+  it.each([['0'], ['101'], ['two']])('refuses EXPORT_POOL_MAX=%j at the API\'s start, naming the variable', async (raw) => {
+    const started = spawnPart('api', { ...scenario.env, PORT: '0', EXPORT_POOL_MAX: raw });
+    const code = await started.exited;
+    expect(code).not.toBe(0);
+    expect(started.output.join('\n')).toMatch(/EXPORT_POOL_MAX: /);
+  });
+});

@@ -10,7 +10,7 @@ import { authenticatedKey } from '../authenticated.js';
 import { exportBody } from '../export/export-stream.js';
 import { CATALOGUE_EXPORT_BAD_REQUEST_EXAMPLES, catalogueExportExamples, TOO_MANY_EXPORTS_EXAMPLE } from '../openapi/catalogue-examples.js';
 import { ERROR_EXAMPLES } from '../openapi/examples.js';
-import { apiKeyAuthErrors, AUTHENTICATED, errorResponse, internalErrorResponse, unavailableResponse } from '../openapi/responses.js';
+import { apiKeyAuthErrors, AUTHENTICATED, errorResponse, internalErrorResponse } from '../openapi/responses.js';
 import { streamResponse } from '../openapi/route-schema.js';
 import { RetryLaterErrorSchema } from '../../shared/api-schemas/error-body.js';
 import { refusalsByPart, refuseUnknownQueryParameters } from '../route-validation.js';
@@ -52,7 +52,12 @@ function schema(kind: ImportKind) {
         RetryLaterErrorSchema,
       ),
       500: internalErrorResponse(AUTHENTICATED),
-      503: unavailableResponse(AUTHENTICATED),
+      503: errorResponse(
+        'Retry after `Retry-After` seconds. `Service overloaded, retry shortly`: this API process already streams `EXPORT_POOL_MAX` exports (each holds a database connection of the exports\' own pool while it runs). `Service temporarily unavailable`: PostgreSQL or Redis is unavailable.',
+        { storeUnavailable: ERROR_EXAMPLES.storeUnavailable, overloaded: ERROR_EXAMPLES.overloaded },
+        [...AUTHENTICATED, 'Retry-After'],
+        RetryLaterErrorSchema,
+      ),
     },
   };
 }
@@ -74,10 +79,19 @@ function catalogueExportRoutesOf(kind: ImportKind) {
       const accountId = authenticatedKey(request).account.id;
       const slot = await deps.exports.tryAcquire(accountId);
       if (slot === undefined) throw apiErrors.tooManyExports();
-      reply.raw.once('close', () => slot.release());
+      const releaseConnection = deps.exportSlots.tryTake();
+      if (releaseConnection === undefined) {
+        slot.release();
+        request.log.info({ exports: deps.exportSlots.inUse }, 'export shed: the process streams its number of exports');
+        throw apiErrors.overloaded();
+      }
+      reply.raw.once('close', () => {
+        releaseConnection();
+        slot.release();
+      });
       const { format, archived, updated_since: updatedSince } = request.query;
       const gzip = request.accepts().encoding(['gzip', 'identity']) === 'gzip';
-      const body = await exportBody(deps.sql, {
+      const body = await exportBody(deps.exportSql, {
         kind,
         accountId,
         filters: { archived: archived === 'true', ...(updatedSince === undefined ? {} : { updatedSince }) },

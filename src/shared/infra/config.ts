@@ -93,6 +93,10 @@ const EnvSchema = z.object({
   // note: how long an export's client may read nothing before it is dropped and its transaction
   // ended (docs/catalogue.md#export). From a second to a day, as FILE_UPLOAD_TIMEOUT_MS.
   EXPORT_IDLE_TIMEOUT_MS: z.coerce.number().int().min(1_000).max(86_400_000).default(30_000),
+  // note: the connections an API process exports on, apart from DATABASE_POOL_MAX, and so the
+  // exports it streams at once: the next is answered 503 rather than waiting, or taking a
+  // connection a bulk request needs (docs/catalogue.md#export).
+  EXPORT_POOL_MAX: z.coerce.number().int().min(1).max(100).default(4),
 });
 
 export class ConfigError extends Error {
@@ -174,6 +178,8 @@ const ConfigSchema = EnvSchema.transform((e, ctx) => {
     fileUploadPoolMax: e.FILE_UPLOAD_POOL_MAX,
     /** an export whose client reads nothing for this long is dropped */
     exportIdleTimeoutMs: e.EXPORT_IDLE_TIMEOUT_MS,
+    /** the connections an API process exports on (its own pool): the exports it streams at once */
+    exportPoolMax: e.EXPORT_POOL_MAX,
     fileImportWriters: e.FILE_IMPORT_WRITERS,
     fileImportHelpers: e.FILE_IMPORT_HELPERS,
   };
