@@ -6228,7 +6228,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description A dependency (PostgreSQL or Redis) is unavailable. Nothing was written; retry after `Retry-After` seconds. */
+            /** @description Retry after `Retry-After` seconds. `Service overloaded, retry shortly`: this API process already streams `EXPORT_POOL_MAX` exports (each holds a database connection of the exports' own pool while it runs). `Service temporarily unavailable`: PostgreSQL or Redis is unavailable. */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -6250,7 +6250,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["RetryLaterError"] & {
                         /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
-                        code: "service_unavailable" | string;
+                        code: ("service_unavailable" | "overloaded") | string;
                     };
                 };
             };
@@ -6447,7 +6447,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description A dependency (PostgreSQL or Redis) is unavailable. Nothing was written; retry after `Retry-After` seconds. */
+            /** @description Retry after `Retry-After` seconds. `Service overloaded, retry shortly`: this API process already streams `EXPORT_POOL_MAX` exports (each holds a database connection of the exports' own pool while it runs). `Service temporarily unavailable`: PostgreSQL or Redis is unavailable. */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -6469,7 +6469,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["RetryLaterError"] & {
                         /** @description What went wrong, for a program: a stable snake_case code. A code never changes meaning once published; the codes listed are those known today. New codes may be added: a client must handle a code it does not know as its HTTP status says, never fail on it. */
-                        code: "service_unavailable" | string;
+                        code: ("service_unavailable" | "overloaded") | string;
                     };
                 };
             };
