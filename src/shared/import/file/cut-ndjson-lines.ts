@@ -32,7 +32,7 @@ function lastBreakIn(chunk: Buffer): number {
 /**
  * Cuts an NDJSON file's bytes into whole lines as they arrive, with byte operations only: what
  * is neither decoded nor parsed here is done by NdjsonLines, on whichever thread reads the parts
- * (readNdjsonRows, or the preparing threads of a whole-file upload). LF, CRLF (also across two
+ * (readNdjsonRows reads them on its own). LF, CRLF (also across two
  * chunks) and a lone CR end a line. A line longer than `maxLineBytes` that has not ended within
  * the bytes that arrived with it is dropped as it arrives, never held: it becomes a `too-long`
  * part. An error of the input stops the file (FileReadError).

@@ -12,8 +12,8 @@ export type NdjsonReadOptions = NdjsonCutOptions;
  * goes on. Text that is not UTF-8 stops the file (FileNotUtf8Error).
  *
  * note: the two stages of every NDJSON read, here on one thread: the bytes cut into whole lines
- * (cutNdjsonLines), then their rows (NdjsonLines). A whole-file upload runs the second stage on
- * the preparing threads (src/api/import/file-blocks.ts).
+ * (cutNdjsonLines), then their rows (NdjsonLines), so that the second can run on another thread
+ * (the preparing threads, issue 43) without a second parser.
  */
 export async function* readNdjsonRows(input: AsyncIterable<Buffer | string>, options: NdjsonReadOptions = {}): AsyncGenerator<SourceRow> {
   const lines = new NdjsonLines(true, options.maxLineBytes ?? FILE_ROW_MAX_BYTES);
