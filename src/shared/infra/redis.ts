@@ -26,7 +26,7 @@ const FAIL_FAST: RedisOptions = {
  * Commands the `command` client sends as they come, outside its auto-pipeline. note: the reads of
  * concurrent requests are already one MGET per round of I/O (BatchedReads); auto-pipelining that
  * MGET again built a pipeline for it and held it for another round (and behind the pipeline in
- * flight), which cost the API 2-4 µs of CPU per GET /v1/api/me at c=32, a tenth of it
+ * flight), which cost the API a few µs of CPU per GET /v1/api/me at c=32, up to a tenth of it
  * (bench/README.md, issue 43). The quota script stays auto-pipelined: one per request whose
  * account holds no share here, many at once.
  */
