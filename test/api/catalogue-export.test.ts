@@ -17,6 +17,13 @@ import { spawnPart, type ApiProcess } from '../support/processes.js';
 
 const IDLE_MS = 1_500;
 
+/**
+ * An export a client does not read must stay in PostgreSQL rather than in the sockets: a catalogue
+ * larger than the kernel's buffers take (a receive buffer grows to 32 MB on Linux by default,
+ * tcp_rmem, besides the sender's), some 80 MB of NDJSON.
+ */
+const HELD = { rows: 40_000, descriptionChars: 2_000 };
+
 let scenario: FaultScenario;
 let api: ApiProcess;
 
@@ -294,7 +301,7 @@ describe('GET /v1/api/listings/export: one snapshot, streamed', () => {
 
   it('drops a client that reads nothing for EXPORT_IDLE_TIMEOUT_MS, ends its database session, and frees the account\'s export', async () => {
     const partner = await newPartner();
-    await seedListings(partner.accountId, 20_000, 1_000);
+    await seedListings(partner.accountId, HELD.rows, HELD.descriptionChars);
     const res = await openExport(exportUrl('listings'), partner.apiKey);
     res.pause();
     await new Promise((resolve) => setTimeout(resolve, 300));
@@ -305,7 +312,7 @@ describe('GET /v1/api/listings/export: one snapshot, streamed', () => {
     // note: a paused socket learns of its close only when read again: what it holds, then the cut
     const { text, complete } = await readSlowly(res, Infinity, 0);
     expect(complete).toBe(false);
-    expect(ndjson(text.slice(0, text.lastIndexOf('\n') + 1)).length).toBeLessThan(20_000);
+    expect(ndjson(text.slice(0, text.lastIndexOf('\n') + 1)).length).toBeLessThan(HELD.rows);
     const again = await fetch(exportUrl('listings', '?archived=true'), { headers: headersOf(partner.apiKey) });
     expect(again.status).toBe(200);
     await again.text();
@@ -313,7 +320,7 @@ describe('GET /v1/api/listings/export: one snapshot, streamed', () => {
 
   it('refuses a second export of the account while one runs: 429 too_many_exports with Retry-After; another account is not held up; once the first ends, a new one runs', async () => {
     const partner = await newPartner();
-    const ids = await seedListings(partner.accountId, 8_000, 1_000);
+    const ids = await seedListings(partner.accountId, HELD.rows, HELD.descriptionChars);
     const first = await openExport(exportUrl('listings'), partner.apiKey);
     first.pause();
     const second = await fetch(exportUrl('machines'), { headers: headersOf(partner.apiKey) });
@@ -351,7 +358,7 @@ describe('EXPORT_POOL_MAX: the exports\' own connections', () => {
     try {
       const partner = await newPartner();
       const other = await newPartner();
-      const ids = await seedListings(partner.accountId, 8_000, 1_000);
+      const ids = await seedListings(partner.accountId, HELD.rows, HELD.descriptionChars);
       await seedListings(other.accountId, 10);
       const first = await openExport(`${small.baseUrl}/v1/api/listings/export`, partner.apiKey);
       first.pause();
