@@ -4,6 +4,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { ExportColumn } from '../../src/shared/repositories/catalogue-export.js';
 import { ndjsonRows } from '../../src/api/export/export-ndjson.js';
+import { readCopyText } from '../../src/api/export/copy-text.js';
 import { useTestPool } from '../support/database-with-account.js';
 
 /**
@@ -60,7 +61,7 @@ describe('the export as NDJSON, from real COPY text', () => {
       const storedAt = (await tx<{ at: Date | null }[]>`select at from exported order by ord`).map(({ at }) => at);
       const copy = await tx.unsafe('copy (select t, n, b, array_to_json(j), at from exported order by ord) to stdout').readable();
       let text = '';
-      await pipeline(copy, ndjsonRows(COLUMNS), new Writable({ write(chunk: Buffer, _encoding, done) { text += chunk.toString(); done(); } }));
+      await pipeline(readCopyText(copy, ndjsonRows(COLUMNS)), new Writable({ write(chunk: Buffer, _encoding, done) { text += chunk.toString(); done(); } }));
       return { lines: text.split('\n').slice(0, -1), storedAt };
     });
   }

@@ -1,4 +1,4 @@
-import { Transform } from 'node:stream';
+import { Readable } from 'node:stream';
 import { StringDecoder } from 'node:string_decoder';
 
 /**
@@ -23,47 +23,82 @@ export function copyFields(line: string): CopyFields {
 
 /**
  * How many bytes of COPY text are gathered before they are encoded. note: postgres.js hands over
- * a row at a time; encoding a row at a time costs more in the calls around it than in the row
- * (bench/README.md, issue 44), and 64 KiB is what a socket reads at once.
+ * a row at a time; encoding a row at a time costs more in the calls around it than in the row,
+ * and batches of 16 KiB or 256 KiB cost the export more CPU than 32-64 KiB (bench/README.md,
+ * issue 44).
  */
 const BATCH_BYTES = 64 * 1024;
 
+/** What an export's format makes of the COPY text: its first line, and each batch of whole lines. */
+export interface CopyTextEncoding {
+  /** written before the rows (a CSV header), or nothing */
+  head: string;
+  /** a batch of whole lines (a string that ends with a line break), encoded */
+  encode(lines: string): string;
+}
+
 /**
- * Reads COPY text and writes what `encode` makes of each batch of whole lines (a string that ends
- * with a line break), after `head` (a header, or nothing). note: holds no more than a batch and the
- * line it ends inside; a row's line is at most a stored row's size (docs/imports.md, 1 MiB).
+ * The rows of a COPY as `encoding` writes them, a batch at a time, as bytes. The COPY's rows are
+ * taken as they come (a listener, not a write per row, which cost the export a tenth of its CPU)
+ * and the COPY is paused while what was encoded waits for its reader: backpressure runs on to
+ * PostgreSQL, whose socket postgres.js pauses once the COPY's stream is full. note: holds no more
+ * than a batch, the line it ends inside and the encoded batch waiting; a row's line is at most a
+ * stored row's size (docs/imports.md, 1 MiB). Destroyed, it lets go of the COPY, which its owner
+ * then reads to its end (openCatalogueExport).
  */
-export function copyTextTransform(encode: (lines: string) => string, head = ''): Transform {
+export function readCopyText(copy: Readable, encoding: CopyTextEncoding): Readable {
   const decoder = new StringDecoder('utf8');
   let gathered: Buffer[] = [];
   let gatheredBytes = 0;
   let rest = '';
-  const encodeGathered = (): string => {
+  const encodeGathered = (): Buffer | undefined => {
     const text = rest + decoder.write(gathered.length === 1 ? gathered[0]! : Buffer.concat(gathered, gatheredBytes));
     gathered = [];
     gatheredBytes = 0;
     const end = text.lastIndexOf('\n') + 1;
     rest = text.slice(end);
-    return end === 0 ? '' : encode(text.slice(0, end));
+    // note: as bytes, so that the answer's chunked encoding does not measure the text again
+    return end === 0 ? undefined : Buffer.from(encoding.encode(text.slice(0, end)));
   };
-  const transform = new Transform({
-    transform(chunk: Buffer, _encoding, done) {
-      gathered.push(chunk);
-      gatheredBytes += chunk.length;
-      if (gatheredBytes < BATCH_BYTES) return done();
-      const encoded = encodeGathered();
-      // note: as bytes, so that the answer's chunked encoding does not measure the text again
-      done(null, encoded === '' ? undefined : Buffer.from(encoded));
-    },
-    flush(done) {
-      const encoded = encodeGathered();
-      // note: COPY ends every row with a line break; text left over is a truncated answer
-      if (rest + decoder.end() !== '') return done(new Error('the COPY text ended inside a row'));
-      done(null, encoded === '' ? undefined : Buffer.from(encoded));
+  const onData = (chunk: Buffer) => {
+    gathered.push(chunk);
+    gatheredBytes += chunk.length;
+    if (gatheredBytes < BATCH_BYTES) return;
+    const encoded = encodedOrFailed();
+    if (encoded !== undefined && !rows.push(encoded)) copy.pause();
+  };
+  const onEnd = () => {
+    const encoded = encodedOrFailed();
+    if (rows.destroyed) return;
+    // note: COPY ends every row with a line break; text left over is a truncated answer
+    if (rest + decoder.end() !== '') return rows.destroy(new Error('the COPY text ended inside a row'));
+    if (encoded !== undefined) rows.push(encoded);
+    rows.push(null);
+  };
+  /** note: the listeners run in postgres.js's emit; a failure must end the rows, not the process */
+  const encodedOrFailed = (): Buffer | undefined => {
+    try {
+      return encodeGathered();
+    } catch (error) {
+      rows.destroy(error instanceof Error ? error : new Error(String(error)));
+      return undefined;
+    }
+  };
+  const letGo = () => {
+    copy.off('data', onData);
+    copy.off('end', onEnd);
+  };
+  const rows = new Readable({
+    read: () => copy.resume(),
+    destroy: (error, done) => {
+      letGo();
+      done(error);
     },
   });
-  if (head !== '') transform.push(head);
-  return transform;
+  if (encoding.head !== '') rows.push(encoding.head);
+  copy.on('data', onData);
+  copy.once('end', onEnd);
+  return rows;
 }
 
 /** Each line of a batch `copyTextTransform` hands over, without its line break. */

@@ -1,8 +1,7 @@
-import type { Transform } from 'node:stream';
 import type { ExportColumn } from '../../shared/repositories/catalogue-export.js';
 import { CSV_ARRAY_SEPARATOR } from '../../shared/import/file/csv-cells.js';
 import { formulaSafeCsvText } from '../../shared/formula-safe-csv.js';
-import { copyFields, copyTextTransform, isoTime, linesOf } from './copy-text.js';
+import { copyFields, isoTime, linesOf, type CopyTextEncoding } from './copy-text.js';
 
 /**
  * A field as a CSV cell, in the shape an import file's cell takes (docs/imports.md#whole-files):
@@ -20,10 +19,10 @@ function cellOf(column: ExportColumn, field: string | null | undefined): string 
  * The export as CSV (docs/catalogue.md#export): a header of the field names, then a row a line,
  * its cells escaped as the errors CSV escapes them (formulaSafeCsvText).
  */
-export function csvRows(columns: readonly ExportColumn[]): Transform {
+export function csvRows(columns: readonly ExportColumn[]): CopyTextEncoding {
   const records = (lines: string) => linesOf(lines).map((line) => {
     const fields = copyFields(line);
     return columns.map((column, i) => cellOf(column, fields[i]));
   });
-  return copyTextTransform((lines) => formulaSafeCsvText(records(lines)), formulaSafeCsvText([columns.map(({ name }) => name)]));
+  return { head: formulaSafeCsvText([columns.map(({ name }) => name)]), encode: (lines) => formulaSafeCsvText(records(lines)) };
 }

@@ -1,6 +1,5 @@
-import type { Transform } from 'node:stream';
 import type { ExportColumn } from '../../shared/repositories/catalogue-export.js';
-import { copyTextTransform, isoTime } from './copy-text.js';
+import { isoTime, type CopyTextEncoding } from './copy-text.js';
 
 /**
  * A number as the list answers it, JSON.stringify of what postgres.js reads: not finite is null,
@@ -65,7 +64,7 @@ function jsonValueOf(column: ExportColumn, field: string): string {
  * translated in place rather than undone and redone, never through a row object: the export's cost
  * is this loop (bench/README.md, issue 44).
  */
-export function ndjsonRows(columns: readonly ExportColumn[]): Transform {
+export function ndjsonRows(columns: readonly ExportColumn[]): CopyTextEncoding {
   const keys = columns.map(({ name }, i) => `${i === 0 ? '{' : ','}${JSON.stringify(name)}:`);
   const last = columns.length - 1;
   const encode = (lines: string): string => {
@@ -81,5 +80,5 @@ export function ndjsonRows(columns: readonly ExportColumn[]): Transform {
     }
     return out;
   };
-  return copyTextTransform(encode);
+  return { head: '', encode };
 }

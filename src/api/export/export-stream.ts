@@ -7,6 +7,7 @@ import type { Sql } from '../../shared/infra/db.js';
 import type { FastifyBaseLogger } from 'fastify';
 import { csvRows } from './export-csv.js';
 import { ndjsonRows } from './export-ndjson.js';
+import { readCopyText } from './copy-text.js';
 import { idleWatchdog } from './idle-watchdog.js';
 
 export interface ExportRequest {
@@ -31,11 +32,10 @@ export async function exportBody(sql: Sql, request: ExportRequest, log: FastifyB
   const open = await openCatalogueExport(sql, request.kind, request.accountId, request.filters);
   const columns = EXPORT_COLUMNS[request.kind];
   const watchdog = idleWatchdog(request.idleMs);
-  const encoder = request.format === 'csv' ? csvRows(columns) : ndjsonRows(columns);
-  // note: piped rather than in the pipeline, which would destroy it on an error: an abandoned COPY
-  // must still be read to its end (openCatalogueExport)
-  open.copy.pipe(encoder);
-  pipeline([encoder, ...(request.gzip ? [createGzip()] : []), watchdog], (error) => {
+  // note: the COPY itself stays out of the pipeline, which would destroy it on an error: an
+  // abandoned COPY must still be read to its end (openCatalogueExport)
+  const rows = readCopyText(open.copy, request.format === 'csv' ? csvRows(columns) : ndjsonRows(columns));
+  pipeline([rows, ...(request.gzip ? [createGzip()] : []), watchdog], (error) => {
     if (error === null || error === undefined) return;
     log.info({ reason: error.message }, 'export ended early; its transaction is rolled back');
     open.abandon(error);
