@@ -41,11 +41,20 @@ describe('Bull Board in a real browser', () => {
       const jobCard = page.getByText(`"${accountId}"`);
       await jobCard.waitFor({ state: 'visible', timeout: 20_000 });
 
-      const text = await page.locator('body').innerText();
-      expect(text).toMatch(new RegExp(`accountId:\\s*"${accountId}"`));
+      // note: the board refreshes its lists every few seconds and shows "Loading..." meanwhile; the
+      // page is read when both its text and its HTML show the job (a read between the two failed a CI run)
+      const jobShown = new RegExp(`accountId:\\s*"${accountId}"`);
+      let text = '';
+      let html = '';
+      for (let attempt = 0; attempt < 100 && !(jobShown.test(text) && html.includes(accountId)); attempt += 1) {
+        if (attempt > 0) await new Promise((resolve) => setTimeout(resolve, 200));
+        text = await page.locator('body').innerText();
+        html = await page.content();
+      }
+      expect(text).toMatch(jobShown);
+      expect(html).toContain(accountId);
       expect(text).toMatch(/rows:\s*3\b/);
       expect(text).toMatch(/kind:\s*"listings"/);
-      const html = await page.content();
       expect(html).not.toContain('svc_live_');
       expect(html).not.toContain(scenario.apiKey);
       expect(html).not.toContain('Articulated dragon');
