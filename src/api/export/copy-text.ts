@@ -101,7 +101,7 @@ export function readCopyText(copy: Readable, encoding: CopyTextEncoding): Readab
   return rows;
 }
 
-/** Each line of a batch `copyTextTransform` hands over, without its line break. */
+/** Each line of a batch readCopyText hands its encoding, without its line break. */
 export function linesOf(lines: string): string[] {
   return lines.slice(0, -1).split('\n');
 }

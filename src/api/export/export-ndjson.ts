@@ -30,7 +30,7 @@ function jsonEscapeOf(match: string): string {
 }
 
 /** A text field's COPY text as a JSON string, as JSON.stringify writes the stored text. */
-export function jsonStringOfCopyText(field: string): string {
+function jsonStringOfCopyText(field: string): string {
   return NOT_PLAIN.test(field) ? `"${field.replace(TO_JSON, jsonEscapeOf)}"` : `"${field}"`;
 }
 

@@ -26,9 +26,10 @@ export interface ExportRequest {
  * stream holds its buffer and no more, and the database's socket is paused while they are full.
  * However the body ends early (the client gone, idle, the database lost), the statement is
  * cancelled, the transaction rolled back and its connection returned; the body is destroyed, so
- * that a client never takes a cut export for a whole one.
+ * that a client never takes a cut export for a whole one. `ended` settles (never rejects) once the
+ * transaction has ended and its connection is back in the pool, however the export went.
  */
-export async function exportBody(sql: Sql, request: ExportRequest, log: FastifyBaseLogger): Promise<Readable> {
+export async function exportBody(sql: Sql, request: ExportRequest, log: FastifyBaseLogger): Promise<{ body: Readable; ended: Promise<void> }> {
   const open = await openCatalogueExport(sql, request.kind, request.accountId, request.filters);
   const columns = EXPORT_COLUMNS[request.kind];
   const watchdog = idleWatchdog(request.idleMs);
@@ -41,6 +42,6 @@ export async function exportBody(sql: Sql, request: ExportRequest, log: FastifyB
     open.abandon(error);
     watchdog.destroy(error);
   });
-  open.ended.catch((error: unknown) => watchdog.destroy(error instanceof Error ? error : new Error(String(error))));
-  return watchdog;
+  const ended = open.ended.catch((error: unknown) => watchdog.destroy(error instanceof Error ? error : new Error(String(error))));
+  return { body: watchdog, ended: ended.then(() => undefined) };
 }

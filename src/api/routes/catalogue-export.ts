@@ -85,20 +85,24 @@ function catalogueExportRoutesOf(kind: ImportKind) {
         request.log.info({ exports: deps.exportSlots.inUse }, 'export shed: the process streams its number of exports');
         throw apiErrors.overloaded();
       }
-      reply.raw.once('close', () => {
-        releaseConnection();
-        slot.release();
-      });
+      reply.raw.once('close', () => slot.release());
       const { format, archived, updated_since: updatedSince } = request.query;
       const gzip = request.accepts().encoding(['gzip', 'identity']) === 'gzip';
-      const body = await exportBody(deps.exportSql, {
+      // note: the process's export slot follows the connection, which an export ended early holds
+      // until its cancelled COPY is read out and rolled back, after its answer closed
+      const { body, ended } = await exportBody(deps.exportSql, {
         kind,
         accountId,
         filters: { archived: archived === 'true', ...(updatedSince === undefined ? {} : { updatedSince }) },
         format,
         gzip,
         idleMs: deps.config.exportIdleTimeoutMs,
-      }, request.log);
+      }, request.log).catch((error: unknown) => {
+        // note: an export that could not start has ended its transaction already
+        releaseConnection();
+        throw error;
+      });
+      void ended.then(releaseConnection);
       reply.type(CONTENT_TYPES[format]).header('vary', 'accept-encoding');
       if (gzip) reply.header('content-encoding', 'gzip');
       if (format === 'csv') reply.header('content-disposition', `attachment; filename="${kind}.csv"`);
