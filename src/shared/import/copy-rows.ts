@@ -10,20 +10,30 @@ import type { MachineRow } from '../rows/machine-row.js';
  * bytes to it as they came from Redis, never decoding them.
  */
 
-const COPY_SPECIALS = /[\\\n\r\t]/;
 const COPY_SPECIALS_ALL = /[\\\n\r\t]/g;
 const COPY_ESCAPES: Record<string, string> = { '\\': '\\\\', '\n': '\\n', '\r': '\\r', '\t': '\\t' };
 const ARRAY_SPECIALS = /["\\]/g;
 
+/**
+ * Whether a value holds a character COPY's text format escapes. note: four `indexOf`s, each a
+ * scan the engine does in bulk, cost a 500-character description a fraction of one regular
+ * expression of the four characters (bench/README.md, issue 43).
+ */
+const hasCopySpecials = (value: string): boolean =>
+  value.indexOf('\\') !== -1 || value.indexOf('\t') !== -1 || value.indexOf('\n') !== -1 || value.indexOf('\r') !== -1;
+
 /** A text value of the COPY text format: backslash, newline, carriage return and tab escaped. */
 function copyText(value: string): string {
-  return COPY_SPECIALS.test(value) ? value.replace(COPY_SPECIALS_ALL, (c) => COPY_ESCAPES[c]!) : value;
+  return hasCopySpecials(value) ? value.replace(COPY_SPECIALS_ALL, (c) => COPY_ESCAPES[c]!) : value;
 }
+
+/** An array element as an array literal quotes it: a quote and a backslash escaped. */
+const arrayElement = (value: string): string => (value.indexOf('"') === -1 && value.indexOf('\\') === -1 ? value : value.replace(ARRAY_SPECIALS, '\\$&'));
 
 /** A text[] as PostgreSQL's array literal reads it: every element quoted, so that none is read as NULL or split at a comma. */
 function arrayLiteral(values: readonly string[]): string {
   let literal = '{';
-  for (let i = 0; i < values.length; i += 1) literal += `${i === 0 ? '' : ','}"${values[i]!.replace(ARRAY_SPECIALS, '\\$&')}"`;
+  for (let i = 0; i < values.length; i += 1) literal += `${i === 0 ? '' : ','}"${arrayElement(values[i]!)}"`;
   return `${literal}}`;
 }
 
