@@ -57,19 +57,28 @@ const QUEUE_AT_LIMIT = 'Task queue is at limit';
  * `threads: 0` prepares everything inline. Each pool starts with its first body. A body that
  * finds its pool's queue full (DEFAULT_MAX_QUEUE large bodies, or `maxQueue`;
  * DEFAULT_MAX_QUEUE_SMALL others) is refused with 503.
+ *
+ * A body of the usual size that its caller says arrived `alone` (no other import in flight in
+ * the process) while no other body is being prepared is prepared inline: nothing else wants the
+ * event loop then, and the hop to a thread and back is time the partner waits through (bench:phases
+ * at c=1, bench/README.md, issue 43). Under load others are in flight, and every body goes to a
+ * thread.
  */
 export class ImportPreparer {
   private readonly pools: { small?: Piscina; large?: Piscina } = {};
+  /** bodies being prepared on threads now */
+  private onThreads = 0;
 
   constructor(
     private readonly threads: number,
     private readonly options: ImportPreparerOptions = {},
   ) {}
 
-  async prepare(request: PrepareRequest, bytes: Buffer): Promise<PrepareOutcome> {
-    if (this.threads === 0) return prepareImport(request, bytes);
+  async prepare(request: PrepareRequest, bytes: Buffer, { alone = false }: { alone?: boolean } = {}): Promise<PrepareOutcome> {
     const large = bytes.length >= LARGE_FROM_BYTES;
+    if (this.threads === 0 || (alone && !large && this.onThreads === 0)) return prepareImport(request, bytes);
     const task: PrepareTask = { ...request, bytes, lowPriority: large };
+    this.onThreads += 1;
     // note: the body is moved to the thread rather than copied when it owns its memory (a body
     // read in one piece from a socket may be a slice of a larger allocation, and is then copied).
     try {
@@ -77,6 +86,8 @@ export class ImportPreparer {
     } catch (error) {
       if (error instanceof Error && error.message === QUEUE_AT_LIMIT) throw apiErrors.overloaded();
       throw error;
+    } finally {
+      this.onThreads -= 1;
     }
   }
 

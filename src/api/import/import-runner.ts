@@ -76,6 +76,11 @@ export class ImportRunner {
   private readonly closed: Promise<void>;
   private markClosed!: () => void;
 
+  /** Imports this process waits on now (each once, however many of its requests wait on it). */
+  get inFlight(): number {
+    return this.watches.size;
+  }
+
   constructor(
     private readonly sql: Sql,
     private readonly queue: ImportQueue,

@@ -8,6 +8,7 @@ import { RowsHandOver } from '../../shared/import/rows-hand-over.js';
 import type { NewImport } from '../../shared/import/import-queue.js';
 import { markImportStep } from '../../shared/import/import-steps.js';
 import type { ImportPreparer } from '../import/import-preparer.js';
+import type { ImportRunner } from '../import/import-runner.js';
 import type { ApiDeps } from '../deps.js';
 import { importRefusalError } from '../import/import-error-replies.js';
 import { isImportRefusal } from '../import/import-refusal.js';
@@ -56,8 +57,9 @@ function bulkSchema(kind: ImportKind) {
 }
 
 /**
- * Reads, validates and encodes the request's body (on a thread when it is large), which the
- * request no longer holds: 400 for invalid JSON or refused rows.
+ * Reads, validates and encodes the request's body (on a preparing thread, or inline when it is the
+ * only import in flight: ImportPreparer), which the request no longer holds: 400 for invalid JSON
+ * or refused rows.
  * note: apart from the handler: V8 keeps the variables of an async function alive while it
  * awaits, and nothing of the body (up to 2 MB, several times that once parsed) needs to outlive
  * this step while the import runs.
@@ -66,10 +68,10 @@ async function readImport(
   kind: ImportKind,
   request: FastifyRequest,
   { dryRun, key, update, returnRows }: { dryRun: boolean; key: string | undefined; update: UpdateMode; returnRows: boolean },
-  preparer: ImportPreparer,
+  { preparer, runner }: { preparer: ImportPreparer; runner: ImportRunner },
 ): Promise<{ newImport: NewImport; idempotency?: { key: string; hash: Buffer } }> {
   const bytes = takeRawBody(request);
-  const outcome = await preparer.prepare({ kind, update, withHash: key !== undefined, returnRows }, bytes);
+  const outcome = await preparer.prepare({ kind, update, withHash: key !== undefined, returnRows }, bytes, { alone: runner.inFlight === 0 });
   if (isImportRefusal(outcome)) throw importRefusalError(outcome);
   markImportStep(request.id, 'api.validated');
   const { total, errors, rowCount, matchExternalIds, rows, rowsFormat, hash } = outcome;
@@ -117,7 +119,7 @@ export async function bulkImportRoutes(fastify: FastifyInstance, deps: ApiDeps):
           const dryRun = isDryRun(request.query, key);
           const update = request.query.update ?? 'replace';
           const returnRows = returnsRows(request.query);
-          const { newImport, idempotency } = await readImport(kind, request, { dryRun, key, update, returnRows }, deps.importPreparer);
+          const { newImport, idempotency } = await readImport(kind, request, { dryRun, key, update, returnRows }, { preparer: deps.importPreparer, runner: deps.importRunner });
           const { result, replayed, importId } = await runImportOf(deps, newImport, idempotency);
           return replyWithImport(reply, deps, { kind, status: 201, dryRun, importId, replayed, result, answer: result });
         }),

@@ -100,6 +100,17 @@ describe('ImportPreparer (bulk bodies read off the event loop)', () => {
     expect(turns).toBeGreaterThan(0);
   });
 
+  it('prepares a body of the usual size that arrives alone inline, and a large one on a thread even then', async () => {
+    const usual = Buffer.from(JSON.stringify({ listings: Array.from({ length: 200 }, () => validListing({ description: 'd'.repeat(600) })) }));
+    const expected = comparable(await inline.prepare({ kind: 'listings', update: 'replace', withHash: true }, Buffer.from(usual)));
+    let alone: PrepareOutcome | undefined;
+    expect(await loopTurnsDuring(async () => (alone = await threaded.prepare({ kind: 'listings', update: 'replace', withHash: true }, Buffer.from(usual), { alone: true })))).toBe(0);
+    expect(comparable(alone!)).toEqual(expected);
+    let turns = 0;
+    for (let tries = 0; tries < 5 && turns === 0; tries += 1) turns = await loopTurnsDuring(() => threaded.prepare({ kind: 'listings', update: 'replace', withHash: false }, Buffer.from(large), { alone: true }));
+    expect(turns).toBeGreaterThan(0);
+  });
+
   it('moves the encoded rows and the hash back from the thread instead of copying them', () => {
     const small = Buffer.from(JSON.stringify({ machines: [validMachine()] }));
     const moved = prepareInThread({ kind: 'machines', update: 'replace', withHash: true, bytes: small, lowPriority: false }) as unknown as Record<symbol, unknown>;
