@@ -114,6 +114,33 @@ describe('writeImport and writeRowRemoval with returnRows', () => {
     expect(retried.rows).toEqual([{ index: 0, id: created!.id, external_id: 'RACE-1', outcome: 'unchanged' }]);
   });
 
+  it('rolls back when a row it leaves unchanged was deleted and created again by another transaction after its statement began, and the retry names the new row', async () => {
+    const row = listing('RACE-2');
+    await writeImport(db.sql, upsert([row], [0], { returnRows: false }));
+    const [before] = await db.sql<{ id: string }[]>`select id::text as id from listings where account_id = ${db.accountId} and external_id = 'RACE-2'`;
+    // another transaction deletes the row and creates it again, field for field, under a new id
+    const gate = commitGate();
+    const recreating = db.sql.begin(async (tx) => {
+      const [gone] = await tx<Record<string, unknown>[]>`delete from listings where id = ${before!.id} returning *`;
+      const { id: _oldId, ...fields } = gone!;
+      await tx`insert into listings ${tx(fields)}`;
+      await gate.beforeCommit();
+    });
+    await gate.reached;
+    const racing = upsert([row], [0]);
+    const refused = expect(writeImport(db.sql, racing)).rejects.toBeInstanceOf(MergeRaceError);
+    // note: the statement waits on the other transaction's new row, with the snapshot it began with (the old row)
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    gate.release();
+    await recreating;
+    await refused;
+    expect(await outcomesKept(racing.importId)).toBe(0);
+    const [recreated] = await db.sql<{ id: string }[]>`select id::text as id from listings where account_id = ${db.accountId} and external_id = 'RACE-2'`;
+    expect(recreated!.id).not.toBe(before!.id);
+    const retried = await writeImport(db.sql, { ...racing, rows: indexedRows([row], [0]) });
+    expect(retried.rows).toEqual([{ index: 0, id: recreated!.id, external_id: 'RACE-2', outcome: 'unchanged' }]);
+  });
+
   it('keeps the outcomes as long as the import, and the purge removes them with it', async () => {
     const input = upsert([listing('PURGE-1')], [0]);
     await writeImport(db.sql, input);
