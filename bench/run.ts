@@ -240,7 +240,9 @@ async function main(): Promise<void> {
         reference: imports(`direct: ${reference.name}, 200 listings c=${concurrency}`, reference.baseUrl, concurrency),
       });
       const withRecords = { name: 'direct insert with import records', baseUrl: directWithRecords.baseUrl };
-      const noTarget = 'none: what the queue costs beside exactly once';
+      // note: issue 43's targets are against the exactly-once reference (import records); the
+      // reference without records is issue 24's, kept for comparison
+      const noTarget = 'none: issue 24, a service without exactly once';
       // note: all 400 accounts with three keys each (1,200 keys; the auth section's /me has 100
       // accounts with ten): with the auth section's 100 alone, `--only=auth,direct` would spend
       // their per-minute quota and measure 429s.
@@ -248,19 +250,19 @@ async function main(): Promise<void> {
       try {
         const { sides, ratios: directRatios } = await compareInRounds(
           [
-            { ratio: 'c=1 p50 ours/direct', field: 'p50Ms', target: '<= 1.3', ...importsAt(1) },
-            { ratio: 'c=8 rows/s ours/direct', field: 'rowsPerSec', target: '>= 0.9', ...importsAt(8) },
+            { ratio: 'c=1 p50 ours/direct', field: 'p50Ms', target: noTarget, ...importsAt(1) },
+            { ratio: 'c=8 rows/s ours/direct', field: 'rowsPerSec', target: noTarget, ...importsAt(8) },
             {
               ratio: 'c=32 /me req/s to bare',
               field: 'requestsPerSec',
-              target: '>= 0.5',
+              target: '>= 0.6',
               operations: N(15_000, 8_000),
               warmUpOperations: 2_000,
               ours: read({ name: 'direct: GET /v1/api/me c=32', baseUrl: stack.api.baseUrl, accounts: meAccounts, path: () => '/v1/api/me', withKey: true, expected: 200 }),
               reference: read({ name: 'direct: bare Fastify route c=32', baseUrl: bare.baseUrl, accounts: meAccounts, path: () => '/bare', withKey: false, expected: 200 }),
             },
-            { ratio: 'c=1 p50 ours/direct with import records', field: 'p50Ms', target: noTarget, ...importsAt(1, withRecords) },
-            { ratio: 'c=8 rows/s ours/direct with import records', field: 'rowsPerSec', target: noTarget, ...importsAt(8, withRecords) },
+            { ratio: 'c=1 p50 ours/direct with import records', field: 'p50Ms', target: '<= 1.2', ...importsAt(1, withRecords) },
+            { ratio: 'c=8 rows/s ours/direct with import records', field: 'rowsPerSec', target: '>= 0.9', ...importsAt(8, withRecords) },
           ],
           ROUNDS,
         );
@@ -485,7 +487,7 @@ async function main(): Promise<void> {
         rows,
         file_mib: round(bytes / 2 ** 20, 1),
         file_import_max_bytes: limit,
-        ratio_rows_per_s_file_to_copy: { median: median(fileToCopy), rounds: fileToCopy, target: '>= 0.5' },
+        ratio_rows_per_s_file_to_copy: { median: median(fileToCopy), rounds: fileToCopy, target: '>= 0.8' },
         ratio_p50_busy_to_idle: { median: median(busyToIdle), rounds: busyToIdle, target: '<= 2' },
         api_peak_rss_mb: peakRssMb(fileStack.api.child.pid),
         worker_peak_rss_mb: peakRssMb(fileStack.workers[0]?.child.pid),
