@@ -15,7 +15,7 @@ import { fileBytes, sameAsValidated } from './lib/file-rows.js';
 import { compareArchives } from './lib/catalogue-archives.js';
 import { fillCatalogueListings, listingIdsAt } from './lib/catalogue-fill.js';
 import { comparePages } from './lib/catalogue-pages.js';
-import { compareExport } from './lib/catalogue-export.js';
+import { compareExport, type ExportTiming } from './lib/catalogue-export.js';
 import { mirrorBytes } from './lib/mirror-file.js';
 import { mirrorRound } from './lib/mirror-round.js';
 import { compareInRounds, type ComparedSide } from './lib/compare-in-rounds.js';
@@ -577,8 +577,8 @@ async function main(): Promise<void> {
       const [account] = exportStack.accounts;
       await fillCatalogueListings(exportStack.sql, [account!.id], rows, 'E-');
       await exportStack.sql`vacuum analyze listings`;
-      const compared = await compareExport({ sql: exportStack.sql, baseUrl: exportStack.api.baseUrl, account: account!, rows, rounds: ROUNDS });
-      const median = (timings: { ms: number; bytes: number }[]) => [...timings].sort((a, b) => a.ms - b.ms)[Math.floor(timings.length / 2)]!;
+      const compared = await compareExport({ sql: exportStack.sql, baseUrl: exportStack.api.baseUrl, apiPid: exportStack.api.child.pid!, account: account!, rows, rounds: ROUNDS });
+      const median = (timings: ExportTiming[]) => [...timings].sort((a, b) => a.ms - b.ms)[Math.floor(timings.length / 2)]!;
       record('export: whole catalogue', {
         rows,
         export_ms: median(compared.export).ms,
@@ -586,6 +586,8 @@ async function main(): Promise<void> {
         copy_ms: median(compared.copy).ms,
         copy_mib: round(median(compared.copy).bytes / 2 ** 20),
         export_to_copy: compared.ratio,
+        api_cpu_s: round(median(compared.export).apiCpuMs! / 1000),
+        api_event_loop_cpu_s: round(median(compared.export).apiLoopCpuMs! / 1000),
         api_peak_rss_mb: peakRssMb(exportStack.api.child.pid),
       });
     } finally {

@@ -4,12 +4,16 @@ import type postgres from 'postgres';
 import { request } from 'undici';
 import { ROW_FIELDS } from '../../src/shared/repositories/catalogue-rows.js';
 import type { BenchAccount } from './stack.js';
+import { cpuMs, eventLoopOf } from './cpu.js';
 import { ratio } from './stats.js';
 
 /** One side of a round: how long the whole catalogue took, and how many bytes it was. */
 export interface ExportTiming {
   ms: number;
   bytes: number;
+  /** the export's: the API's CPU, its event loop's and its whole process's (threads included) */
+  apiLoopCpuMs?: number;
+  apiCpuMs?: number;
 }
 
 export interface ExportComparison {
@@ -48,23 +52,27 @@ async function timed(run: (sink: Writable) => Promise<void>): Promise<ExportTimi
  * `rounds`, in turn forwards and backwards; the ratio is the median of the rounds' (target: at
  * most 1.5).
  */
-export async function compareExport(input: { sql: postgres.Sql; baseUrl: string; account: BenchAccount; rows: number; rounds: number }): Promise<ExportComparison> {
+export async function compareExport(input: { sql: postgres.Sql; baseUrl: string; apiPid: number; account: BenchAccount; rows: number; rounds: number }): Promise<ExportComparison> {
   const { sql, account } = input;
   const copyText = `copy (select ${ROW_FIELDS.listings}, created_at, coalesce(updated_at, created_at) as updated_at, archived_at from listings
     where account_id = '${account.id}' and archived_at is null order by account_id, id) to stdout`;
-  const viaApi = () =>
-    timed(async (sink) => {
+  const viaApi = async (): Promise<ExportTiming> => {
+    const [loopBefore, processBefore] = [cpuMs(eventLoopOf(input.apiPid)), cpuMs(input.apiPid)];
+    const timing = await timed(async (sink) => {
       const res = await request(`${input.baseUrl}/v1/api/listings/export`, { headers: { authorization: `Bearer ${account.keys[0]}` } });
       if (res.statusCode !== 200) throw new Error(`bench: the export answered ${res.statusCode}: ${await res.body.text()}`);
       await pipeline(res.body, sink);
     });
+    return { ...timing, apiLoopCpuMs: cpuMs(eventLoopOf(input.apiPid)) - loopBefore, apiCpuMs: cpuMs(input.apiPid) - processBefore };
+  };
   const plainCopy = () => timed(async (sink) => pipeline(await sql.unsafe(copyText).readable(), sink));
   const sides = { export: [] as ExportTiming[], copy: [] as ExportTiming[] };
   for (let round = 0; round < input.rounds; round += 1) {
     const order = round % 2 === 0 ? (['export', 'copy'] as const) : (['copy', 'export'] as const);
     for (const side of order) {
       const timing = await (side === 'export' ? viaApi() : plainCopy());
-      console.log(`  export round ${round + 1}: ${side} ${timing.ms} ms, ${(timing.bytes / 2 ** 20).toFixed(0)} MiB`);
+      const cpu = timing.apiCpuMs === undefined ? '' : `, API CPU ${timing.apiCpuMs} ms (event loop ${timing.apiLoopCpuMs} ms)`;
+      console.log(`  export round ${round + 1}: ${side} ${timing.ms} ms, ${(timing.bytes / 2 ** 20).toFixed(0)} MiB${cpu}`);
       sides[side].push(timing);
     }
   }
