@@ -473,7 +473,11 @@ describe('POST /v1/api/listings/bulk: a repeat that cannot reach Redis while the
     await vi.waitFor(async () => expect((await service.deps.queue.getJobCounts('waiting')).waiting).toBe(1), { timeout: 5_000, interval: 20 });
 
     // The repeat's look at the first request's job fails as a Redis failover makes it fail.
-    const lookup = vi.spyOn(Job, 'fromId').mockRejectedValueOnce(new Error('Connection is closed.'));
+    // note: every look fails while the repeat runs, not only the next: the first request's own
+    // poll of its job (every 500 ms, its failures only logged) can come first, and a repeat that
+    // starts the preparing threads (the first request, alone, was prepared inline) takes long
+    // enough for it to (a CI run answered 503 after the pickup timeout).
+    const lookup = vi.spyOn(Job, 'fromId').mockRejectedValue(new Error('Connection is closed.'));
     let repeat;
     try {
       repeat = await postBulk(service, 'listings', key, body, 'repeat-without-redis');
