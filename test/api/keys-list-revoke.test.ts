@@ -2,6 +2,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bearer } from '../support/fixtures.js';
 import { startTestService, type TestAccount, type TestService } from '../support/test-service.js';
+import { KEY_USE_FLUSH_MS } from '../../src/api/auth/key-use-recorder.js';
 
 const UUID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const ISO_TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/;
@@ -161,9 +162,11 @@ describe('GET /v1/api/keys', () => {
     expect((await listedKeys(account)).map((k) => k.last_used_at)).toEqual([null, null]);
 
     expect((await getMe(used.key, freshIp())).statusCode).toBe(200);
-    // note: the service records use without delaying the request, so poll for the write.
+    // note: the service records use without delaying the request, batched: the write comes
+    // KEY_USE_FLUSH_MS after the use, as long as expect.poll's own default wait (a PgBouncer CI
+    // run missed it), so poll for longer.
     await expect
-      .poll(async () => (await listedKeys(account)).find((k) => k.id === used.metadata.id)?.last_used_at ?? null)
+      .poll(async () => (await listedKeys(account)).find((k) => k.id === used.metadata.id)?.last_used_at ?? null, { timeout: KEY_USE_FLUSH_MS + 5_000, interval: 100 })
       .toMatch(ISO_TIMESTAMP);
     const keys = await listedKeys(account);
     expect(keys.find((k) => k.id === unused.metadata.id)?.last_used_at).toBeNull();
