@@ -141,6 +141,17 @@ describe('writeImport and writeRowRemoval with returnRows', () => {
     expect(retried.rows).toEqual([{ index: 0, id: recreated!.id, external_id: 'RACE-2', outcome: 'unchanged' }]);
   });
 
+  it('writes two imports of the same rows at once, both answering their rows, neither meeting a deadlock', async () => {
+    const rows = Array.from({ length: 200 }, (_, i) => listing(`BOTH-${String(i).padStart(3, '0')}`));
+    const indexes = rows.map((_, i) => i);
+    await writeImport(db.sql, upsert(rows, indexes, { returnRows: false }));
+    for (let pair = 0; pair < 8; pair += 1) {
+      // note: one of them reversed, so that neither takes the rows in the other's order by chance
+      const results = await Promise.all([writeImport(db.sql, upsert(rows, indexes)), writeImport(db.sql, upsert([...rows].reverse(), indexes))]);
+      for (const result of results) expect(result.rows?.map((row) => row.outcome)).toEqual(rows.map(() => 'unchanged'));
+    }
+  });
+
   it('keeps the outcomes as long as the import, and the purge removes them with it', async () => {
     const input = upsert([listing('PURGE-1')], [0]);
     await writeImport(db.sql, input);

@@ -334,12 +334,14 @@ export async function recordImportWithRows(
  * (`new_id`, the table's own default, uuid_v7), so that RETURNING names the row each new id went
  * to; an updated row keeps its id and is named by its external_id. A row the upsert left as it
  * was is not returned (its `where` was false): its id is read back by external_id in the same
- * statement, from the snapshot the statement began with, and locked (`for key share`). One that
- * snapshot does not hold was created by another import after the statement began, and one whose
- * lock finds it deleted was deleted meanwhile (and may stand again under a new id, which the
- * upsert met): both are `raced`, which the caller rolls back and runs again (the next run sees
- * the row as it is). The lock keeps a row it names from being deleted until the commit. The
- * outcomes are kept with the record (row-outcomes.ts).
+ * statement, from the snapshot the statement began with, and locked. One that snapshot does
+ * not hold was created by another import after the statement began, and one whose lock finds it
+ * deleted was deleted meanwhile (and may stand again under a new id, which the upsert met): both
+ * are `raced`, which the caller rolls back and runs again (the next run sees the row as it is). The lock keeps a row it names from being deleted until the commit. note: it
+ * is the upsert's own (`for update`, which ON CONFLICT takes too), taken in `external_id` order as
+ * the upsert takes it, so that two imports of the same rows wait for each other: a weaker lock
+ * shared by both would deadlock when each went on to the upsert's. The outcomes are kept with the
+ * record (row-outcomes.ts).
  * note: the rows come from an indexed table of copied rows (`index`, their request position).
  */
 function rowOutcomeSteps(sql: Sql | TransactionSql, target: RowTarget, accountId: string, importId: string) {
@@ -349,9 +351,10 @@ function rowOutcomeSteps(sql: Sql | TransactionSql, target: RowTarget, accountId
     returning: sql`, t.id, t.external_id`,
     steps: sql`,
     kept as (
-      select t.id, t.external_id from ${sql(target.table)} as t
+      select t.id, t.external_id from admitted, ${sql(target.table)} as t
       where t.account_id = ${accountId} and t.external_id in (select external_id from input)
-      for key share of t),
+      order by t.external_id
+      for update of t),
     outcomes as (
       select r.index, coalesce(wi.id, wu.id, kept.id) as id, r.external_id,
              case when wi.id is not null then 'inserted' when wu.id is not null then 'updated' else 'unchanged' end as outcome
