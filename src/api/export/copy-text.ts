@@ -1,5 +1,4 @@
 import { Readable } from 'node:stream';
-import { StringDecoder } from 'node:string_decoder';
 
 /**
  * PostgreSQL's COPY text (one line a row, fields separated by tabs, `\N` for null, a backslash
@@ -29,12 +28,17 @@ export function copyFields(line: string): CopyFields {
  */
 const BATCH_BYTES = 64 * 1024;
 
+const LINE_BREAK = 0x0a;
+
 /** What an export's format makes of the COPY text: its first line, and each batch of whole lines. */
 export interface CopyTextEncoding {
   /** written before the rows (a CSV header), or nothing */
   head: string;
-  /** a batch of whole lines (a string that ends with a line break), encoded */
-  encode(lines: string): string;
+  /**
+   * a batch of whole lines (bytes that end with a line break), encoded. note: whole lines are
+   * whole UTF-8: a line break's byte is never part of a longer character's
+   */
+  encode(lines: Buffer): Buffer;
 }
 
 /**
@@ -47,18 +51,15 @@ export interface CopyTextEncoding {
  * then reads to its end (openCatalogueExport).
  */
 export function readCopyText(copy: Readable, encoding: CopyTextEncoding): Readable {
-  const decoder = new StringDecoder('utf8');
   let gathered: Buffer[] = [];
   let gatheredBytes = 0;
-  let rest = '';
   const encodeGathered = (): Buffer | undefined => {
-    const text = rest + decoder.write(gathered.length === 1 ? gathered[0]! : Buffer.concat(gathered, gatheredBytes));
-    gathered = [];
-    gatheredBytes = 0;
-    const end = text.lastIndexOf('\n') + 1;
-    rest = text.slice(end);
-    // note: as bytes, so that the answer's chunked encoding does not measure the text again
-    return end === 0 ? undefined : Buffer.from(encoding.encode(text.slice(0, end)));
+    const bytes = gathered.length === 1 ? gathered[0]! : Buffer.concat(gathered, gatheredBytes);
+    const end = bytes.lastIndexOf(LINE_BREAK) + 1;
+    // note: the line the batch ends inside waits for the rest of its bytes
+    gathered = end === bytes.length ? [] : [bytes.subarray(end)];
+    gatheredBytes = bytes.length - end;
+    return end === 0 ? undefined : encoding.encode(bytes.subarray(0, end));
   };
   const onData = (chunk: Buffer) => {
     gathered.push(chunk);
@@ -70,8 +71,8 @@ export function readCopyText(copy: Readable, encoding: CopyTextEncoding): Readab
   const onEnd = () => {
     const encoded = encodedOrFailed();
     if (rows.destroyed) return;
-    // note: COPY ends every row with a line break; text left over is a truncated answer
-    if (rest + decoder.end() !== '') return rows.destroy(new Error('the COPY text ended inside a row'));
+    // note: COPY ends every row with a line break; bytes left over are a truncated answer
+    if (gatheredBytes !== 0) return rows.destroy(new Error('the COPY text ended inside a row'));
     if (encoded !== undefined) rows.push(encoded);
     rows.push(null);
   };

@@ -24,5 +24,8 @@ export function csvRows(columns: readonly ExportColumn[]): CopyTextEncoding {
     const fields = copyFields(line);
     return columns.map((column, i) => cellOf(column, fields[i]));
   });
-  return { head: formulaSafeCsvText([columns.map(({ name }) => name)]), encode: (lines) => formulaSafeCsvText(records(lines)) };
+  return {
+    head: formulaSafeCsvText([columns.map(({ name }) => name)]),
+    encode: (lines) => Buffer.from(formulaSafeCsvText(records(lines.toString('utf8')))),
+  };
 }

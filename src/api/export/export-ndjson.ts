@@ -1,5 +1,6 @@
 import type { ExportColumn } from '../../shared/repositories/catalogue-export.js';
 import { isoTime, type CopyTextEncoding } from './copy-text.js';
+import { holdsRawControl } from './raw-control.js';
 
 /**
  * A number as the list answers it, JSON.stringify of what postgres.js reads: not finite is null,
@@ -9,19 +10,9 @@ import { isoTime, type CopyTextEncoding } from './copy-text.js';
 const FINITE = /^[-+]?[0-9.]+(?:e[-+]?[0-9]+)?$/i;
 const numberOf = (field: string): string => (field === '-0' ? '0' : FINITE.test(field) ? field : 'null');
 
-/**
- * A control character COPY writes raw (all but a backspace, form feed, line break, carriage return,
- * tab and vertical tab, which it escapes). note: looked for once a batch, where it is all but never
- * found, so that a field is then tested with two `indexOf`s (a quote, a backslash), which scan a
- * long description some thirty times faster than one regular expression of the three (bench/README.md,
- * issue 44).
- */
+/** A control character COPY writes raw (raw-control.ts), looked for in a field only when its batch holds one. */
 // eslint-disable-next-line no-control-regex -- control characters are what JSON must escape
 const RAW_CONTROL = /[\x00-\x07\x0e-\x1f]/;
-
-/** A field that is already a JSON string's inside: no quote and no backslash, and its batch holds no raw control character. */
-const isPlain = (field: string, batchHasControls: boolean): boolean =>
-  field.indexOf('"') === -1 && field.indexOf('\\') === -1 && (!batchHasControls || !RAW_CONTROL.test(field));
 
 /**
  * What differs between a COPY text field and a JSON string's inside. COPY writes a backslash as
@@ -39,33 +30,24 @@ function jsonEscapeOf(match: string): string {
   return `\\u${match.charCodeAt(0).toString(16).padStart(4, '0')}`;
 }
 
-/** A text field's COPY text as a JSON string, as JSON.stringify writes the stored text. */
-function jsonStringOfCopyText(field: string, batchHasControls: boolean): string {
-  return isPlain(field, batchHasControls) ? `"${field}"` : `"${field.replace(TO_JSON, jsonEscapeOf)}"`;
-}
-
 /**
  * A JSON column's COPY text as the JSON it holds. note: JSON text holds no control character, so
  * the one escape COPY adds to it is a doubled backslash.
  */
-function jsonOfCopyText(field: string): string {
-  return field.includes('\\') ? field.replaceAll('\\\\', '\\') : field;
-}
+const jsonOfCopyText = (field: string): string => (field.includes('\\') ? field.replaceAll('\\\\', '\\') : field);
 
-function jsonValueOf(column: ExportColumn, field: string, batchHasControls: boolean): string {
-  if (field === '\\N') return 'null';
-  switch (column.type) {
-    case 'text':
-      return jsonStringOfCopyText(field, batchHasControls);
-    case 'number':
-      return numberOf(field);
-    case 'boolean':
-      return field === 't' ? 'true' : 'false';
-    case 'json':
-      return jsonOfCopyText(field);
-    case 'time':
-      return `"${isoTime(field)}"`;
-  }
+/** A field COPY wrote as `\N`. */
+const isNull = (lines: string, start: number, stop: number): boolean =>
+  stop - start === 2 && lines.charCodeAt(start) === 0x5c && lines.charCodeAt(start + 1) === 0x4e;
+
+/**
+ * Where the next `char` of `lines` is at or after `from`, or the end. note: a batch is searched
+ * for a quote and a backslash once, ahead of the fields; a field then asks only whether the next
+ * one lies inside it, rather than searching every field twice (bench/README.md, issue 44).
+ */
+function nextOf(lines: string, char: string, from: number): number {
+  const at = lines.indexOf(char, from);
+  return at === -1 ? lines.length : at;
 }
 
 /**
@@ -73,23 +55,62 @@ function jsonValueOf(column: ExportColumn, field: string, batchHasControls: bool
  * it (K.1), in the resource's order. Written from the COPY text field by field, each escape
  * translated in place rather than undone and redone, never through a row object: the export's cost
  * is this loop (bench/README.md, issue 44).
+ *
+ * note: the bytes are read as latin1, a character a byte, and the answer written back the same
+ * way. Every byte this encoder looks for or writes is ASCII, and no byte of a longer UTF-8
+ * character is: the catalogue's own text passes through as the bytes PostgreSQL sent, neither
+ * decoded nor encoded again, and every string stays one byte a character in any language.
  */
 export function ndjsonRows(columns: readonly ExportColumn[]): CopyTextEncoding {
-  const keys = columns.map(({ name }, i) => `${i === 0 ? '{' : ','}${JSON.stringify(name)}:`);
+  const types = columns.map(({ type }) => type);
   const last = columns.length - 1;
-  const encode = (lines: string): string => {
+  const quoted = types.map((type) => type === 'text' || type === 'time');
+  // note: what goes before a field: its key, and its opening quote when it has one; with the
+  // previous field's closing quote or without. One piece each, so that a field costs two appends.
+  const keyOf = (i: number, value: string) => `${i === 0 ? '{' : ','}${JSON.stringify(columns[i]!.name)}:${value}`;
+  const before = columns.map((_, i) => keyOf(i, quoted[i] ? '"' : ''));
+  const beforeNull = columns.map((_, i) => keyOf(i, 'null'));
+  const closedBefore = before.map((piece) => `"${piece}`);
+  const closedBeforeNull = beforeNull.map((piece) => `"${piece}`);
+
+  const encodeLines = (lines: string, batchHasControls: boolean): string => {
     let out = '';
-    const batchHasControls = RAW_CONTROL.test(lines);
+    let nextQuote = nextOf(lines, '"', 0);
+    let nextBackslash = nextOf(lines, '\\', 0);
     for (let start = 0; start < lines.length; ) {
       const end = lines.indexOf('\n', start);
+      let open = false;
       for (let i = 0; i <= last; i += 1) {
         const stop = i === last ? end : lines.indexOf('\t', start);
-        out += keys[i]! + jsonValueOf(columns[i]!, lines.slice(start, stop), batchHasControls);
+        if (isNull(lines, start, stop)) {
+          out += open ? closedBeforeNull[i]! : beforeNull[i]!;
+          open = false;
+          start = stop + 1;
+          continue;
+        }
+        out += open ? closedBefore[i]! : before[i]!;
+        const field = lines.slice(start, stop);
+        const type = types[i]!;
+        if (type === 'text') {
+          if (nextQuote < start) nextQuote = nextOf(lines, '"', start);
+          if (nextBackslash < start) nextBackslash = nextOf(lines, '\\', start);
+          const plain = nextQuote >= stop && nextBackslash >= stop && (!batchHasControls || !RAW_CONTROL.test(field));
+          out += plain ? field : field.replace(TO_JSON, jsonEscapeOf);
+        } else if (type === 'time') {
+          out += isoTime(field);
+        } else if (type === 'number') {
+          out += numberOf(field);
+        } else if (type === 'boolean') {
+          out += field === 't' ? 'true' : 'false';
+        } else {
+          out += jsonOfCopyText(field);
+        }
+        open = quoted[i]!;
         start = stop + 1;
       }
-      out += '}\n';
+      out += open ? '"}\n' : '}\n';
     }
     return out;
   };
-  return { head: '', encode };
+  return { head: '', encode: (lines) => Buffer.from(encodeLines(lines.toString('latin1'), holdsRawControl(lines)), 'latin1') };
 }
