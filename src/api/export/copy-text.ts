@@ -109,14 +109,21 @@ export function linesOf(lines: string): string[] {
 
 /**
  * A time as the list answers it (ISO 8601 in UTC, to the millisecond, as Date#toISOString writes
- * it) from its COPY text in UTC with the ISO date style: `2026-11-24 02:00:00.123456+00`.
+ * it) from its COPY text in UTC with the ISO date style: `2026-11-24 02:00:00.123456+00`, found
+ * in `text` at `at` (a field of a batch's lines, which then need not be cut out first).
  * note: the fraction is cut, not rounded, as postgres.js's Date reads it for the list.
  */
-export function isoTime(text: string): string {
-  // note: PostgreSQL drops a fraction's trailing zeros (`.66+00`), and writes none for a whole second
+export function isoTime(text: string, at = 0): string {
+  const fractionAt = at + 20;
+  // note: the usual time, with three digits of a fraction or more, in two pieces (an export writes three a row)
+  if (text[at + 19] === '.' && isDigit(text.charCodeAt(fractionAt)) && isDigit(text.charCodeAt(fractionAt + 1)) && isDigit(text.charCodeAt(fractionAt + 2))) {
+    return `${text.slice(at, at + 10)}T${text.slice(at + 11, at + 23)}Z`;
+  }
+  // note: PostgreSQL drops a fraction's trailing zeros (`.66+00`), and writes none for a whole second;
+  // a field's end (a tab, a line break, the text's end) is no digit
   let fraction = '';
-  for (let at = 20; at < 23 && text[19] === '.' && isDigit(text.charCodeAt(at)); at += 1) fraction += text[at];
-  return `${text.slice(0, 10)}T${text.slice(11, 19)}.${fraction.padEnd(3, '0')}Z`;
+  for (let digit = fractionAt; digit < fractionAt + 3 && text[at + 19] === '.' && isDigit(text.charCodeAt(digit)); digit += 1) fraction += text[digit];
+  return `${text.slice(at, at + 10)}T${text.slice(at + 11, at + 19)}.${fraction.padEnd(3, '0')}Z`;
 }
 
 function isDigit(code: number): boolean {

@@ -36,6 +36,9 @@ function jsonEscapeOf(match: string): string {
  */
 const jsonOfCopyText = (field: string): string => (field.includes('\\') ? field.replaceAll('\\\\', '\\') : field);
 
+/** COPY's `t`, a boolean true. */
+const LETTER_T = 0x74;
+
 /** A field COPY wrote as `\N`. */
 const isNull = (lines: string, start: number, stop: number): boolean =>
   stop - start === 2 && lines.charCodeAt(start) === 0x5c && lines.charCodeAt(start + 1) === 0x4e;
@@ -89,21 +92,22 @@ export function ndjsonRows(columns: readonly ExportColumn[]): CopyTextEncoding {
           continue;
         }
         out += open ? closedBefore[i]! : before[i]!;
-        const field = lines.slice(start, stop);
+        // note: a field is cut out of the batch only where its text is written or read as a whole
         const type = types[i]!;
         if (type === 'text') {
           if (nextQuote < start) nextQuote = nextOf(lines, '"', start);
           if (nextBackslash < start) nextBackslash = nextOf(lines, '\\', start);
+          const field = lines.slice(start, stop);
           const plain = nextQuote >= stop && nextBackslash >= stop && (!batchHasControls || !RAW_CONTROL.test(field));
           out += plain ? field : field.replace(TO_JSON, jsonEscapeOf);
         } else if (type === 'time') {
-          out += isoTime(field);
-        } else if (type === 'number') {
-          out += numberOf(field);
+          out += isoTime(lines, start);
         } else if (type === 'boolean') {
-          out += field === 't' ? 'true' : 'false';
+          out += lines.charCodeAt(start) === LETTER_T ? 'true' : 'false';
+        } else if (type === 'number') {
+          out += numberOf(lines.slice(start, stop));
         } else {
-          out += jsonOfCopyText(field);
+          out += jsonOfCopyText(lines.slice(start, stop));
         }
         open = quoted[i]!;
         start = stop + 1;
