@@ -1,4 +1,4 @@
-import { Writable } from 'node:stream';
+import { Readable, Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
@@ -89,5 +89,16 @@ describe('the export as NDJSON, from real COPY text', () => {
     const rows: Row[] = Array.from({ length: 30 }, (_, i) => ({ t: `${i}${long}`, n: i, b: i % 2 === 0, j: [long.slice(0, i)], at: null }));
     const { lines, storedAt } = await exported(rows);
     expect(lines).toEqual(rows.map((value, i) => expectedLine(value, storedAt[i]!)));
+  });
+});
+
+describe('the export as NDJSON, from COPY text it does not expect', () => {
+  it('ends the rows with an error, rather than reading on into the next line, when a line has fewer fields than columns', async () => {
+    const columns: ExportColumn[] = [{ name: 'a', type: 'text' }, { name: 'b', type: 'text' }, { name: 'c', type: 'text' }];
+    const copy = Readable.from([Buffer.from('1\t2\t3\n4\t5\n6\t7\t8\n')]);
+    const written: Buffer[] = [];
+    const sink = new Writable({ write(chunk: Buffer, _encoding, done) { written.push(chunk); done(); } });
+    await expect(pipeline(readCopyText(copy, ndjsonRows(columns)), sink)).rejects.toThrow('fewer fields than the export has columns');
+    expect(written).toEqual([]);
   });
 });

@@ -85,6 +85,8 @@ export function ndjsonRows(columns: readonly ExportColumn[]): CopyTextEncoding {
       let open = false;
       for (let i = 0; i <= last; i += 1) {
         const stop = i === last ? end : lines.indexOf('\t', start);
+        // note: a line with fewer fields than columns would have the loop read on into the next
+        if (stop === -1 || stop > end) throw new Error('a COPY line has fewer fields than the export has columns');
         if (isNull(lines, start, stop)) {
           out += open ? closedBeforeNull[i]! : beforeNull[i]!;
           open = false;
