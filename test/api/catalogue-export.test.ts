@@ -180,6 +180,21 @@ describe('GET /v1/api/listings/export and /v1/api/machines/export: the whole cat
     );
   });
 
+  it('passes text of any language through as stored, in NDJSON and in CSV, whatever batch it falls in', async () => {
+    const partner = await newPartner();
+    // note: titles of two, three and four bytes a character, and descriptions long enough that
+    // rows cross the export's 64 KiB batches, some with a quote and a line break beside them
+    const title = (n: string) => `'Drache ' || ${n} || ' — Σφίγγα «дракон» 龍 🐉 "q"' || E'\\n' || 'é'`;
+    await seedListings(partner.accountId, 300, 700, title);
+    const rows = ndjson(await (await fetch(exportUrl('listings'), { headers: headersOf(partner.apiKey) })).text());
+    const expected = await listed(partner.apiKey, 'listings');
+    expect(rows).toHaveLength(300);
+    expect(rows).toEqual(expected);
+    expect(String(rows[0]!.title)).toMatch(/^Drache \d+ — Σφίγγα «дракон» 龍 🐉 "q"\né$/);
+    const csv = await (await fetch(exportUrl('listings', '?format=csv'), { headers: headersOf(partner.apiKey) })).text();
+    for (const row of expected) expect(csv).toContain(`"${String(row.title).replaceAll('"', '""')}"`);
+  });
+
   it('filters as the list does: archived=true, updated_since, and both', async () => {
     const partner = await newPartner();
     const ids = await seedListings(partner.accountId, 40);
