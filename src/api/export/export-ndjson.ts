@@ -1,6 +1,6 @@
 import type { ExportColumn } from '../../shared/repositories/catalogue-export.js';
 import { isoTime, type CopyTextEncoding } from './copy-text.js';
-import { holdsRawControl } from './raw-control.js';
+import { holdsRawControl, RAW_CONTROL } from './raw-control.js';
 
 /**
  * A number as the list answers it, JSON.stringify of what postgres.js reads: not finite is null,
@@ -9,10 +9,6 @@ import { holdsRawControl } from './raw-control.js';
  */
 const FINITE = /^[-+]?[0-9.]+(?:e[-+]?[0-9]+)?$/i;
 const numberOf = (field: string): string => (field === '-0' ? '0' : FINITE.test(field) ? field : 'null');
-
-/** A control character COPY writes raw (raw-control.ts), looked for in a field only when its batch holds one. */
-// eslint-disable-next-line no-control-regex -- control characters are what JSON must escape
-const RAW_CONTROL = /[\x00-\x07\x0e-\x1f]/;
 
 /**
  * What differs between a COPY text field and a JSON string's inside. COPY writes a backslash as

@@ -1,4 +1,11 @@
 /**
+ * The control characters COPY writes raw, as a regular expression over text: for a field of a
+ * batch that holds one (holdsRawControl), and the statement holdsRawControl's bytes are held to.
+ */
+// eslint-disable-next-line no-control-regex -- control characters are what JSON must escape
+export const RAW_CONTROL = /[\x00-\x07\x0e-\x1f]/;
+
+/**
  * Whether COPY text holds a control character COPY writes raw: any but a backspace, form feed,
  * line break, carriage return, tab and vertical tab, which it escapes (a tab and a line break
  * raw are its own field and row separators). JSON must escape them; a batch of an export all but

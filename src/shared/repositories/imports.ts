@@ -337,11 +337,12 @@ export async function recordImportWithRows(
  * statement, from the snapshot the statement began with, and locked. One that snapshot does
  * not hold was created by another import after the statement began, and one whose lock finds it
  * deleted was deleted meanwhile (and may stand again under a new id, which the upsert met): both
- * are `raced`, which the caller rolls back and runs again (the next run sees the row as it is). The lock keeps a row it names from being deleted until the commit. note: it
- * is the upsert's own (`for update`, which ON CONFLICT takes too), taken in `external_id` order as
- * the upsert takes it, so that two imports of the same rows wait for each other: a weaker lock
- * shared by both would deadlock when each went on to the upsert's. The outcomes are kept with the
- * record (row-outcomes.ts).
+ * are `raced`, which the caller rolls back and runs again (the next run sees the row as it is).
+ * The lock keeps a row it names from being deleted until the commit. note: it is the upsert's own
+ * (`for update`, which ON CONFLICT takes too), taken in `external_id` order as the upsert takes
+ * it, so that two imports of the same rows wait for each other: a weaker lock shared by both
+ * would deadlock when each went on to the upsert's. The outcomes are kept with the record
+ * (row-outcomes.ts).
  * note: the rows come from an indexed table of copied rows (`index`, their request position).
  */
 function rowOutcomeSteps(sql: Sql | TransactionSql, target: RowTarget, accountId: string, importId: string) {
