@@ -12,6 +12,7 @@ import {
   type ImportStatementOutcome,
   type RowsWritten,
 } from '../shared/repositories/imports.js';
+import { copyNewRows } from '../shared/repositories/copy-new-rows.js';
 import { mergeFailureError, recordMergeErrors, recordMergeWithRows } from '../shared/repositories/merge-rows.js';
 import type { RowError } from '../shared/rows/row-errors.js';
 import type { RowOutcome } from '../shared/import/row-outcomes.js';
@@ -44,11 +45,20 @@ class DryRunRollback extends Error {
   }
 }
 
+/** Rolls back the rows copyNewRows copied once another run of the job is found to have recorded it. */
+class RecordTakenRollback extends Error {
+  override name = 'RecordTakenRollback';
+  constructor() {
+    super('another run of this import recorded it: its rows are rolled back');
+  }
+}
+
 /**
  * Writes one import: its record in `imports` and all its rows, in one statement
  * (recordImportWithRows). Rows in `COPY` text are first streamed into the transaction's table of
- * copied rows (copyRowsIn), which the statement then reads; rows in JSON are the statement's
- * parameter, and the statement is one round trip and its own transaction.
+ * copied rows (copyRowsIn), which the statement then reads, or, when they can only be new, straight
+ * into their table, the record inserted behind them (copyNewRows); rows in JSON are the
+ * statement's parameter, and the statement is one round trip and its own transaction.
  * Idempotent by the import's id: when the record already exists (the job ran before, or runs twice at
  * once), nothing is written and the recorded result is returned; a record of a failed import (the
  * API answered that it wrote nothing) throws ImportAbandonedError. The table constraints check
@@ -87,13 +97,21 @@ export async function writeImport(sql: Sql, input: ImportWrite, hooks: Hooks = {
   };
   if (input.merge === true) return writeMerge(sql, { ...statement, rows: textOf(rows) }, input, hooks);
   const copied = typeof rows !== 'string';
+  // note: rows that carry no external_id can only be new, and, unless each row's outcome is asked
+  // for, go straight into their table (copyNewRows); the others through the table of copied rows.
+  const newRowsOnly = copied && input.matchExternalIds !== true && !returnRows;
   let outcome: ImportStatementOutcome;
   try {
     outcome =
       copied || input.dryRun === true || hooks.beforeCommit !== undefined
         ? await sql.begin(async (tx) => {
-            if (copied) await copyRowsIn(tx, input.kind, rows, { indexed: returnRows });
-            const written = await recordImportWithRows(tx, { ...statement, rows: copied ? { copiedKind: input.kind, indexed: returnRows } : rows });
+            let written: ImportStatementOutcome & { taken?: boolean };
+            if (newRowsOnly) written = await copyNewRows(tx, { ...statement, rows });
+            else {
+              if (copied) await copyRowsIn(tx, input.kind, rows, { indexed: returnRows });
+              written = await recordImportWithRows(tx, { ...statement, rows: copied ? { copiedKind: input.kind, indexed: returnRows } : rows });
+            }
+            if (written.taken === true) throw new RecordTakenRollback();
             if (!written.recorded) return written; // note: it wrote nothing, so its commit commits nothing
             refuseMergeRace(input.importId, written.raced ?? 0);
             await hooks.beforeCommit?.();
@@ -105,7 +123,7 @@ export async function writeImport(sql: Sql, input: ImportWrite, hooks: Hooks = {
     if (error instanceof DryRunRollback) return error.result;
     if (copied && isCopyRefused(error)) throw new ImportRowsRefusedError(`the rows of import ${input.importId} were refused by COPY; nothing was written`);
     // note: a run of the same job committed while this one's statement ran; its rows went with it.
-    if (isImportRecordTaken(error)) return recordedResult(input.importId, await findImportRecord(sql, input.importId, reading));
+    if (isImportRecordTaken(error) || error instanceof RecordTakenRollback) return recordedResult(input.importId, await findImportRecord(sql, input.importId, reading));
     throw error;
   }
   if (!outcome.recorded) return resultOfNothingWritten(sql, input, outcome);

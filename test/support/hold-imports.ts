@@ -1,17 +1,17 @@
 import type { Sql, TransactionSql } from '../../src/shared/infra/db.js';
 
-/**
- * Holds every import that reaches its insert into `imports`, so jobs stay in the worker's hands
- * for as long as the test needs; `release` runs `then` in the same transaction, then commits.
- */
-export async function holdImports(sql: Sql): Promise<{ release(then?: (tx: TransactionSql) => Promise<unknown>): Promise<void> }> {
+/** A transaction that holds a lock until `release`, which runs `then` in it, then commits. */
+interface Hold {
+  release(then?: (tx: TransactionSql) => Promise<unknown>): Promise<void>;
+}
+
+async function holdWith(sql: Sql, lock: (tx: TransactionSql) => Promise<unknown>): Promise<Hold> {
   let locked!: () => void;
   const isLocked = new Promise<void>((resolve) => (locked = resolve));
   let release!: (then: ((tx: TransactionSql) => Promise<unknown>) | undefined) => void;
   const released = new Promise<((tx: TransactionSql) => Promise<unknown>) | undefined>((resolve) => (release = resolve));
-  // note: SHARE lets others read but blocks the worker's statement, which inserts into imports.
   const done = sql.begin(async (tx) => {
-    await tx`lock table imports in share mode`;
+    await lock(tx);
     locked();
     await (await released)?.(tx);
   });
@@ -22,6 +22,36 @@ export async function holdImports(sql: Sql): Promise<{ release(then?: (tx: Trans
       await done;
     },
   };
+}
+
+/**
+ * Holds every import that reaches its insert into `imports`, so jobs stay in the worker's hands
+ * for as long as the test needs; `release` runs `then` in the same transaction, then commits.
+ * note: an import whose rows can only be new has copied them by then, and holds its account
+ * (copy-new-rows.ts): `then` must not wait for the account (holdAccount does that).
+ */
+export function holdImports(sql: Sql): Promise<Hold> {
+  // note: SHARE lets others read but blocks the worker's statement, which inserts into imports.
+  return holdWith(sql, (tx) => tx`lock table imports in share mode`);
+}
+
+/**
+ * Holds every import of `accountId` before it writes anything: its first statement reads the
+ * account `for key share`, which this hold's `for update` blocks. `release` may delete the
+ * account; the imports then find it gone.
+ */
+export function holdAccount(sql: Sql, accountId: string): Promise<Hold> {
+  return holdWith(sql, (tx) => tx`select from accounts where id = ${accountId} for update`);
+}
+
+/** Waits until exactly `count` statements of this database wait for a lock (no time limit: the test timeout bounds it). */
+export async function waitForLockWaiters(sql: Sql, count: number): Promise<void> {
+  for (;;) {
+    const [row] = await sql<{ waiting: number }[]>`
+      select count(*)::int as waiting from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'`;
+    if (row?.waiting === count) return;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
 }
 
 /**

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { apiErrors } from '../../src/shared/errors/api-errors.js';
 import { startWorker, type RunningWorker } from '../../src/worker/worker.js';
 import { bearer, validListing } from '../support/fixtures.js';
-import { holdImports, waitForHeldImports } from '../support/hold-imports.js';
+import { holdAccount, holdImports, waitForHeldImports, waitForLockWaiters } from '../support/hold-imports.js';
 import { freePort } from '../support/processes.js';
 import { hasMetric, sampleValue } from '../support/prometheus.js';
 import { startTestService, type TestService } from '../support/test-service.js';
@@ -147,13 +147,13 @@ describe('bulk_import_worker_busy_slots and bulk_import_worker_slots', () => {
   it('frees the slots of jobs that failed', async () => {
     const account = await service.createAccount();
     const key = await service.createKey(account, ['listings:write']);
-    const hold = await holdImports(service.sql);
+    const hold = await holdAccount(service.sql, account.id);
     const replies = Array.from({ length: CONCURRENCY }, () => importListings(key));
-    await waitForHeldImports(service.sql, CONCURRENCY);
+    await waitForLockWaiters(service.sql, CONCURRENCY);
     expect((await slots()).busy).toBe(CONCURRENCY);
 
-    // The account goes while its imports are held: each insert then breaks its foreign key, a
-    // permanent error, and the job fails.
+    // The account goes while its imports wait for it: each finds it gone, a permanent error, and
+    // the job fails.
     await hold.release((tx) => tx`delete from accounts where id = ${account.id}`);
     for (const reply of await Promise.all(replies)) {
       expect(reply.statusCode).toBe(503);

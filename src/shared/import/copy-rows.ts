@@ -23,7 +23,7 @@ const hasCopySpecials = (value: string): boolean =>
   value.indexOf('\\') !== -1 || value.indexOf('\t') !== -1 || value.indexOf('\n') !== -1 || value.indexOf('\r') !== -1;
 
 /** A text value of the COPY text format: backslash, newline, carriage return and tab escaped. */
-function copyText(value: string): string {
+export function copyText(value: string): string {
   return hasCopySpecials(value) ? value.replace(COPY_SPECIALS_ALL, (c) => COPY_ESCAPES[c]!) : value;
 }
 
