@@ -3,14 +3,16 @@ import type { ImportKind } from '../shared/import/import-kinds.js';
 import { findFileImportRecord, recordChunkWritten, recordFileImportCompleted } from '../shared/repositories/file-import-record.js';
 import {
   copyChunkIn,
+  copyNewChunkRows,
   dropStagedRows,
   hasStagedChunks,
   holdFileImportWriting,
   recordFileRowErrors,
   shareFileImportWriting,
   takeNextFileChunk,
+  type FileChunk,
 } from '../shared/repositories/import-files.js';
-import { findImportingAccount, writeRows, type RowsWritten } from '../shared/repositories/imports.js';
+import { findImportingAccount, writeRows, type ImportingAccount, type RowsWritten } from '../shared/repositories/imports.js';
 import { mergeChunkRows, mergeFailureError } from '../shared/repositories/merge-rows.js';
 import { recordRemoval, removeRowsLeftOut } from '../shared/repositories/mirror-removal.js';
 import { refuseMergeRace } from './write-errors.js';
@@ -34,8 +36,8 @@ const isUnfinished = (state: string) => state === 'queued' || state === 'running
  * Writes the next chunk of a file import, exactly once: in one transaction it takes the import's
  * write lock shared, takes the next staged chunk no other transaction holds (a batch of the file's
  * rows, as the upload staged it: FILE_CHUNK_ROWS at most), writes its rows (matched on
- * `external_id`, as a bulk request's rows are, when any carries one) and deletes the chunk in the
- * same statement, and adds what they did to the record's counts. A worker that dies mid-chunk
+ * `external_id`, as a bulk request's rows are, when any carries one; else copied straight in) and
+ * deletes the chunk, and adds what they did to the record's counts. A worker that dies mid-chunk
  * rolls all of it back: the chunk is still staged, and the next call (by any worker) writes it.
  * An import that is no longer queued or running (cancelled) gets nothing more, and what it staged
  * is dropped. When no chunk is left to take, it completes the import (completeFileImport).
@@ -62,14 +64,7 @@ export async function writeFileChunk(sql: Sql, importId: string, hooks: Hooks = 
     if (!chunk) return { state: 'nothing to take' };
     const written = record.merge
       ? await mergeChunk(tx, { kind: record.kind, importId, accountId: record.accountId, firstIndex: chunk.firstIndex })
-      : await writeRows(tx, {
-      kind: record.kind,
-      importId,
-      accountId: record.accountId,
-      account,
-      rows: chunk.format === 'copy' ? await copyChunkIn(tx, record.kind, importId, chunk.firstIndex) : { firstIndex: chunk.firstIndex },
-      matchExternalIds: chunk.withExternalIds,
-    });
+      : await writeChunkRows(tx, { kind: record.kind, importId, accountId: record.accountId, account }, chunk);
     // note: the record's row lock is taken here, at the end: chunks side by side wait for each
     // other only between this update and their commit.
     await recordChunkWritten(tx, importId, written);
@@ -78,6 +73,23 @@ export async function writeFileChunk(sql: Sql, importId: string, hooks: Hooks = 
   });
   if (outcome.state !== 'nothing to take') return outcome;
   return sql.begin((tx) => completeFileImport(tx, importId, hooks));
+}
+
+/**
+ * Writes a chunk's rows: straight into their table with `COPY` when they can only be new (staged as
+ * `COPY` text, none with an external_id: copyNewChunkRows), else by one statement (writeRows) from
+ * the table of copied rows or from the staged JSON.
+ */
+async function writeChunkRows(
+  tx: TransactionSql,
+  by: { kind: ImportKind; importId: string; accountId: string; account: ImportingAccount },
+  chunk: FileChunk,
+): Promise<RowsWritten> {
+  const { kind, importId } = by;
+  const { firstIndex } = chunk;
+  if (chunk.format === 'copy' && !chunk.withExternalIds) return copyNewChunkRows(tx, { ...by, firstIndex });
+  const rows = chunk.format === 'copy' ? await copyChunkIn(tx, kind, importId, firstIndex) : { firstIndex };
+  return writeRows(tx, { ...by, rows, matchExternalIds: chunk.withExternalIds });
 }
 
 /**

@@ -1,3 +1,4 @@
+import type { Writable } from 'node:stream';
 import type { TransactionSql } from '../infra/db.js';
 import type { ImportKind } from '../import/import-kinds.js';
 import { copyText } from '../import/copy-rows.js';
@@ -74,14 +75,28 @@ export async function copyNewRows(
   const reading = tx<(ImportingAccount & { recorded: boolean })[]>`
     select display_name as "displayName", avatar_url as "avatarUrl", exists (select from imports where job_id = ${importId}) as recorded
     from accounts where id = ${accountId} for key share`.execute();
-  const writable = await tx.unsafe(`copy ${kind} (${IMPORTED_COLUMNS[kind]}, ${Object.keys(ROW_COLUMNS[kind]).join(', ')}) from stdin`).writable();
+  const writable = await startNewRowsCopy(tx, kind);
   const [account] = await reading;
   const nothing = { sent, inserted: 0, updated: 0, recorded: false, accountFound: account !== undefined };
   if (account === undefined || account.recorded || sent !== rowCount) {
     await handOverCopyEnd(writable);
     return nothing;
   }
-  await handOverCopyEnd(writable, eachLineAfter(importedText(kind, importId, accountId, account), rows));
+  await sendNewRows(writable, { kind, importId, accountId, account }, rows);
   if (!(await insertImportRecord(tx, input))) return { ...nothing, taken: true };
   return { sent, inserted: sent, updated: 0, recorded: true, accountFound: true };
+}
+
+/** Starts a `COPY` straight into `kind`'s table of the import's own columns, then the row's (sendNewRows). */
+export function startNewRowsCopy(tx: TransactionSql, kind: ImportKind): Promise<Writable> {
+  return tx.unsafe(`copy ${kind} (${IMPORTED_COLUMNS[kind]}, ${Object.keys(ROW_COLUMNS[kind]).join(', ')}) from stdin`).writable();
+}
+
+/**
+ * Sends `rows` (`COPY` text) on a `COPY` startNewRowsCopy began, each line with the import's own
+ * columns in front of it, and the `COPY`'s end (handOverCopyEnd). note: the statement after it
+ * fails with 25P02 when `COPY` refused them (isCopyRefused).
+ */
+export function sendNewRows(writable: Writable, by: { kind: ImportKind; importId: string; accountId: string; account: ImportingAccount }, rows: Uint8Array): Promise<void> {
+  return handOverCopyEnd(writable, eachLineAfter(importedText(by.kind, by.importId, by.accountId, by.account), rows));
 }

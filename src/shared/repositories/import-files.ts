@@ -1,6 +1,7 @@
 import postgres from 'postgres';
 import type { Sql, TransactionSql } from '../infra/db.js';
-import { copyRowsIn, type CopiedRows } from './imports.js';
+import { copyRowsIn, type CopiedRows, type ImportingAccount, type RowsWritten } from './imports.js';
+import { copyLineCount, sendNewRows, startNewRowsCopy } from './copy-new-rows.js';
 import type { ListingRow } from '../rows/listing-row.js';
 import type { MachineRow } from '../rows/machine-row.js';
 import type { RowError } from '../rows/row-errors.js';
@@ -168,6 +169,25 @@ export async function copyChunkIn(tx: TransactionSql, kind: ImportKind, importId
   const [taken] = await tx<{ body: string }[]>`delete from import_file_chunks where job_id = ${importId} and first_index = ${firstIndex} returning body`;
   await copyRowsIn(tx, kind, Buffer.from(taken!.body, 'utf8'));
   return { copiedKind: kind };
+}
+
+/**
+ * Takes a chunk staged as `COPY` text whose rows carry no external_id out of the staging and
+ * copies its rows straight into their table, each with the import's own columns (copy-new-rows.ts):
+ * rows that can only be new need no table of copied rows and no statement to insert them. The
+ * chunk's delete and the `COPY`'s start go in one round trip.
+ */
+export async function copyNewChunkRows(
+  tx: TransactionSql,
+  chunk: { kind: ImportKind; importId: string; accountId: string; account: ImportingAccount; firstIndex: number },
+): Promise<RowsWritten> {
+  const taking = tx<{ body: string }[]>`delete from import_file_chunks where job_id = ${chunk.importId} and first_index = ${chunk.firstIndex} returning body`.execute();
+  const writable = await startNewRowsCopy(tx, chunk.kind);
+  const [taken] = await taking;
+  const rows = Buffer.from(taken!.body, 'utf8');
+  await sendNewRows(writable, chunk, rows);
+  const sent = copyLineCount(rows);
+  return { sent, inserted: sent, updated: 0 };
 }
 
 /** Whether anything of the import is still staged. */
