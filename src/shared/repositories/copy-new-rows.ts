@@ -3,7 +3,7 @@ import type { TransactionSql } from '../infra/db.js';
 import type { ImportKind } from '../import/import-kinds.js';
 import { copyText } from '../import/copy-rows.js';
 import { ROW_COLUMNS } from '../rows/row-columns.js';
-import { handOverCopyEnd, insertImportRecord, type ImportingAccount, type ImportStatementOutcome } from './imports.js';
+import { handOverCopyEnd, importedColumns, insertImportRecord, type ImportingAccount, type ImportStatementOutcome } from './imports.js';
 import type { ImportOfRequest } from './import-records.js';
 
 /**
@@ -15,21 +15,21 @@ import type { ImportOfRequest } from './import-records.js';
 
 const LINE_END = 0x0a;
 
-/**
- * What an import sets on each of its rows beside the row's own columns, as rowTarget
- * (imports.ts) does for the statements: the account, the import, and the account's name and photo
- * on a listing, `pending` verification on a machine. Their names, and (importedText) their `COPY`
- * text, a tab after each.
- */
-const IMPORTED_COLUMNS: Record<ImportKind, string> = {
-  listings: 'account_id, import_job_id, maker_name, maker_photo_url',
-  machines: 'account_id, import_job_id, verification_status',
-};
+/** The columns a `COPY` of an import's new rows names: the account, the import's own (importedColumns), then the row's. */
+function copiedColumns(kind: ImportKind): string {
+  const imported = importedColumns(kind, { importId: '', makerName: '', makerPhoto: '', pending: '' });
+  return ['account_id', ...Object.keys(imported), ...Object.keys(ROW_COLUMNS[kind])].join(', ');
+}
 
+/** The `COPY` text of the columns copiedColumns names before the row's own, a tab after each. */
 function importedText(kind: ImportKind, importId: string, accountId: string, account: ImportingAccount): string {
-  if (kind === 'machines') return `${accountId}\t${copyText(importId)}\tpending\t`;
-  const photo = account.avatarUrl === null ? '\\N' : copyText(account.avatarUrl);
-  return `${accountId}\t${copyText(importId)}\t${copyText(account.displayName)}\t${photo}\t`;
+  const imported = importedColumns(kind, {
+    importId: copyText(importId),
+    makerName: copyText(account.displayName),
+    makerPhoto: account.avatarUrl === null ? '\\N' : copyText(account.avatarUrl),
+    pending: 'pending',
+  });
+  return `${[copyText(accountId), ...Object.values(imported)].join('\t')}\t`;
 }
 
 /** How many rows `COPY` text holds: a line each, the last one with or without its line end. */
@@ -89,7 +89,7 @@ export async function copyNewRows(
 
 /** Starts a `COPY` straight into `kind`'s table of the import's own columns, then the row's (sendNewRows). */
 export function startNewRowsCopy(tx: TransactionSql, kind: ImportKind): Promise<Writable> {
-  return tx.unsafe(`copy ${kind} (${IMPORTED_COLUMNS[kind]}, ${Object.keys(ROW_COLUMNS[kind]).join(', ')}) from stdin`).writable();
+  return tx.unsafe(`copy ${kind} (${copiedColumns(kind)}) from stdin`).writable();
 }
 
 /**

@@ -90,19 +90,34 @@ export interface RowTarget {
   onUpdate: string;
 }
 
+/** The values an import's own columns are set from (importedColumns), in whatever form a writer sends them. */
+export interface ImportedValues<Value> {
+  importId: Value;
+  makerName: Value;
+  makerPhoto: Value;
+  /** a machine's verification state, `pending` */
+  pending: Value;
+}
+
+/**
+ * The columns an import sets on every row it writes, beside its `account_id` and the row's own: the
+ * import that wrote it; on a listing the account's name and photo, on a machine a verification
+ * `pending` (docs/rows.md). note: the one list of them, for the statements (rowTarget) and for
+ * rows copied straight in (copy-new-rows.ts), in this order.
+ */
+export function importedColumns<Value>(kind: ImportKind, values: ImportedValues<Value>): Record<string, Value> {
+  return kind === 'listings'
+    ? { import_job_id: values.importId, maker_name: values.makerName, maker_photo_url: values.makerPhoto }
+    : { import_job_id: values.importId, verification_status: values.pending };
+}
+
 export function rowTarget(sql: Sql | TransactionSql, kind: ImportKind, importId: string, maker: MakerSource): RowTarget {
-  if (kind === 'listings') {
-    return {
-      table: 'listings',
-      record: LISTING_RECORD,
-      fixed: { import_job_id: sql`${importId}`, maker_name: maker.displayName, maker_photo_url: maker.avatarUrl },
-      onUpdate: '',
-    };
-  }
+  const fixed = importedColumns<Fragment>(kind, { importId: sql`${importId}`, makerName: maker.displayName, makerPhoto: maker.avatarUrl, pending: sql`${'pending'}` });
+  if (kind === 'listings') return { table: 'listings', record: LISTING_RECORD, fixed, onUpdate: '' };
   return {
     table: 'machines',
     record: MACHINE_RECORD,
-    fixed: { import_job_id: sql`${importId}`, verification_status: sql`${'pending'}` },
+    fixed,
     onUpdate: `, verification_status = case when ${changes(MACHINE_IDENTITY)} then 'pending' else t.verification_status end`,
   };
 }
