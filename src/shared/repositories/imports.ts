@@ -193,12 +193,12 @@ export async function copyRowsIn(tx: TransactionSql, kind: ImportKind, rows: Uin
 }
 
 /**
- * Writes the rows (none when left out) and the `COPY`'s end, and resolves once postgres.js has sent the end, when it
- * takes the next statement of the transaction (before, it refuses one: COPY_IN_PROGRESS). note:
- * not the stream's own end, which postgres.js 3.4 settles only when PostgreSQL accepts the
- * `COPY`: refused rows would leave it waiting, and its transaction holding a connection, for good.
- * The statement that follows waits for the `COPY` on the connection instead, and fails with 25P02
- * when it was refused (isCopyRefused).
+ * Writes the rows (none when left out) and the `COPY`'s end, and resolves once postgres.js has sent
+ * the end, when it takes the next statement of the transaction (before, it refuses one:
+ * COPY_IN_PROGRESS). note: not the stream's own end, which postgres.js 3.4 settles only when
+ * PostgreSQL accepts the `COPY`: refused rows would leave it waiting, and its transaction holding
+ * a connection, for good. The statement that follows waits for the `COPY` on the connection
+ * instead, and fails with 25P02 when it was refused (isCopyRefused).
  */
 export function handOverCopyEnd(writable: Writable, rows?: Uint8Array): Promise<void> {
   return new Promise((resolve, reject) => {
