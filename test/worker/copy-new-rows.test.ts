@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import postgres from 'postgres';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Sql } from '../../src/shared/infra/db.js';
 import type { ImportKind } from '../../src/shared/import/import-kinds.js';
 import { encodeCopyRows } from '../../src/shared/import/copy-rows.js';
@@ -10,7 +9,7 @@ import { MachineRowSchema } from '../../src/shared/rows/machine-row.js';
 import { writeImport, type ImportWrite } from '../../src/worker/write-import.js';
 import { insertAccount, openTestPool, type TestPool } from '../support/database-with-account.js';
 import { validListing, validMachine } from '../support/fixtures.js';
-import { databaseUrl } from '../support/services.js';
+import { statementLoggingPool } from '../support/statement-log.js';
 import { stageInChunks } from '../support/staged-file.js';
 import { stagedRow } from '../../src/shared/repositories/import-files.js';
 import { writeFileChunk } from '../../src/worker/write-file-chunk.js';
@@ -54,18 +53,15 @@ describe('new rows copied straight into their table', () => {
     pool = await openTestPool();
     // note: the maker's name and photo go into every listing's line: they too must be escaped.
     accountId = await insertAccount(pool.sql, MAKER_NAME, MAKER_PHOTO);
-    statements = [];
-    watched = postgres(databaseUrl(inject('postgresUrl'), pool.sql.options.database), {
-      max: 1,
-      onnotice: () => {},
-      transform: { undefined: null },
-      debug: (_connection, query) => statements.push(query.trim().split(/\s+/).slice(0, 2).join(' ')),
-    }) as unknown as Sql;
+    ({ sql: watched, sent: statements } = await statementLoggingPool(pool.sql));
   });
   afterAll(async () => {
     await watched?.end();
     await pool?.close();
   });
+
+  /** Each statement sent since the last write began, by its first two words (`copy listings`). */
+  const begun = () => statements.map((query) => query.trim().split(/\s+/).slice(0, 2).join(' '));
 
   async function write(kind: ImportKind, rows: readonly object[], matchExternalIds: boolean): Promise<string> {
     const input: ImportWrite = {
@@ -90,9 +86,9 @@ describe('new rows copied straight into their table', () => {
   ] as const)('leaves %s as the statement through the table of copied rows leaves them', async (kind, rows) => {
     const sent = rows();
     const straight = await write(kind, sent, false);
-    expect(statements).toContain(`copy ${kind}`);
+    expect(begun()).toContain(`copy ${kind}`);
     const through = await write(kind, rows(), true);
-    expect(statements).toContain(`copy import_copied_${kind}`);
+    expect(begun()).toContain(`copy import_copied_${kind}`);
     const [straightRows, throughRows] = [await rowsOf(kind, straight), await rowsOf(kind, through)];
     expect(straightRows).toHaveLength(2);
     expect(comparable(straightRows)).toEqual(comparable(throughRows));
@@ -115,8 +111,8 @@ describe('new rows copied straight into their table', () => {
     });
     statements.length = 0;
     expect(await writeFileChunk(watched, fileImport)).toMatchObject({ state: 'written', rows: 2, changed: 2 });
-    expect(statements).toContain('copy listings');
-    expect(statements).not.toContain('copy import_copied_listings');
+    expect(begun()).toContain('copy listings');
+    expect(begun()).not.toContain('copy import_copied_listings');
     const through = await write('listings', listings(), true);
     expect(comparable(await rowsOf('listings', fileImport))).toEqual(comparable(await rowsOf('listings', through)));
   });

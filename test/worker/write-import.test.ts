@@ -1,15 +1,13 @@
 import { randomUUID } from 'node:crypto';
-import postgres from 'postgres';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import type { Sql } from '../../src/shared/infra/db.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AccountGoneError, ImportRowCountError, ImportRowsGoneError, ImportRowsRefusedError } from '../../src/worker/write-errors.js';
 import { writeImport, type ImportWrite } from '../../src/worker/write-import.js';
 import { ListingRowSchema } from '../../src/shared/rows/listing-row.js';
 import { validListing } from '../support/fixtures.js';
 import { openDatabaseWithAccount, type DatabaseWithAccount } from '../support/database-with-account.js';
 import { commitGate } from '../support/hold-in-transaction.js';
-import { databaseUrl } from '../support/services.js';
 import { writtenByImport } from '../support/written-by-import.js';
+import { statementLoggingPool } from '../support/statement-log.js';
 import { encodeRowsAs, inEuros, ROWS_ENCODINGS } from '../support/encode-rows.js';
 
 /**
@@ -41,18 +39,8 @@ describe.each(ROWS_ENCODINGS)('writeImport, rows as %s', (encoding) => {
     expect(await writtenByImport(db.sql, input.importId)).toEqual({ listings: 2, imports: 1 });
   });
 
-  /** A pool of one connection on the test's database that lists every statement it sends. */
-  async function countingPool(): Promise<{ sql: Sql; sent: string[] }> {
-    const sent: string[] = [];
-    const url = databaseUrl(inject('postgresUrl'), db.sql.options.database);
-    const sql = postgres(url, { max: 1, onnotice: () => {}, transform: { undefined: null }, debug: (_connection, query) => sent.push(query) });
-    await sql`select 1`; // note: the connection's own first queries (its types) are not the write's
-    sent.length = 0;
-    return { sql: sql as unknown as Sql, sent };
-  }
-
   it('sends nothing before the rows arrive, then the record and the rows in one statement (after their copy)', async () => {
-    const counting = await countingPool();
+    const counting = await statementLoggingPool(db.sql);
     let deliver!: (rows: string | Uint8Array) => void;
     try {
       const input = importOf(new Promise<string | Uint8Array>((resolve) => (deliver = resolve)));
