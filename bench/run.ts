@@ -462,6 +462,7 @@ async function main(): Promise<void> {
         const sorted = [...values].sort((a, b) => a - b);
         return round((sorted[Math.floor((sorted.length - 1) / 2)]! + sorted[Math.floor(sorted.length / 2)]!) / 2, 3);
       };
+      const fileCpuMs = (r: FileRound) => r.uploadMachineCpuMs + r.writeMachineCpuMs - r.busyImports * (r.idleMachineCpuMs / r.idle.requests);
       rounds.forEach((r, i) => {
         const fileMs = r.uploadMs + r.writeMs;
         record(`files: round ${i + 1}`, {
@@ -474,6 +475,16 @@ async function main(): Promise<void> {
           file_rows_per_s: Math.round((rows * 1000) / fileMs),
           copy_s: round(r.copyMs / 1000),
           copy_rows_per_s: Math.round((rows * 1000) / r.copyMs),
+          // note: what the upload, the writing (with the bulk imports beside it), an idle bulk
+          // import and the COPY cost the whole machine. The file's own work (the bulk imports
+          // beside it taken out, at their idle cost) could take no less than its CPU over the
+          // cores, were it spread over every core all the time: the file's best ratio here.
+          upload_machine_cpu_s: round(r.uploadMachineCpuMs / 1000),
+          write_machine_cpu_s: round(r.writeMachineCpuMs / 1000),
+          idle_import_machine_cpu_ms: round(r.idleMachineCpuMs / r.idle.requests),
+          file_machine_cpu_s: round(fileCpuMs(r) / 1000),
+          copy_machine_cpu_s: round(r.copyMachineCpuMs / 1000),
+          file_to_copy_were_every_core_busy: ratio(r.copyMs, fileCpuMs(r) / os.cpus().length),
           idle_p50_ms: r.idle.p50Ms,
           busy_p50_ms: r.busy.p50Ms,
           busy_p99_ms: r.busy.p99Ms,

@@ -18,6 +18,17 @@ export function cpuMs(source: CpuSource): number {
   }
 }
 
+/**
+ * CPU time every core of the machine spent busy so far, in ms: `/proc/stat`'s first line, all but
+ * idle and iowait. note: what a piece of work cost the whole machine (every process it set going,
+ * the load generator's too), which bounds how fast the same work can go on the machine's cores.
+ */
+export function machineBusyMs(): number {
+  const [, ...fields] = readFileSync('/proc/stat', 'utf8').split('\n', 1)[0]!.trim().split(/\s+/);
+  const [user, nice, system, , , irq, softirq, steal] = fields.map(Number);
+  return ((user! + nice! + system! + irq! + softirq! + (steal ?? 0)) * 1000) / TICKS_PER_SECOND;
+}
+
 /** A Node process's event loop: its main thread, whose id is the process's. */
 export function eventLoopOf(pid: number): CpuSource {
   return { pid, thread: pid };

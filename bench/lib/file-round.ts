@@ -1,6 +1,6 @@
 import { Pool } from 'undici';
 import { copyListings } from './copy-insert.js';
-import { cpuMs, eventLoopOf } from './cpu.js';
+import { cpuMs, eventLoopOf, machineBusyMs } from './cpu.js';
 import { uploadListingsFile, waitForImport } from './file-import.js';
 import { copyListingBatches } from './file-rows.js';
 import { runLoad } from './load.js';
@@ -16,6 +16,15 @@ export interface FileRound {
   uploadApiCpuMs: number;
   writeMs: number;
   copyMs: number;
+  /**
+   * CPU the whole machine spent on the upload, on the writing (the bulk imports measured beside
+   * it included) and on the COPY: every core, every process
+   */
+  uploadMachineCpuMs: number;
+  writeMachineCpuMs: number;
+  copyMachineCpuMs: number;
+  /** the same for the idle bulk imports, before and after the file together */
+  idleMachineCpuMs: number;
   /** bulk imports of 200 listings, c=1, just before and just after the file */
   idle: LoadResult;
   /** the same, from the file's first written chunk to its completion */
@@ -58,15 +67,19 @@ export async function fileRound(stack: BenchStack, rows: number, idleOperations:
   try {
     await emptyTables(stack);
     const idleLatencies: number[] = [];
+    let idleMachineCpuMs = machineBusyMs();
     const before = await idleLoad(idleLatencies);
+    idleMachineCpuMs = machineBusyMs() - idleMachineCpuMs;
 
     const apiPid = stack.api.child.pid!;
     const loopBefore = cpuMs(eventLoopOf(apiPid));
     const apiBefore = cpuMs(apiPid);
+    const machineBefore = machineBusyMs();
     const upload = await uploadListingsFile(stack.api.baseUrl, key, rows);
     const uploadLoopCpuMs = cpuMs(eventLoopOf(apiPid)) - loopBefore;
     const uploadApiCpuMs = cpuMs(apiPid) - apiBefore;
     const accepted = performance.now();
+    const machineAccepted = machineBusyMs();
     const completed = waitForImport(pollPool, key, upload.import.id, ['completed']);
     let done = false;
     void completed.finally(() => (done = true)).catch(() => {});
@@ -74,11 +87,14 @@ export async function fileRound(stack: BenchStack, rows: number, idleOperations:
     await waitForImport(pollPool, key, upload.import.id, ['running']);
     const busy = await runLoad({ concurrency: 1, operations: Infinity, until: () => done, rowsPerOperation: 200, run: bulk });
     const end = await completed;
+    const writeMachineCpuMs = machineBusyMs() - machineAccepted;
     if (end.import.state !== 'completed' || end.import.rows.processed !== rows) {
       throw new Error(`bench: the file import ended ${end.import.state} with ${JSON.stringify(end.import.rows)}`);
     }
 
+    const idleAgain = machineBusyMs();
     const after = await idleLoad(idleLatencies);
+    idleMachineCpuMs += machineBusyMs() - idleAgain;
     // note: idle before and after the file, pooled: a table grown by the file (or a drift of the
     // machine's speed) tilts neither side of the ratio.
     const statuses = { ...before.statuses };
@@ -87,11 +103,26 @@ export async function fileRound(stack: BenchStack, rows: number, idleOperations:
 
     await emptyTables(stack);
     const copyStarted = performance.now();
+    const machineCopyStarted = machineBusyMs();
     await copyListings(stack.sql, fileAccount.id, rows, copyListingBatches(rows));
     const copyMs = performance.now() - copyStarted;
+    const copyMachineCpuMs = machineBusyMs() - machineCopyStarted;
     await emptyTables(stack);
 
-    return { uploadMs: upload.ms, uploadLoopCpuMs, uploadApiCpuMs, writeMs: end.at - accepted, copyMs, idle, busy, busyImports: busy.requests - busy.errors };
+    return {
+      uploadMs: upload.ms,
+      uploadLoopCpuMs,
+      uploadApiCpuMs,
+      writeMs: end.at - accepted,
+      copyMs,
+      uploadMachineCpuMs: machineAccepted - machineBefore,
+      writeMachineCpuMs,
+      copyMachineCpuMs,
+      idleMachineCpuMs,
+      idle,
+      busy,
+      busyImports: busy.requests - busy.errors,
+    };
   } finally {
     await bulkPool.close();
     await pollPool.close();
